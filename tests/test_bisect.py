@@ -1,0 +1,76 @@
+"""End to end: a real TVM pass (ToMixedPrecision) found in the shipped demo."""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import tvm_numguard as ng
+from tvm_numguard.report import validate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+
+
+@pytest.fixture(scope="module")
+def demo_report():
+    return ng.bisect(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0))
+
+
+def test_demo_culprit_is_to_mixed_precision(demo_report):
+    report = demo_report
+    assert report.violation and report.exit_code == 1
+    assert report.culprit == "ToMixedPrecision#0"
+    bis = report.data["bisection"]
+    assert bis["status"] == "culprit" and bis["confirmed"] is True
+    assert bis["culprit"]["level"] == "relax"
+    assert bis["score_before"] <= 1 < bis["score_after"]
+    validate(report.to_json())
+
+
+def test_demo_bisection_cost_is_logarithmic(demo_report):
+    data = demo_report.data
+    n = data["bisection"]["optional_events"]
+    assert n > 30
+    # every build of the run: optimized, reference, prefixes, confirmation
+    assert data["builds"]["builds"] <= math.log2(n) + 4
+
+
+def test_linear_strategy_agrees(demo_report):
+    report = ng.bisect(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+                       ng.Options(low=0.0, high=1.0, strategy="linear"))
+    assert report.culprit == demo_report.culprit
+    # the culprit is the first event, so linear isolation needs one prefix build
+    assert report.data["bisection"]["strategy"] == "linear"
+
+
+def test_witness_replays_the_finding(demo_report, tmp_path):
+    path = str(tmp_path / "w.npz")
+    demo_report.save_witness(path)
+    assert demo_report.data["replay"].endswith(f"--inputs {path}")
+    with np.load(path) as saved:
+        witness = {k: saved[k] for k in saved.files}
+    again = ng.bisect(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0),
+                      inputs=witness)
+    assert again.culprit == "ToMixedPrecision#0"
+    assert again.data["search"]["evaluations"] == 1
+
+
+@pytest.mark.parametrize("pipeline", ["zero", "default"])
+def test_optimizing_pipelines_are_clean_on_the_demo(pipeline):
+    report = ng.bisect(DEMO, ng.CompileConfig(pipeline=pipeline), ng.Options(low=-1.0, high=1.0))
+    assert not report.violation and report.exit_code == 0
+    assert report.data["bisection"] is None
+    validate(report.to_json())
+
+
+def test_report_json_is_written_whole(demo_report, tmp_path):
+    path = tmp_path / "r.json"
+    demo_report.write_json(str(path))
+    data = json.loads(path.read_text())
+    validate(data)
+    assert data["bisection"]["culprit"]["id"] == "ToMixedPrecision#0"
+    assert data["metrics"][0]["min_atol"] > data["metrics"][0]["atol"]
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]

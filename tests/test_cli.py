@@ -1,0 +1,173 @@
+"""The command line: exit codes, one-line errors, reports that are whole or absent."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from tvm_numguard.cli import main
+from tvm_numguard.report import validate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+
+
+def run_cli(capsys, *args):
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def assert_one_line_error(code, err, *fragments):
+    assert code == 2, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def onnx_file(path, op="Relu", dims=(1, 4), extra_attrs=None):
+    node = helper.make_node(op, ["x"], ["y"], **(extra_attrs or {}))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(dims))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(dims))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def log_model(path):
+    node = helper.make_node("Log", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def test_demo_violation_exit_1_with_report_and_witness(capsys, tmp_path):
+    report = tmp_path / "r.json"
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                             "ToMixedPrecision,default", "--json", str(report))
+    assert code == 1, err
+    assert "culprit   ToMixedPrecision#0" in out
+    data = json.loads(report.read_text())
+    validate(data)
+    witness = tmp_path / "r.witness.npz"
+    assert data["witness"]["path"] == str(witness) and witness.exists()
+    assert f"--inputs {witness}" in data["replay"]
+
+
+def test_clean_exit_0_and_verbose_trace(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline", "zero", "-v",
+                             "--save-inputs", str(tmp_path / "w.npz"))
+    assert code == 0
+    assert "numguard bisect: clean" in out
+    assert "BISECT: running pass (" in err and "FuseOps#0 [relax]" in err
+    assert "BISECT: NOT running pass (" in err
+    assert not (tmp_path / "w.npz").exists()  # no violation, no witness
+
+
+def test_passes_lists_events(capsys):
+    code, out, err = run_cli(capsys, "passes", DEMO, "--pipeline", "FastMathTransform,zero")
+    assert code == 0
+    assert "FastMathTransform#0" in out and "optional" in out and "required" in out
+    assert "tirx.LowerIntrin#0" in out
+
+
+@pytest.mark.parametrize(
+    "make_args,fragments",
+    [
+        (lambda t: ["bisect", str(t / "missing.onnx"), "--low", "0", "--high", "1"], ["model file not found"]),
+        (lambda t: ["bisect", str(t), "--low", "0", "--high", "1"], ["directory"]),
+        (lambda t: ["bisect", DEMO, "--low", "1", "--high", "0"], ["low > high"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "inf"], ["finite"]),
+        (lambda t: ["bisect", DEMO, "--low", "nan", "--high", "1"], ["finite"]),
+        (lambda t: ["bisect", DEMO], ["--low"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--pipeline", "NoSuchPass,zero"], ["NoSuchPass"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--pipeline", "zero,,default"], ["empty part"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--pipeline", "nosuchmodule:f"], ["nosuchmodule"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--tir-pipeline", "NoTirPass,default"], ["NoTirPass"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--target", "nosuchtarget"], ["nosuchtarget"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--target", "cuda"], ["cuda"]),
+        (lambda t: ["bisect", DEMO, "--range", "nosuch=0:1"], ["nosuch", "x"]),
+        (lambda t: ["bisect", DEMO, "--range", "x=0"], ["NAME=LO:HI"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=1,bad"], ["--shape"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--json", str(t / "no" / "r.json")],
+         ["does not exist"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--inputs", str(t / "none.npz")], ["not found"]),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, make_args, fragments):
+    code, out, err = run_cli(capsys, *make_args(tmp_path))
+    assert_one_line_error(code, err, *fragments)
+
+
+def test_not_a_model(capsys, tmp_path):
+    path = tmp_path / "fake.onnx"
+    path.write_text("this is not a model\n")
+    code, _, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1")
+    assert_one_line_error(code, err, "not a readable ONNX model")
+
+
+def test_unsupported_operator_is_named(capsys, tmp_path):
+    # Celu is a valid ONNX operator that TVM's Relax frontend does not convert
+    path = onnx_file(tmp_path / "op.onnx", op="Celu")
+    code, _, err = run_cli(capsys, "bisect", path, "--low", "0", "--high", "1")
+    assert_one_line_error(code, err, "Celu")
+
+
+def test_malformed_onnx_node_is_rejected_before_the_frontend(capsys, tmp_path):
+    # MaxUnpool with one input is malformed; TVM's frontend segfaults on it
+    path = onnx_file(tmp_path / "bad.onnx", op="MaxUnpool", dims=(1, 1, 4, 4), extra_attrs={"kernel_shape": [2, 2]})
+    code, _, err = run_cli(capsys, "bisect", path, "--low", "0", "--high", "1")
+    assert_one_line_error(code, err, "MaxUnpool")
+
+
+def test_dynamic_dims_need_shape(capsys, tmp_path):
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    code, _, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1")
+    assert_one_line_error(code, err, "'x'", "--shape x=N,4")
+    code, out, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1", "--shape", "x=2,4",
+                             "--pipeline", "zero")
+    assert code == 0, err
+
+
+def test_reference_nan_everywhere_blames_the_range(capsys, tmp_path):
+    path = log_model(tmp_path / "log.onnx")
+    report = tmp_path / "r.json"
+    code, _, err = run_cli(capsys, "bisect", path, "--low", "-2", "--high", "-1", "--json", str(report))
+    assert_one_line_error(code, err, "NaN/Inf on every", "range is wrong")
+    assert not report.exists()
+    assert list(tmp_path.iterdir()) == [tmp_path / "log.onnx"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_output_directory(capsys, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    code, _, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--json", str(locked / "r.json"))
+    assert_one_line_error(code, err, "not writable")
+
+
+def test_output_path_that_is_a_directory(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--json", str(tmp_path))
+    assert_one_line_error(code, err, "is a directory")
+
+
+def test_console_script_exit_codes(tmp_path):
+    exe = os.path.join(os.path.dirname(sys.executable), "numguard")
+    proc = subprocess.run([exe, "bisect", str(tmp_path / "x.onnx"), "--low", "0", "--high", "1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert "model file not found" in proc.stderr

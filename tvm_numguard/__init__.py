@@ -1,0 +1,21 @@
+"""tvm_numguard: find, explain and switch off the TVM pass that changes a model's numbers."""
+
+__version__ = "0.1.0"
+
+from .api import Options, bisect, list_passes  # noqa: E402
+from .errors import NumguardError  # noqa: E402
+from .model import InputSpec, Model, load_model  # noqa: E402
+from .pipeline import CompileConfig  # noqa: E402
+from .report import Report  # noqa: E402
+
+__all__ = [
+    "CompileConfig",
+    "InputSpec",
+    "Model",
+    "NumguardError",
+    "Options",
+    "Report",
+    "bisect",
+    "list_passes",
+    "load_model",
+]

@@ -1,0 +1,103 @@
+"""Search over pass configurations, given only a checker's answers.
+
+``is_bad(k)``: the build that runs the first k optional events and skips the
+rest; True (violates), False (clean) or None (untestable). k = 0 is the
+reference (clean), k = n the pipeline as written (bad).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Optional, Sequence
+
+PrefixProbe = Callable[[int], Optional[bool]]
+
+
+@dataclasses.dataclass
+class PrefixResult:
+    good: int  # largest k known clean
+    bad: int  # smallest k known bad
+    untestable: list  # k values that did not build or run
+
+    @property
+    def exact(self) -> bool:
+        return self.bad - self.good == 1
+
+
+def prefix_bisect(n: int, is_bad: PrefixProbe) -> PrefixResult:
+    """Binary search for the first bad prefix; untestable points are stepped
+    around like ``git bisect skip`` (nearest testable point in the interval)."""
+    good, bad, untestable = 0, n, []
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        answer, probed = _nearest_testable(mid, good, bad, is_bad, untestable)
+        if answer is None:
+            break  # everything between good and bad is untestable
+        if answer:
+            bad = probed
+        else:
+            good = probed
+    return PrefixResult(good, bad, sorted(untestable))
+
+
+def _nearest_testable(mid, good, bad, is_bad, untestable):
+    for offset in range(0, bad - good):
+        for k in (mid + offset, mid - offset) if offset else (mid,):
+            if good < k < bad and k not in untestable:
+                answer = is_bad(k)
+                if answer is None:
+                    untestable.append(k)
+                else:
+                    return answer, k
+    return None, None
+
+
+def linear_scan(n: int, is_bad: PrefixProbe) -> PrefixResult:
+    """TracNe-style isolation: one build per event, first bad prefix wins."""
+    good, untestable = 0, []
+    for k in range(1, n + 1):
+        answer = is_bad(k)
+        if answer is None:
+            untestable.append(k)
+        elif answer:
+            return PrefixResult(good, k, untestable)
+        else:
+            good = k
+    return PrefixResult(good, n, untestable)
+
+
+def ddmin(items: Sequence, clears: Callable[[list], Optional[bool]], max_tests: int = 64) -> tuple:
+    """Zeller's delta debugging: a 1-minimal subset whose skipping clears the
+    violation. ``clears(subset)`` answers True, False or None (untestable).
+    Returns (subset, complete) where complete is False if max_tests ran out."""
+    items = list(items)
+    n, tests = 2, 0
+    while len(items) >= 2:
+        chunks = _split(items, n)
+        reduced = False
+        complements = [[x for x in items if x not in c] for c in chunks] if n > 2 else []
+        for is_chunk, subset in [(True, c) for c in chunks] + [(False, c) for c in complements]:
+            if tests >= max_tests:
+                return items, False
+            tests += 1
+            if clears(subset):
+                items = subset
+                n = 2 if is_chunk else max(n - 1, 2)
+                reduced = True
+                break
+        if not reduced:
+            if n >= len(items):
+                break
+            n = min(len(items), 2 * n)
+    return items, True
+
+
+def _split(items, n):
+    size, rest = divmod(len(items), n)
+    chunks, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < rest else 0)
+        if end > start:
+            chunks.append(items[start:end])
+        start = end
+    return chunks

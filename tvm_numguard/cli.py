@@ -1,0 +1,218 @@
+"""The ``numguard`` command line. Exit 0: clean; 1: violation; 2: bad usage or input."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+
+import click
+
+from . import api
+from .errors import NumguardError
+from .pipeline import CompileConfig
+from .report.files import check_writable, read_witness, write_atomic
+from .search import parse_range_spec
+
+
+def _fail(message: str) -> None:
+    raise click.ClickException(message)
+
+
+class Console:
+    """Where the CLI's own words go: progress to stderr on a terminal, trace with -v."""
+
+    def __init__(self, verbose: bool):
+        self.verbose = verbose
+        self.interactive = sys.stderr.isatty()
+        self.builds = 0
+
+    def progress(self, message: str) -> None:
+        if self.interactive or self.verbose:
+            click.echo(f"numguard: {message}", err=True)
+
+    def on_build(self, build) -> None:
+        self.builds += 1
+        if not self.verbose:
+            return
+        click.echo(f"BISECT: build {self.builds}: {len(build.skip)} events skipped"
+                   + ("" if build.ok else f", FAILED: {build.error}"), err=True)
+        for line in build.trace:
+            click.echo(line, err=True)
+
+
+def _parse_shapes(values) -> dict:
+    shapes = {}
+    for text in values:
+        name, sep, dims = text.rpartition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            shapes[name] = [int(d) for d in dims.split(",")]
+            if any(d <= 0 for d in shapes[name]):
+                raise ValueError
+        except ValueError:
+            _fail(f"--shape '{text}' must look like NAME=1,3,224,224 with positive dims")
+    return shapes
+
+
+def model_options(f):
+    @click.argument("model", type=click.Path(dir_okay=True))
+    @click.option("--shape", "shapes", multiple=True, metavar="NAME=D0,D1,...", help="Fix an input's shape (dynamic dims).")
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+def pipeline_options(f):
+    @click.option("--pipeline", default="default", show_default=True,
+                  help="Comma-separated Relax parts: zero, default, a relax.transform pass name, module:callable.")
+    @click.option("--tir-pipeline", default="default", show_default=True, help="Comma-separated TIR parts around 'default'.")
+    @click.option("--target", default="llvm", show_default=True)
+    @click.option("--opt-level", default=3, show_default=True, type=int)
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+def check_options(f):
+    @click.option("--low", type=float, help="Lower bound for every input.")
+    @click.option("--high", type=float, help="Upper bound for every input.")
+    @click.option("--range", "range_specs", multiple=True, metavar="NAME=LO:HI", help="Bounds for one input.")
+    @click.option("--rtol", type=float, help="Relative tolerance (default by dtype: 1e-5 for float32).")
+    @click.option("--atol", type=float, help="Absolute tolerance (default by dtype: 1e-6 for float32).")
+    @click.option("--samples", default=8, show_default=True, type=click.IntRange(min=1), help="Uniform samples besides the boundary values.")
+    @click.option("--seed", default=0, show_default=True, type=int)
+    @click.option("--inputs", "inputs_path", type=click.Path(), help="Use these inputs (.npz, e.g. a saved witness) instead of sampling.")
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+def output_options(f):
+    @click.option("--json", "json_path", type=click.Path(), help="Write the report as JSON (validated against the schema).")
+    @click.option("-v", "--verbose", is_flag=True, help="Print an opt-bisect style trace line per pass event of every build.")
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+def _load(model, shapes):
+    from .model import load_model
+
+    return load_model(model, _parse_shapes(shapes))
+
+
+def _config(pipeline, tir_pipeline, target, opt_level) -> CompileConfig:
+    config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target, opt_level=opt_level)
+    config.validate()
+    return config
+
+
+@click.group()
+@click.version_option(package_name="tvm_numguard")
+def cli():
+    """Find the TVM compiler pass that changes what a model computes."""
+
+
+@cli.command()
+@model_options
+@pipeline_options
+@check_options
+@click.option("--strategy", type=click.Choice(["bisect", "linear"]), default="bisect", show_default=True,
+              help="bisect: log2(events) builds; linear: one build per event (TracNe style).")
+@click.option("--save-inputs", "save_inputs", type=click.Path(), help="Where to save the witness (.npz).")
+@output_options
+def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, range_specs, rtol, atol, samples,
+           seed, inputs_path, strategy, save_inputs, json_path, verbose):
+    """Find the pass that makes MODEL's optimized build differ from its reference build."""
+    console = Console(verbose)
+    for path in (json_path, save_inputs):
+        if path:
+            check_writable(path)
+    ranges = {}
+    for spec in range_specs:
+        name, lo, hi = parse_range_spec(spec)
+        ranges[name] = (lo, hi)
+    if not ranges and (low is None or high is None):
+        _fail("give the input range: --low and --high, or --range NAME=LO:HI for each input")
+    config = _config(pipeline, tir_pipeline, target, opt_level)
+    loaded = _load(model, shapes)
+    given = read_witness(inputs_path) if inputs_path else None
+    options = api.Options(low=low, high=high, ranges=ranges, rtol=rtol, atol=atol, samples=samples, seed=seed,
+                          strategy=strategy)
+    report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build)
+    if report.violation:
+        witness_path = save_inputs or _default_witness_path(json_path)
+        report.save_witness(witness_path)
+    if json_path:
+        report.write_json(json_path)
+    click.echo(report.summary())
+    return report.exit_code
+
+
+def _default_witness_path(json_path) -> str:
+    """Every violation keeps its witness, asked for or not."""
+    if json_path:
+        return os.path.splitext(json_path)[0] + ".witness.npz"
+    return "numguard-witness.npz"
+
+
+@cli.command()
+@model_options
+@pipeline_options
+@output_options
+def passes(model, shapes, pipeline, tir_pipeline, target, opt_level, json_path, verbose):
+    """List the pass events of one compilation: id, level, required, time, changed."""
+    console = Console(verbose)
+    if json_path:
+        check_writable(json_path)
+    config = _config(pipeline, tir_pipeline, target, opt_level)
+    loaded = _load(model, shapes)
+    rows = api.list_passes(loaded, config, progress=console.progress, on_build=console.on_build)
+    rows = [r for r in rows if r["ran"]]
+    if json_path:
+        write_atomic(json_path, (json.dumps({"events": rows}, indent=2) + "\n").encode())
+    click.echo(_event_table(rows))
+    return 0
+
+
+def _event_table(rows) -> str:
+    header = f"{'#':>4}  {'event id':<44} {'level':<5} {'opt':>3}  {'kind':<8} {'changed':<7} {'ms':>8}"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        kind = "wrapper" if r["wrapper"] else ("required" if r["required"] else ("optional" if r["optional"] else "nested"))
+        changed = {True: "yes", False: "no", None: "-"}[r["changed"]]
+        lines.append(f"{r['index']:>4}  {r['id']:<44} {r['level']:<5} {r['opt_level']:>3}  {kind:<8} {changed:<7} "
+                     f"{r['duration_s'] * 1000:>8.1f}")
+    optional = sum(1 for r in rows if r["optional"])
+    lines.append(f"{len(rows)} events ran, {optional} optional (a bisection may skip them)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    try:
+        code = cli.main(args=argv, prog_name="numguard", standalone_mode=False)
+    except NumguardError as err:
+        click.echo(f"numguard: error: {err}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("numguard: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

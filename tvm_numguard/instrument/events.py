@@ -1,0 +1,134 @@
+"""Pass events and their stable ids.
+
+A pass event is one execution of a pass seen by an instrument. Its id is the
+nesting path of non-wrapper ancestors, with a per-name counter at each level:
+``FuseOps#0``, ``FoldConstant#0/tirx.VectorizeLoop#2``. Wrapper passes
+(``sequential``, pipeline closures) are events too, but they are left out of
+their children's paths, so an id does not change when a pipeline is regrouped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from .catalog import is_wrapper
+
+TIR_PREFIXES = ("tirx.", "s_tir.", "tir.")
+
+
+@dataclasses.dataclass
+class PassEvent:
+    """One execution of a pass (or one decision to skip it)."""
+
+    index: int  # position in execution order, counting skipped events
+    id: str
+    name: str
+    level: str  # "relax" or "tir"
+    opt_level: int
+    depth: int
+    wrapper: bool
+    ran: bool = True
+    duration_s: float = 0.0
+    changed: Optional[bool] = None
+    hash_before: Optional[int] = None
+    hash_after: Optional[int] = None
+
+    def to_json(self) -> dict:
+        return {
+            "index": self.index,
+            "id": self.id,
+            "name": self.name,
+            "level": self.level,
+            "opt_level": self.opt_level,
+            "wrapper": self.wrapper,
+            "ran": self.ran,
+            "duration_s": round(self.duration_s, 6),
+            "changed": self.changed,
+        }
+
+
+class EventPath:
+    """Assigns stable ids to pass executions as the instrument hooks see them.
+
+    ``propose`` is called when a pass is about to be decided on (``should_run``,
+    or ``run_before_pass`` for required passes, which never reach ``should_run``);
+    ``enter``/``leave`` follow ``run_before_pass``/``run_after_pass``. A pass that
+    was proposed but never entered was skipped.
+    """
+
+    def __init__(self, phase: str = "relax"):
+        self.phase = phase
+        # each frame: [id-prefix of the frame, counters by name, event]
+        self._frames: list[tuple[str, dict, Optional[PassEvent]]] = [("", {}, None)]
+        self._pending: Optional[PassEvent] = None
+        self._count = 0
+        self.skipped_events: list[PassEvent] = []
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+
+    def _level(self, name: str) -> str:
+        if self.phase == "tir" or name.startswith(TIR_PREFIXES):
+            return "tir"
+        return "relax"
+
+    def _new_event(self, name: str, opt_level: int) -> PassEvent:
+        prefix, counters, _ = self._frames[-1]
+        k = counters.get(name, 0)
+        counters[name] = k + 1
+        event = PassEvent(
+            index=self._count,
+            id=f"{prefix}{name}#{k}",
+            name=name,
+            level=self._level(name),
+            opt_level=int(opt_level),
+            depth=len(self._frames) - 1,
+            wrapper=is_wrapper(name),
+        )
+        self._count += 1
+        return event
+
+    def _settle_pending(self) -> None:
+        if self._pending is not None:
+            self._pending.ran = False
+            self.skipped_events.append(self._pending)
+            self._pending = None
+
+    def propose(self, name: str, opt_level: int) -> PassEvent:
+        """A pass is being decided on (``should_run``): assign its id.
+
+        A previous proposal that was never entered was skipped.
+        """
+        self._settle_pending()
+        self._pending = self._new_event(name, opt_level)
+        return self._pending
+
+    def enter(self, name: str, opt_level: int) -> PassEvent:
+        """A pass starts running (``run_before_pass``).
+
+        Required passes reach this hook without a proposal.
+        """
+        if self._pending is not None and self._pending.name == name:
+            event, self._pending = self._pending, None
+        else:
+            self._settle_pending()
+            event = self._new_event(name, opt_level)
+        parent_prefix, parent_counters, _ = self._frames[-1]
+        if event.wrapper:
+            # children of a wrapper live in the wrapper's parent namespace
+            self._frames.append((parent_prefix, parent_counters, event))
+        else:
+            self._frames.append((event.id + "/", {}, event))
+        return event
+
+    def leave(self) -> Optional[PassEvent]:
+        """A pass finished (``run_after_pass``): return its event."""
+        self._settle_pending()
+        if len(self._frames) == 1:
+            return None
+        return self._frames.pop()[2]
+
+    def finish(self) -> None:
+        """The compilation ended: a last proposal that never ran was skipped."""
+        self._settle_pending()

@@ -1,0 +1,78 @@
+"""PassRecorder: sees every pass event and keeps what a bisection needs."""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import tvm
+import tvm_ffi
+
+from .events import EventPath, PassEvent
+
+
+@tvm.instrument.pass_instrument
+class PassRecorder:
+    """Records every pass event of a compilation.
+
+    ``should_run`` sees a pass before it is decided on (it always says yes; a
+    PassGate next to it says no); ``run_before_pass``/``run_after_pass`` see the
+    passes that really run, nested ones included (wrappers, the TIR pipelines
+    that FoldConstant runs inside itself). Each event gets its stable id, its
+    duration, whether it changed the module (structural hash), and for
+    Relax-level events at the Relax phase a snapshot of the module after it.
+    IR is immutable, so a snapshot is a reference, not a copy.
+    """
+
+    def __init__(self, keep_snapshots: bool = True, hash_modules: bool = True):
+        self.keep_snapshots = keep_snapshots
+        self.hash_modules = hash_modules
+        self.path = EventPath()
+        self.events: list[PassEvent] = []
+        self.snapshots: dict[str, tvm.IRModule] = {}
+        self._starts: list[float] = []
+
+    def set_phase(self, phase: str) -> None:
+        """The builder says which half of the compilation runs next ("relax"/"tir")."""
+        self.path.set_phase(phase)
+
+    def should_run(self, mod, info):
+        self.path.propose(info.name, info.opt_level)
+        return True
+
+    def run_before_pass(self, mod, info):
+        event = self.path.enter(info.name, info.opt_level)
+        if self.hash_modules and not event.wrapper:
+            event.hash_before = tvm_ffi.structural_hash(mod)
+        self.events.append(event)
+        self._starts.append(time.perf_counter())
+
+    def run_after_pass(self, mod, info):
+        event = self.path.leave()
+        if event is None:
+            return
+        event.duration_s = time.perf_counter() - self._starts.pop()
+        if event.hash_before is not None:
+            event.hash_after = tvm_ffi.structural_hash(mod)
+            event.changed = event.hash_after != event.hash_before
+        if (
+            self.keep_snapshots
+            and self.path.phase == "relax"
+            and event.level == "relax"
+            and not event.wrapper
+            and event.depth == 0
+        ):
+            self.snapshots[event.id] = mod
+
+    def finish(self) -> list[PassEvent]:
+        """All events in execution order, skipped ones included."""
+        self.path.finish()
+        merged = self.events + [e for e in self.path.skipped_events]
+        merged.sort(key=lambda e: e.index)
+        return merged
+
+    def event(self, event_id: str) -> Optional[PassEvent]:
+        for e in self.events:
+            if e.id == event_id:
+                return e
+        return None

@@ -1,0 +1,116 @@
+"""The report document: data, schema validation, JSON, text summary."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import platform
+import sys
+from importlib import resources
+from typing import Mapping, Optional
+
+import numpy as np
+
+from .. import __version__
+from .files import write_atomic, write_witness
+
+SCHEMA_VERSION = 1
+
+
+def environment(target: str) -> dict:
+    import tvm
+
+    return {
+        "tvm_version": tvm.__version__,
+        "numpy_version": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "target": target,
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def load_schema() -> dict:
+    """The report schema shipped in the package (read once; it never changes)."""
+    return json.loads(resources.files("tvm_numguard.report").joinpath("schema.json").read_text())
+
+
+def validate(document: dict) -> None:
+    """Raise jsonschema.ValidationError when ``document`` breaks the schema."""
+    import jsonschema
+
+    jsonschema.validate(document, load_schema())
+
+
+def _plain(value):
+    """JSON-safe copy: numpy scalars to Python, inf/nan to strings."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    return value
+
+
+class Report:
+    """What a run found, as data. ``summary()`` is the text a terminal shows."""
+
+    def __init__(self, data: dict, witness: Optional[Mapping[str, np.ndarray]] = None):
+        self.data = _plain({"schema_version": SCHEMA_VERSION, "tool": {"name": "tvm_numguard", "version": __version__},
+                            **data})
+        self.witness = witness
+
+    @property
+    def violation(self) -> bool:
+        return self.data["verdict"] == "violation"
+
+    @property
+    def culprit(self) -> Optional[str]:
+        bis = self.data.get("bisection") or {}
+        culprit = bis.get("culprit")
+        return culprit["id"] if culprit and bis.get("status") == "culprit" else None
+
+    @property
+    def minimal_set(self) -> list:
+        bis = self.data.get("bisection") or {}
+        return [e["id"] for e in bis.get("minimal_set", [])]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.violation else 0
+
+    def to_json(self) -> dict:
+        validate(self.data)
+        return self.data
+
+    def save_witness(self, path: str) -> None:
+        """Write the witness inputs and record where they are."""
+        if self.witness is None:
+            return
+        write_witness(path, self.witness)
+        self.data["witness"]["path"] = path
+        self.data["replay"] = self.data["replay"] + " --inputs " + _quote(path)
+
+    def write_json(self, path: str) -> None:
+        text = json.dumps(self.to_json(), indent=2, sort_keys=False, allow_nan=False)
+        write_atomic(path, (text + "\n").encode())
+
+    def summary(self) -> str:
+        from .text import render_summary
+
+        return render_summary(self.data)
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

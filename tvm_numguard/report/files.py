@@ -1,0 +1,63 @@
+"""Writing results so that none is ever half-written or lost."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from typing import Mapping
+
+import numpy as np
+
+from ..errors import OutputPathError
+
+
+def check_writable(path: str) -> None:
+    """Fail before any work when ``path`` cannot be written."""
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise OutputPathError(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(directory):
+        raise OutputPathError(f"cannot write {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK):
+        raise OutputPathError(f"cannot write {path}: directory {directory} is not writable")
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write to a temporary file next to ``path``, then rename over it."""
+    check_writable(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".numguard-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise OutputPathError(f"cannot write {path}: {err.strerror or err}") from None
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_witness(path: str, inputs: Mapping[str, np.ndarray]) -> None:
+    """Save witness inputs as .npz (keys are the model's input names)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **{name: np.asarray(value) for name, value in inputs.items()})
+    write_atomic(path, buffer.getvalue())
+
+
+def read_witness(path: str) -> dict:
+    from ..errors import RangeError
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise RangeError(f"inputs file not found: {path}") from None
+    except Exception as err:
+        raise RangeError(f"{path}: not a .npz file of inputs ({type(err).__name__})") from None

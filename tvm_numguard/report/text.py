@@ -1,0 +1,92 @@
+"""The terminal summary of a report."""
+
+from __future__ import annotations
+
+import math
+
+
+def _num(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if value == 0:
+        return "0"
+    return f"{value:.3g}"
+
+
+def _score(value) -> str:
+    if value is None:
+        return "untestable"
+    verdict = "violation" if (value == "inf" or (not isinstance(value, str) and value > 1)) else "clean"
+    return f"score {_num(value)} ({verdict})"
+
+
+def render_summary(data: dict) -> str:
+    cfg = data["configuration"]
+    model = data["model"]
+    lines = [f"numguard {data['command']}: {'VIOLATION' if data['verdict'] == 'violation' else 'clean'}"]
+    inputs = ", ".join(
+        f"{i['name']}{i['shape']} {i['dtype']} in [{_num(cfg['ranges'][i['name']]['low'])}, "
+        f"{_num(cfg['ranges'][i['name']]['high'])}]"
+        for i in model["inputs"]
+    )
+    lines.append(f"  model     {model['source']}  ({inputs})")
+    lines.append(f"  pipeline  {cfg['pipeline']}   tir: {cfg['tir_pipeline']}   target: {cfg['target']}")
+    search = data["search"]
+    witness = data["witness"]
+    where = f", saved to {witness['path']}" if witness.get("path") else ""
+    lines.append(
+        f"  inputs    {search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite); "
+        f"worst {_score(search['best_score'])}{where}"
+    )
+    for m in data["metrics"]:
+        lines.append(
+            f"  output {m['index']}  max abs {_num(m['max_abs'])}  max rel {_num(m['max_rel'])}  "
+            f"max ulp {_num(m['max_ulp'])}  p99 abs {_num(m['p99_abs'])}  "
+            f"violating {m['violations']}/{math.prod(m['shape']) if m['shape'] else 1}"
+        )
+        lines.append(
+            f"            would pass with atol >= {_num(m['min_atol'])} (rtol {_num(m['rtol'])}) "
+            f"or rtol >= {_num(m['min_rtol'])} (atol {_num(m['atol'])})"
+        )
+        if m["nan_opt"] or m["inf_opt"]:
+            lines.append(f"            non-finite in the optimized build: {m['nan_opt']} NaN, {m['inf_opt']} Inf")
+        if m["finding"]:
+            lines.append(f"            {m['finding']}")
+    bis = data.get("bisection")
+    if bis:
+        lines += _bisection_lines(bis)
+    builds = data["builds"]
+    lines.append(f"  builds    {builds['builds']} in all, {_num(builds['build_seconds'])} s compiling; "
+                 f"{_num(data['timings']['total_s'])} s total")
+    if data["verdict"] == "violation":
+        lines.append(f"  replay    {data['replay']}")
+    return "\n".join(lines)
+
+
+def _bisection_lines(bis: dict) -> list:
+    lines = []
+    status = bis["status"]
+    n = bis["optional_events"]
+    if status == "nondeterministic":
+        return ["  culprit   none blamed: the same build gives different outputs on the same inputs"]
+    culprit = bis.get("culprit")
+    if culprit:
+        label = "culprit  " if status == "culprit" else "first bad"
+        lines.append(f"  {label} {culprit['id']}  [{culprit['level']}, opt_level {culprit['opt_level']}]")
+        lines.append(f"            error without it: {_score(bis['score_before'])}; with it: {_score(bis['score_after'])}")
+        if bis["confirmed"]:
+            lines.append(f"            confirmed: skipping it alone clears the violation ({_score(bis['confirm_score'])})")
+        else:
+            lines.append(f"            skipping it alone does not clear the violation ({_score(bis['confirm_score'])})")
+    elif bis["suspects"]:
+        lines.append(f"  suspects  {', '.join(bis['suspects'])} (configurations between them do not build)")
+    if status == "minimal_set":
+        ids = ", ".join(e["id"] for e in bis["minimal_set"])
+        partial = "" if bis.get("minimal_set_complete", True) else " (test budget ran out; may not be minimal)"
+        lines.append(f"  disable   {{{ids}}}: the minimal set whose skipping clears it{partial}")
+    log2 = math.log2(n) if n > 1 else 0
+    lines.append(f"  bisection {bis['builds']} builds ({bis['strategy']}) over {n} optional events "
+                 f"(log2 {log2:.1f})")
+    return lines

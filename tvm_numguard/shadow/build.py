@@ -1,0 +1,118 @@
+"""Shadow builds: compile a model under a skip set, run it on inputs."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from ..instrument import PassEvent, PassGate, PassRecorder
+from ..pipeline import CompileConfig, target_device
+
+
+@dataclasses.dataclass
+class Build:
+    """One compilation of a model, successful or not."""
+
+    skip: frozenset
+    executable: Optional[object]
+    events: list
+    trace: list
+    snapshots: dict
+    error: Optional[str]
+    seconds: float
+    device: object = None
+    _vm: Optional[object] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.executable is not None
+
+    def vm(self):
+        if self._vm is None:
+            self._vm = relax.VirtualMachine(self.executable, self.device)
+        return self._vm
+
+
+def compile_model(
+    mod: tvm.IRModule,
+    config: CompileConfig,
+    skip: frozenset = frozenset(),
+    keep_snapshots: bool = False,
+) -> Build:
+    """Compile ``mod`` with ``config``, skipping the pass events in ``skip``.
+
+    The Relax pipeline and the TIR build run as two phases under one
+    PassContext, so the recorder knows which level each event belongs to.
+    A failure is returned as ``Build.error``, never raised: a configuration
+    that does not build is untestable, not a crash.
+    """
+    target = config.make_target()
+    recorder = PassRecorder(keep_snapshots=keep_snapshots)
+    gate = PassGate(skip)
+    start = time.perf_counter()
+    executable, error = None, None
+    try:
+        relax_pass = config.relax_pass(target)
+        tir_pass = config.tir_pass(target)
+        with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[gate, recorder]):
+            with target:
+                lowered = relax_pass(mod)
+            recorder.set_phase("tir")
+            gate.set_phase("tir")
+            executable = tvm.compile(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass)
+    except Exception as err:  # TVM raises many types; all mean "does not build"
+        error = summarize_error(err)
+    return Build(
+        skip=frozenset(skip),
+        executable=executable,
+        events=recorder.finish(),
+        trace=gate.trace,
+        snapshots=recorder.snapshots,
+        error=error,
+        seconds=time.perf_counter() - start,
+        device=target_device(target),
+    )
+
+
+def run_build(build: Build, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:
+    """Run ``main`` on one set of inputs; returns every output as a numpy array."""
+    vm = build.vm()
+    args = [tvm.runtime.tensor(np.ascontiguousarray(inputs[name]), build.device) for name in input_names]
+    result = vm["main"](*args)
+    outputs: list = []
+    _flatten(result, outputs)
+    return outputs
+
+
+def _flatten(value, out: list) -> None:
+    if isinstance(value, (tvm.runtime.Tensor,)):
+        out.append(value.numpy())
+    elif hasattr(value, "numpy") and not isinstance(value, (list, tuple)):
+        out.append(np.asarray(value.numpy()))
+    elif isinstance(value, (int, float, bool)):
+        out.append(np.asarray(value))
+    else:
+        for item in value:
+            _flatten(item, out)
+
+
+def summarize_error(err: BaseException) -> str:
+    """One line out of a TVM error (they carry C++ tracebacks)."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith(("tvm.error.", "InternalError", "ValueError", "TVMError")) or "Error:" in ln:
+            return ln[:300]
+    message = next((ln for ln in lines if not ln.startswith(("File ", "Traceback", "^"))), "")
+    return f"{type(err).__name__}: {message}"[:300]
+
+
+def optional_events(events: Sequence[PassEvent]) -> list:
+    """The events a bisection may skip: top-level, not wrappers, not required."""
+    from ..instrument import is_required
+
+    return [e for e in events if e.ran and not e.wrapper and "/" not in e.id and not is_required(e.name)]

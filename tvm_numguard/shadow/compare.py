@@ -1,0 +1,225 @@
+"""Comparing an optimized build's outputs with the reference's.
+
+The one place where the violation rule and the error metrics live. An element
+violates when it differs by more than ``atol`` and more than ``rtol*|ref|``, or
+is NaN/Inf where the reference is finite (XLA's and Polygraphy's rule). Its score
+is ``|opt-ref| / max(atol, rtol*|ref|)``, so score > 1 exactly when it violates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+import numpy as np
+
+# (rtol, atol) by output dtype; float32 as the issue asks, the others follow
+# torch.testing's defaults for the narrower types
+DEFAULT_TOLERANCES = {
+    "float64": (1e-7, 1e-9),
+    "float32": (1e-5, 1e-6),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    """User tolerances; None means the default for the output's dtype."""
+
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+
+    def for_dtype(self, dtype) -> tuple:
+        name = str(dtype)
+        if name.startswith(("int", "uint", "bool")):
+            default = (0.0, 0.0)  # integer outputs must match exactly
+        else:
+            default = DEFAULT_TOLERANCES.get(name, DEFAULT_TOLERANCES["float32"])
+        rtol = default[0] if self.rtol is None else self.rtol
+        atol = default[1] if self.atol is None else self.atol
+        return float(rtol), float(atol)
+
+    def to_json(self) -> dict:
+        return {"rtol": self.rtol, "atol": self.atol}
+
+
+@dataclasses.dataclass
+class OutputMetrics:
+    """How one output of the optimized build differs from the reference's."""
+
+    index: int
+    shape: list
+    dtype_ref: str
+    dtype_opt: str
+    rtol: float
+    atol: float
+    score: float
+    violations: int
+    max_abs: float
+    max_rel: float
+    max_ulp: float
+    p99_abs: float
+    min_atol: float  # smallest atol that passes at this rtol
+    min_rtol: float  # smallest rtol that passes at this atol
+    nan_ref: int
+    inf_ref: int
+    nan_opt: int
+    inf_opt: int
+    worst: list
+    finding: Optional[str] = None  # "dtype changed", "shape changed"
+
+    @property
+    def violated(self) -> bool:
+        return self.score > 1.0
+
+    def to_json(self) -> dict:
+        data = dataclasses.asdict(self)
+        for key, value in data.items():
+            if isinstance(value, float):
+                data[key] = _json_float(value)
+        data["worst"] = [{k: _json_float(v) if isinstance(v, float) else v for k, v in w.items()} for w in self.worst]
+        return data
+
+
+@dataclasses.dataclass
+class Comparison:
+    outputs: list
+
+    @property
+    def score(self) -> float:
+        return max((o.score for o in self.outputs), default=0.0)
+
+    @property
+    def violated(self) -> bool:
+        return self.score > 1.0
+
+    def to_json(self) -> list:
+        return [o.to_json() for o in self.outputs]
+
+
+def _json_float(value: float):
+    if value is None:
+        return None
+    if np.isnan(value):
+        return "nan"
+    if np.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return float(value)
+
+
+def is_finite_outputs(outputs: Sequence[np.ndarray]) -> bool:
+    return all(np.all(np.isfinite(o)) for o in outputs if np.asarray(o).dtype.kind == "f")
+
+
+def compare_outputs(ref: Sequence[np.ndarray], opt: Sequence[np.ndarray], tol: Tolerance, top_k: int = 5) -> Comparison:
+    if len(ref) != len(opt):
+        raise ValueError(f"the builds return {len(ref)} and {len(opt)} outputs")
+    return Comparison([compare_output(i, r, o, tol, top_k) for i, (r, o) in enumerate(zip(ref, opt))])
+
+
+def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance, top_k: int = 5) -> OutputMetrics:
+    ref, opt = np.asarray(ref), np.asarray(opt)
+    rtol, atol = tol.for_dtype(ref.dtype)
+    finding = None
+    if ref.dtype != opt.dtype:
+        finding = f"dtype changed: {ref.dtype} -> {opt.dtype}"
+    if ref.shape != opt.shape:
+        finding = f"shape changed: {list(ref.shape)} -> {list(opt.shape)}"
+        return _shape_mismatch(index, ref, opt, rtol, atol, finding)
+    r = ref.astype(np.float64)
+    o = opt.astype(np.float64)
+    r_fin = np.isfinite(r)
+    o_fin = np.isfinite(o)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        diff = np.abs(o - r)
+        # identical non-finite values (both NaN, same Inf) are no difference
+        same_nonfinite = (~r_fin) & ((np.isnan(r) & np.isnan(o)) | (r == o))
+        diff = np.where(same_nonfinite, 0.0, diff)
+        diff = np.where(r_fin & ~o_fin, np.inf, diff)
+        bound = np.maximum(atol, rtol * np.abs(r))
+        score = np.where(bound > 0, diff / np.where(bound > 0, bound, 1.0), np.where(diff > 0, np.inf, 0.0))
+        score = np.where(np.isnan(score), np.inf, score)
+        rel = np.where(np.abs(r) > 0, diff / np.abs(r), np.where(diff > 0, np.inf, 0.0))
+    flat_score = score.ravel()
+    violations = int(np.count_nonzero(flat_score > 1.0))
+    finite_diff = diff[np.isfinite(diff)]
+    over_r = diff > rtol * np.abs(r)
+    over_a = diff > atol
+    min_atol = float(np.max(diff[over_r])) if np.any(over_r) else 0.0
+    min_rtol = float(np.max(rel[over_a])) if np.any(over_a) else 0.0
+    worst = []
+    if flat_score.size:
+        k = min(top_k, flat_score.size)
+        order = np.argsort(-flat_score, kind="stable")[:k]
+        for flat in order:
+            if flat_score[flat] == 0:
+                break
+            idx = [int(i) for i in np.unravel_index(int(flat), ref.shape)]
+            worst.append(
+                {
+                    "index": idx,
+                    "ref": float(r.ravel()[flat]),
+                    "opt": float(o.ravel()[flat]),
+                    "abs": float(diff.ravel()[flat]),
+                    "rel": float(rel.ravel()[flat]),
+                    "score": float(flat_score[flat]),
+                }
+            )
+    return OutputMetrics(
+        index=index,
+        shape=list(ref.shape),
+        dtype_ref=str(ref.dtype),
+        dtype_opt=str(opt.dtype),
+        rtol=rtol,
+        atol=atol,
+        score=float(np.max(flat_score)) if flat_score.size else 0.0,
+        violations=violations,
+        max_abs=float(np.max(diff)) if diff.size else 0.0,
+        max_rel=float(np.max(rel)) if rel.size else 0.0,
+        max_ulp=ulp_distance(ref, opt),
+        p99_abs=float(np.percentile(finite_diff, 99)) if finite_diff.size else 0.0,
+        min_atol=min_atol,
+        min_rtol=min_rtol,
+        nan_ref=int(np.count_nonzero(np.isnan(r))),
+        inf_ref=int(np.count_nonzero(np.isinf(r))),
+        nan_opt=int(np.count_nonzero(np.isnan(o))),
+        inf_opt=int(np.count_nonzero(np.isinf(o))),
+        worst=worst,
+        finding=finding,
+    )
+
+
+def ulp_distance(ref: np.ndarray, opt: np.ndarray) -> float:
+    """Largest distance in units in the last place of the reference's dtype."""
+    if ref.dtype.kind != "f" or ref.size == 0:
+        return float(np.max(np.abs(ref.astype(np.float64) - opt.astype(np.float64)))) if ref.size else 0.0
+    itype = {2: np.int16, 4: np.int32, 8: np.int64}.get(ref.dtype.itemsize)
+    if itype is None:
+        return float("nan")
+    with np.errstate(invalid="ignore", over="ignore"):
+        o = opt.astype(ref.dtype)
+    both = np.isfinite(ref) & np.isfinite(o)
+    if not np.all(both):
+        return float("inf")
+
+    def ordered(a):
+        i = a.view(itype).astype(np.int64)
+        # map sign-magnitude floats onto a monotone integer line
+        return np.where(i < 0, np.iinfo(itype).min - i, i)
+
+    return float(np.max(np.abs(ordered(ref) - ordered(o))))
+
+
+def _shape_mismatch(index, ref, opt, rtol, atol, finding) -> OutputMetrics:
+    inf = float("inf")
+    return OutputMetrics(
+        index=index, shape=list(ref.shape), dtype_ref=str(ref.dtype), dtype_opt=str(opt.dtype),
+        rtol=rtol, atol=atol, score=inf, violations=int(ref.size), max_abs=inf, max_rel=inf,
+        max_ulp=inf, p99_abs=inf, min_atol=inf, min_rtol=inf,
+        nan_ref=int(np.count_nonzero(np.isnan(ref))) if ref.dtype.kind == "f" else 0,
+        inf_ref=int(np.count_nonzero(np.isinf(ref))) if ref.dtype.kind == "f" else 0,
+        nan_opt=int(np.count_nonzero(np.isnan(opt))) if opt.dtype.kind == "f" else 0,
+        inf_opt=int(np.count_nonzero(np.isinf(opt))) if opt.dtype.kind == "f" else 0,
+        worst=[], finding=finding,
+    )

@@ -1,0 +1,123 @@
+"""A shadow session: one model, one configuration, every build made of it.
+
+The session owns the optimized build (the pipeline as written), the reference
+build (every optional event skipped) and any build a bisection asks for, all
+memoized by skip set, and counts how many it really compiled.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Mapping, Optional
+
+import numpy as np
+
+from ..errors import BuildError
+from ..instrument import close_skip_set
+from ..pipeline import CompileConfig
+from .build import Build, compile_model, optional_events, run_build, summarize_error
+from .compare import Comparison, Tolerance, compare_outputs, is_finite_outputs
+
+Progress = Callable[[str], None]
+
+
+class RunFailure(Exception):
+    """A build that compiled but failed to run."""
+
+
+class ShadowSession:
+    def __init__(
+        self,
+        model,
+        config: CompileConfig,
+        tol: Tolerance = Tolerance(),
+        progress: Optional[Progress] = None,
+        on_build: Optional[Callable[[Build], None]] = None,
+    ):
+        self.model = model
+        self.on_build = on_build
+        self.config = config
+        self.tol = tol
+        self.progress = progress or (lambda message: None)
+        self.builds: dict = {}
+        self.build_count = 0
+        self.build_seconds = 0.0
+        self.optimized: Optional[Build] = None
+        self.reference: Optional[Build] = None
+        self.events: list = []
+        self.optional: list = []
+        self._ref_outputs: dict = {}
+
+    # -- builds ---------------------------------------------------------
+    def build(self, skip: frozenset, keep_snapshots: bool = False) -> Build:
+        skip = frozenset(skip)
+        if skip not in self.builds:
+            build = compile_model(self.model.mod, self.config, skip, keep_snapshots=keep_snapshots)
+            self.build_count += 1
+            self.build_seconds += build.seconds
+            self.builds[skip] = build
+            if self.on_build is not None:
+                self.on_build(build)
+        return self.builds[skip]
+
+    def close(self, skip) -> frozenset:
+        return close_skip_set(skip, self.optional)
+
+    def prepare(self) -> None:
+        """Build the pipeline as written, then the reference."""
+        self.config.validate()
+        self.progress("building the optimized model (pipeline as written)")
+        self.optimized = self.build(frozenset(), keep_snapshots=True)
+        if not self.optimized.ok:
+            raise BuildError(f"the pipeline '{self.config.pipeline}' does not build this model: {self.optimized.error}")
+        self.events = self.optimized.events
+        self.optional = optional_events(self.events)
+        self.progress(f"building the reference ({len(self.optional)} optional pass events skipped)")
+        self.reference = self.build(self.reference_skip)
+        if not self.reference.ok:
+            raise BuildError(f"the reference build (every optional pass skipped) fails: {self.reference.error}")
+
+    @property
+    def reference_skip(self) -> frozenset:
+        return self.close(e.id for e in self.optional)
+
+    # -- running --------------------------------------------------------
+    def run(self, build: Build, inputs: Mapping[str, np.ndarray]) -> list:
+        try:
+            return run_build(build, self.model.input_names(), inputs)
+        except Exception as err:  # a VM error means: this build is unusable
+            raise RunFailure(summarize_error(err)) from None
+
+    def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
+        key = id(inputs)
+        cached = self._ref_outputs.get(key)
+        if cached is None or cached[0] is not inputs:
+            try:
+                outputs = self.run(self.reference, inputs)
+            except RunFailure as err:
+                raise BuildError(f"the reference build fails to run: {err}") from None
+            cached = (inputs, outputs)
+            self._ref_outputs[key] = cached
+        return cached[1]
+
+    def compare(self, build: Build, inputs: Mapping[str, np.ndarray]) -> Comparison:
+        """Compare ``build`` with the reference on ``inputs``."""
+        return compare_outputs(self.reference_outputs(inputs), self.run(build, inputs), self.tol)
+
+    def evaluate(self, inputs: Mapping[str, np.ndarray]) -> Optional[float]:
+        """Score of the optimized build on ``inputs``; None when the reference is not finite."""
+        if not is_finite_outputs(self.reference_outputs(inputs)):
+            return None
+        try:
+            return self.compare(self.optimized, inputs).score
+        except RunFailure as err:
+            raise BuildError(f"the optimized build fails to run: {err}") from None
+
+    def is_deterministic(self, build: Build, inputs: Mapping[str, np.ndarray]) -> bool:
+        """Same build, same inputs, twice: bit-identical outputs?"""
+        first = self.run(build, inputs)
+        second = self.run(build, inputs)
+        return all(np.array_equal(a, b, equal_nan=a.dtype.kind == "f") for a, b in zip(first, second))
+
+    def timing(self) -> dict:
+        return {"builds": self.build_count, "build_seconds": round(self.build_seconds, 3)}
