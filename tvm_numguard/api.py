@@ -187,6 +187,7 @@ def _bisection_json(result, session: ShadowSession) -> dict:
         "status": result.status,
         "strategy": result.strategy,
         "optional_events": len(result.events),
+        "changed_events": len(result.changed),
         "culprit": describe(result.culprit) if result.culprit else None,
         "score_before": result.score_before,
         "score_after": result.score_after,

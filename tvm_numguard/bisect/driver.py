@@ -4,6 +4,11 @@ Optional events E in execution order; f(k) = does the build that runs E[:k]
 and skips the rest violate on the witness? The culprit is E[k-1] for the
 smallest bad k, confirmed by skipping it alone; when that does not clear the
 violation, ddmin finds a minimal disabling set instead.
+
+Only prefixes that end right after an event that changed the module (in the
+build as written) are probed: an event that left its module unchanged there
+sees the same module in every prefix that runs it, so running or skipping it
+builds the same thing, and it cannot be the first bad event.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class BisectResult:
     status: str  # "culprit", "minimal_set", "ambiguous", "nondeterministic"
     strategy: str
     events: list  # optional event ids, in order
+    changed: list = dataclasses.field(default_factory=list)  # those that changed the module
     culprit: Optional[str] = None
     score_before: Optional[float] = None  # f(k-1): culprit not run
     score_after: Optional[float] = None  # f(k): culprit run
@@ -61,7 +67,10 @@ def bisect_session(
     progress = progress or (lambda message: None)
     builds_before = session.build_count
     events = [e.id for e in session.optional]
-    result = BisectResult(status="ambiguous", strategy=strategy, events=events)
+    changed = [e.id for e in session.optional if e.changed is not False]
+    result = BisectResult(status="ambiguous", strategy=strategy, events=events, changed=changed)
+    # prefix lengths over E that end right after a changed event
+    ends = [0] + [i + 1 for i, e in enumerate(session.optional) if e.changed is not False]
 
     if not session.is_deterministic(session.optimized, witness) or not session.is_deterministic(
         session.reference, witness
@@ -72,7 +81,8 @@ def bisect_session(
     checker = WitnessChecker(session, witness)
     n = len(events)
 
-    def probe(k: int) -> Optional[bool]:
+    def probe(j: int) -> Optional[bool]:
+        k = ends[j]
         verdict = checker.check(frozenset(events[k:]))
         result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
         label = events[k - 1] if k else "(none)"
@@ -81,11 +91,11 @@ def bisect_session(
         return None if verdict.status == UNTESTABLE else verdict.status == BAD
 
     search = prefix_bisect if strategy == "bisect" else linear_scan
-    prefix = search(n, probe)
+    prefix = search(len(ends) - 1, probe)
     if not prefix.exact:
-        result.suspects = events[prefix.good:prefix.bad]
+        result.suspects = [i for i in events[ends[prefix.good]:ends[prefix.bad]] if i in changed]
     else:
-        k = prefix.bad
+        k = ends[prefix.bad]
         result.culprit = events[k - 1]
         result.score_before = checker.check(frozenset(events[k - 1:])).score
         result.score_after = checker.check(frozenset(events[k:])).score
@@ -103,7 +113,7 @@ def bisect_session(
             verdict = checker.check(frozenset(subset))
             return None if verdict.status == UNTESTABLE else verdict.status == GOOD
 
-        minimal, complete = ddmin(events, clears, max_tests=ddmin_max_tests)
+        minimal, complete = ddmin(changed, clears, max_tests=ddmin_max_tests)
         if clears(minimal):
             result.status = "minimal_set"
             result.minimal_set = minimal

@@ -88,5 +88,5 @@ def _bisection_lines(bis: dict) -> list:
         lines.append(f"  disable   {{{ids}}}: the minimal set whose skipping clears it{partial}")
     log2 = math.log2(n) if n > 1 else 0
     lines.append(f"  bisection {bis['builds']} builds ({bis['strategy']}) over {n} optional events "
-                 f"(log2 {log2:.1f})")
+                 f"(log2 {log2:.1f}), {bis['changed_events']} of which changed the module")
     return lines
