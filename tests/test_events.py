@@ -139,7 +139,7 @@ def small_model(tmp_path_factory):
 
 def test_real_compilation_ids_are_stable_when_events_are_skipped(small_model):
     config = CompileConfig(pipeline="zero")
-    full = compile_model(small_model.mod, config)
+    full = compile_model(small_model.mod, config, record=True)
     assert full.ok, full.error
     ids = [e.id for e in full.events]
     assert len(ids) == len(set(ids)), "ids must be unique"

@@ -21,6 +21,7 @@ class PassRecorder:
     that FoldConstant runs inside itself). Each event gets its stable id, its
     duration, whether it changed the module (structural hash), and for
     Relax-level events at the Relax phase a snapshot of the module after it.
+    Only top-level events are hashed (nested ones are never skipped alone).
     IR is immutable, so a snapshot is a reference, not a copy.
     """
 
@@ -42,7 +43,9 @@ class PassRecorder:
 
     def run_before_pass(self, mod, info):
         event = self.path.enter(info.name, info.opt_level)
-        if self.hash_modules and not event.wrapper:
+        # nested events (FoldConstant's inner TIR builds) are never bisected on
+        # their own, and hashing them all costs as much as the build
+        if self.hash_modules and not event.wrapper and "/" not in event.id:
             event.hash_before = tvm_ffi.structural_hash(mod)
         self.events.append(event)
         self._starts.append(time.perf_counter())

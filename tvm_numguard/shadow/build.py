@@ -42,17 +42,21 @@ def compile_model(
     mod: tvm.IRModule,
     config: CompileConfig,
     skip: frozenset = frozenset(),
-    keep_snapshots: bool = False,
+    record: bool = False,
 ) -> Build:
     """Compile ``mod`` with ``config``, skipping the pass events in ``skip``.
 
+    ``record`` keeps module hashes (which events changed the module) and
+    Relax snapshots.
     The Relax pipeline and the TIR build run as two phases under one
     PassContext, so the recorder knows which level each event belongs to.
     A failure is returned as ``Build.error``, never raised: a configuration
     that does not build is untestable, not a crash.
     """
     target = config.make_target()
-    recorder = PassRecorder(keep_snapshots=keep_snapshots)
+    # a full record (hashes, snapshots) is for the build as written; gated
+    # builds only need their event list
+    recorder = PassRecorder(keep_snapshots=record, hash_modules=record)
     gate = PassGate(skip)
     start = time.perf_counter()
     executable, error = None, None

@@ -49,10 +49,10 @@ class ShadowSession:
         self._ref_outputs: dict = {}
 
     # -- builds ---------------------------------------------------------
-    def build(self, skip: frozenset, keep_snapshots: bool = False) -> Build:
+    def build(self, skip: frozenset, record: bool = False) -> Build:
         skip = frozenset(skip)
         if skip not in self.builds:
-            build = compile_model(self.model.mod, self.config, skip, keep_snapshots=keep_snapshots)
+            build = compile_model(self.model.mod, self.config, skip, record=record)
             self.build_count += 1
             self.build_seconds += build.seconds
             self.builds[skip] = build
@@ -67,7 +67,7 @@ class ShadowSession:
         """Build the pipeline as written, then the reference."""
         self.config.validate()
         self.progress("building the optimized model (pipeline as written)")
-        self.optimized = self.build(frozenset(), keep_snapshots=True)
+        self.optimized = self.build(frozenset(), record=True)
         if not self.optimized.ok:
             raise BuildError(f"the pipeline '{self.config.pipeline}' does not build this model: {self.optimized.error}")
         self.events = self.optimized.events
