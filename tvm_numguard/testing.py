@@ -38,6 +38,12 @@ LIGHT_MODELS = (
 # the op that consumes their output decides how the weight is initialized
 _PASS_THROUGH = {"Unsqueeze", "Squeeze", "Reshape", "Flatten", "Transpose", "Identity", "Cast", "Expand"}
 
+# ops whose output is non-negative when their (first) input is
+_KEEPS_SIGN = _PASS_THROUGH | {
+    "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Pad", "Concat", "Dropout", "LRN",
+    "Split", "Slice", "Resize", "Upsample", "DepthToSpace", "SpaceToDepth",
+}
+
 _FLOAT_TYPES = (1, 10, 11, 16)  # FLOAT, FLOAT16, DOUBLE, BFLOAT16
 
 
@@ -97,10 +103,15 @@ def randomize_onnx_weights(model, seed: int, randomize_initializers: bool = Fals
     holding random values whose scale depends on the op that consumes it (looked up
     through layout ops such as Unsqueeze or Reshape):
 
-    * Conv / Gemm / MatMul weights (rank >= 2): normal, std ``sqrt(2 / fan_in)`` (He);
+    * Conv / Gemm / MatMul weights (rank >= 2): normal, std ``sqrt(2 / fan_in)``
+      (He) where they act on ReLU outputs (or the model input), ``sqrt(1 / fan_in)``
+      where they act on signed values, so activations keep their scale;
     * biases and other rank-1 tensors: normal, std 0.01;
-    * BatchNormalization: scale uniform(0.8, 1.2), bias and mean normal(0, 0.1),
-      variance uniform(0.5, 1.5) (always positive);
+    * BatchNormalization: scale uniform(0.9, 1.1), bias and mean normal(0, 0.1),
+      variance uniform(0.8, 1.25) (always positive; about unit gain). A
+      BatchNormalization that ends a residual branch gets a small scale (0.2-0.3),
+      or about 1/sqrt(2) when both summands are branches, so deep residual nets
+      (ResNet-50, ShuffleNet) neither blow up nor saturate their softmax;
     * a per-channel multiplier (Mul) near 1, a per-channel offset (Add) small.
 
     With ``randomize_initializers`` the ordinary float initializers get the same
@@ -114,12 +125,24 @@ def randomize_onnx_weights(model, seed: int, randomize_initializers: bool = Fals
     out.CopyFrom(model)
     graph = out.graph
     rng = np.random.default_rng(seed)
-    producers, consumers = _graph_maps(graph)
+    info = _Graph(graph)
+    consumers = info.consumers
     init_by_name = {init.name: init for init in graph.initializer}
     needs_input_entry = out.ir_version < 4  # before IR 4 every initializer is also a graph input
     input_names = {inp.name for inp in graph.input}
 
-    # 1. placeholders: ConstantOfShape(<w>__SHAPE) with a float value
+    # 1. ordinary float initializers, on request (while the graph is intact)
+    if randomize_initializers:
+        for i, init in enumerate(graph.initializer):
+            if init.data_type not in _FLOAT_TYPES:
+                continue
+            if not consumers.get(init.name):
+                continue  # unused: leave it as it is
+            array = numpy_helper.to_array(init)
+            values = _random_weight(rng, array.shape, info.role(init.name, array.shape)).astype(array.dtype)
+            graph.initializer[i].CopyFrom(numpy_helper.from_array(values, init.name))
+
+    # 2. placeholders: ConstantOfShape(<w>__SHAPE) with a float value
     new_nodes = []
     replaced_shapes = set()
     for node in graph.node:
@@ -129,7 +152,7 @@ def randomize_onnx_weights(model, seed: int, randomize_initializers: bool = Fals
             continue
         shape, dtype = tensor
         name = node.output[0]
-        values = _random_weight(rng, shape, _role(name, graph, producers, consumers)).astype(dtype)
+        values = _random_weight(rng, shape, info.role(name, shape)).astype(dtype)
         graph.initializer.append(numpy_helper.from_array(values, name))
         if needs_input_entry or name in input_names:
             if name not in input_names:
@@ -139,7 +162,7 @@ def randomize_onnx_weights(model, seed: int, randomize_initializers: bool = Fals
     del graph.node[:]
     graph.node.extend(new_nodes)
 
-    # 2. the shape initializers that only fed the placeholders are now unused
+    # 3. the shape initializers that only fed the placeholders are now unused
     still_used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
     dead = {name for name in replaced_shapes if name not in still_used}
     if dead:
@@ -152,18 +175,6 @@ def randomize_onnx_weights(model, seed: int, randomize_initializers: bool = Fals
         kept_info = [vi for vi in graph.value_info if vi.name not in dead]
         del graph.value_info[:]
         graph.value_info.extend(kept_info)
-
-    # 3. ordinary float initializers, on request
-    if randomize_initializers:
-        placeholder_names = {n.output[0] for n in model.graph.node if _placeholder_tensor(n, init_by_name) is not None}
-        for i, init in enumerate(graph.initializer):
-            if init.name in placeholder_names or init.data_type not in _FLOAT_TYPES:
-                continue
-            if not consumers.get(init.name):
-                continue  # unused: leave it as it is
-            array = numpy_helper.to_array(init)
-            values = _random_weight(rng, array.shape, _role(init.name, graph, producers, consumers)).astype(array.dtype)
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(values, init.name))
 
     onnx.checker.check_model(out)
     return out
@@ -194,56 +205,201 @@ def _placeholder_tensor(node, init_by_name) -> Optional[Tuple[tuple, np.dtype]]:
     return shape, numpy_helper.to_array(value).dtype
 
 
-def _role(name: str, graph, producers, consumers) -> Tuple[str, int, dict]:
-    """(op type, input index, attributes) of the op that really uses ``name``.
+class _Role:
+    """How a weight is used: the op that really consumes it, and where."""
 
-    Follows layout ops (Unsqueeze, Reshape, ...) forward; the first real consumer
-    wins. ``("", -1, {})`` when nothing consumes it.
-    """
-    from onnx import helper
+    def __init__(self, op: str = "", index: int = -1, attrs: Optional[dict] = None, shape: Optional[tuple] = None,
+                 residual: str = ""):
+        self.op = op
+        self.index = index
+        self.attrs = attrs or {}
+        self.shape = shape  # the weight's shape as the consumer sees it (after Reshape etc.)
+        self.residual = residual  # BatchNormalization feeding a residual Add: "identity" or "projection"
+        self.rectified = True  # a weight applied to ReLU outputs (He gain 2) or to signed values (gain 1)
 
-    seen = set()
-    frontier = [name]
-    while frontier:
-        current = frontier.pop(0)
-        if current in seen:
-            continue
-        seen.add(current)
-        for node, index in consumers.get(current, []):
-            if node.op_type in _PASS_THROUGH and index == 0:
-                frontier.extend(node.output)
+
+class _Graph:
+    """Producer/consumer look-ups over one ONNX graph."""
+
+    def __init__(self, graph):
+        from onnx import numpy_helper
+
+        self.producers, self.consumers = _graph_maps(graph)
+        self.constants = {init.name: init for init in graph.initializer}
+        self.weights = set(self.constants)
+        for node in graph.node:
+            if node.op_type in ("ConstantOfShape", "Constant") and all(i in self.constants for i in node.input):
+                self.weights.update(node.output)
+        self._numpy = numpy_helper.to_array
+
+    def is_weight(self, name: str) -> bool:
+        """True when ``name`` is a constant, or a layout op applied to one."""
+        seen = set()
+        while name not in seen:
+            seen.add(name)
+            if name in self.weights:
+                return True
+            node = self.producers.get(name)
+            if node is None or node.op_type not in _PASS_THROUGH or not node.input:
+                return False
+            name = node.input[0]
+        return False
+
+    def const_array(self, name: str) -> Optional[np.ndarray]:
+        init = self.constants.get(name)
+        return None if init is None else self._numpy(init)
+
+    def role(self, name: str, shape: tuple) -> _Role:
+        """Follow ``name`` forward through layout ops to the op that uses it."""
+        from onnx import helper
+
+        frontier = [(name, tuple(shape))]
+        seen = set()
+        while frontier:
+            current, cur_shape = frontier.pop(0)
+            if current in seen:
                 continue
-            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-            return node.op_type, index, attrs
-    return "", -1, {}
+            seen.add(current)
+            for node, index in self.consumers.get(current, []):
+                if node.op_type in _PASS_THROUGH and index == 0:
+                    next_shape = self._layout_shape(node, cur_shape)
+                    frontier.extend((out, next_shape) for out in node.output)
+                    continue
+                attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+                role = _Role(node.op_type, index, attrs, cur_shape)
+                if node.op_type == "BatchNormalization" and index == 1:
+                    role.residual = self._residual_kind(node.output[0])
+                if node.op_type in ("Conv", "ConvTranspose", "Gemm", "MatMul") and index in (0, 1):
+                    data = node.input[1 - index] if node.op_type in ("Gemm", "MatMul") else node.input[0]
+                    role.rectified = self._is_rectified(data)
+                return role
+        return _Role(shape=tuple(shape))
+
+    def _layout_shape(self, node, shape: Optional[tuple]) -> Optional[tuple]:
+        """The shape after layout op ``node`` where it is known, else ``shape``."""
+        if shape is None:
+            return None
+        try:
+            if node.op_type == "Reshape" and len(node.input) > 1:
+                target = self.const_array(node.input[1])
+                if target is None:
+                    return shape
+                target = [shape[i] if int(d) == 0 and i < len(shape) else int(d) for i, d in enumerate(target.ravel())]
+                return tuple(np.empty(shape, dtype=np.uint8).reshape(target).shape)
+            if node.op_type == "Transpose":
+                perm = next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
+                return tuple(shape[p] for p in perm) if perm else tuple(reversed(shape))
+            if node.op_type == "Flatten":
+                axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+                axis = axis + len(shape) if axis < 0 else axis
+                return (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))
+        except Exception:  # an unusual layout op: keep the shape we had
+            return shape
+        return shape
+
+    def _is_rectified(self, name: str) -> bool:
+        """True when activation ``name`` comes from a ReLU (or a model input) through
+        ops that keep values non-negative (pooling, concatenation, layout, dropout, LRN)."""
+        seen = set()
+        while name not in seen:
+            seen.add(name)
+            node = self.producers.get(name)
+            if node is None:
+                return name not in self.weights  # a model input: the inputs tested are in [0, 1]
+            if node.op_type in ("Relu", "Clip", "Sigmoid", "Softmax"):
+                return True
+            if node.op_type not in _KEEPS_SIGN or not node.input:
+                return False
+            name = node.input[0]
+        return False
+
+    def _skip_affine_forward(self, name: str):
+        """From activation ``name``, pass layout ops and per-channel affine ops with a constant operand."""
+        seen = set()
+        while name not in seen:
+            seen.add(name)
+            users = self.consumers.get(name, [])
+            if len(users) != 1:
+                return users
+            node, index = users[0]
+            if node.op_type in _PASS_THROUGH and index == 0:
+                name = node.output[0]
+                continue
+            if node.op_type in ("Mul", "Add", "Sub", "Div") and self.is_weight(node.input[1 - index]):
+                name = node.output[0]
+                continue
+            return users
+        return []
+
+    def _comes_from_batchnorm(self, name: str) -> bool:
+        seen = set()
+        while name not in seen:
+            seen.add(name)
+            node = self.producers.get(name)
+            if node is None:
+                return False
+            if node.op_type == "BatchNormalization":
+                return True
+            if node.op_type in _PASS_THROUGH:
+                name = node.input[0]
+            elif node.op_type in ("Mul", "Add", "Sub", "Div") and len(node.input) == 2:
+                if self.is_weight(node.input[1]):
+                    name = node.input[0]
+                elif self.is_weight(node.input[0]):
+                    name = node.input[1]
+                else:
+                    return False
+            else:
+                return False
+        return False
+
+    def _residual_kind(self, bn_output: str) -> str:
+        """'identity' / 'projection' when the BatchNormalization ends a residual branch."""
+        users = self._skip_affine_forward(bn_output)
+        if len(users) != 1:
+            return ""
+        node, index = users[0]
+        others = [name for k, name in enumerate(node.input) if k != index and name]
+        if node.op_type not in ("Add", "Sum") or not others or any(self.is_weight(name) for name in others):
+            return ""
+        return "projection" if all(self._comes_from_batchnorm(name) for name in others) else "identity"
 
 
 def _fan_in(shape: tuple, op: str, index: int, attrs: dict) -> int:
-    if op == "Gemm" and index in (0, 1):
+    if op == "Gemm" and index in (0, 1) and len(shape) == 2:
         trans = attrs.get("transB" if index == 1 else "transA", 0)
         if index == 1:
-            return int(np.prod(shape[1:])) if trans else int(shape[0])
-        return int(shape[0]) if trans else int(np.prod(shape[1:]))
+            return int(shape[1]) if trans else int(shape[0])
+        return int(shape[0]) if trans else int(shape[1])
     if op == "MatMul" and len(shape) >= 2:
         return int(shape[-2]) if index == 1 else int(shape[-1])
     # Conv (out, in/groups, *kernel), ConvTranspose, and anything else: all but the first axis
     return max(1, int(np.prod(shape[1:])))
 
 
-def _random_weight(rng: np.random.Generator, shape: tuple, role: Tuple[str, int, dict]) -> np.ndarray:
-    op, index, attrs = role
+def _random_weight(rng: np.random.Generator, shape: tuple, role: _Role) -> np.ndarray:
     shape = tuple(int(d) for d in shape)
+    op, index = role.op, role.index
     if op == "BatchNormalization":
-        if index == 1:  # scale
-            return rng.uniform(0.8, 1.2, shape)
+        if index == 1:  # scale (with the variance below: about unit gain on average)
+            if role.residual == "identity":
+                # ends a residual branch added to its own input: keep the branch small,
+                # or the activations double in variance at every block (ResNet-50: 2**16)
+                return rng.uniform(0.2, 0.3, shape)
+            if role.residual == "projection":
+                # both summands are normalized branches: 1/sqrt(2) keeps the sum's scale
+                return rng.uniform(0.6, 0.8, shape)
+            return rng.uniform(0.9, 1.1, shape)
         if index == 4:  # variance: must stay positive
-            return rng.uniform(0.5, 1.5, shape)
+            return rng.uniform(0.8, 1.25, shape)
         return rng.normal(0.0, 0.1, shape)  # bias, mean
     if op in ("Mul", "Div"):  # per-channel scale (Caffe2's Scale layer)
         return rng.uniform(0.8, 1.2, shape)
     if op in ("Add", "Sub") or len(shape) <= 1:
         return rng.normal(0.0, 0.01, shape)
-    std = math.sqrt(2.0 / _fan_in(shape, op, index, attrs))
+    seen_shape = role.shape if role.shape is not None and int(np.prod(role.shape)) == int(np.prod(shape)) else shape
+    gain = 2.0 if role.rectified else 1.0  # He for ReLU inputs, LeCun otherwise: keeps the variance
+    std = math.sqrt(gain / _fan_in(seen_shape, op, index, role.attrs))
     return rng.normal(0.0, std, shape)
 
 
