@@ -39,3 +39,14 @@ def rewrite_relax_functions(mod: tvm.IRModule, mutator) -> tvm.IRModule:
             if not new.same_as(func):
                 mutator.builder_.update_func(gv, new)
     return mutator.builder_.get()
+
+
+def tir_rewrite_pass(name: str, node_type, rewrite) -> tvm.transform.Pass:
+    """A PrimFunc pass named ``name`` that replaces every ``node_type`` node by ``rewrite(node)``."""
+    import tvm_ffi
+    from tvm import tirx
+
+    def transform(func, mod, ctx):
+        return tvm_ffi.structural_map(func, (node_type, rewrite))
+
+    return tirx.transform.prim_func_pass(transform, opt_level=0, name=name)

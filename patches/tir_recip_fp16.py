@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 import tvm
-import tvm_ffi
 from tvm import relax, tirx
 
-from ._common import tensor_var, weights
+from ._common import tensor_var, tir_rewrite_pass, weights
 
 PASS_NAME = "HalfReciprocalDiv"
 
@@ -41,10 +40,7 @@ def _rewrite_div(div):
 
 
 def make_pass() -> tvm.transform.Pass:
-    def transform(func, mod, ctx):
-        return tvm_ffi.structural_map(func, (tirx.Div, _rewrite_div))
-
-    return tirx.transform.prim_func_pass(transform, opt_level=0, name=PASS_NAME)
+    return tir_rewrite_pass(PASS_NAME, tirx.Div, _rewrite_div)
 
 
 def make_model() -> tvm.IRModule:

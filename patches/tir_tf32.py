@@ -28,7 +28,7 @@ import tvm
 import tvm_ffi
 from tvm import relax, tirx
 
-from ._common import tensor_var, weights
+from ._common import tensor_var, tir_rewrite_pass, weights
 
 PASS_NAME = "TF32ReductionProducts"
 _MASK = 0xFFFFE000  # keep sign, exponent and the top 10 mantissa bits
@@ -60,10 +60,7 @@ def _rewrite_store(store):
 
 
 def make_pass() -> tvm.transform.Pass:
-    def transform(func, mod, ctx):
-        return tvm_ffi.structural_map(func, (tirx.BufferStore, _rewrite_store))
-
-    return tirx.transform.prim_func_pass(transform, opt_level=0, name=PASS_NAME)
+    return tir_rewrite_pass(PASS_NAME, tirx.BufferStore, _rewrite_store)
 
 
 def make_model() -> tvm.IRModule:

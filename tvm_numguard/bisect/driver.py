@@ -97,7 +97,8 @@ def bisect_session(
     else:
         k = ends[prefix.bad]
         result.culprit = events[k - 1]
-        result.score_before = checker.check(frozenset(events[k - 1:])).score
+        # the last clean prefix builds the same as E[:k-1] (events between are unchanged)
+        result.score_before = checker.check(frozenset(events[ends[prefix.good]:])).score
         result.score_after = checker.check(frozenset(events[k:])).score
         alone = checker.check(frozenset([result.culprit]))
         result.confirmed = alone.status == GOOD
