@@ -171,3 +171,13 @@ def test_console_script_exit_codes(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
     assert "model file not found" in proc.stderr
+
+
+def test_module_callable_parts_import_from_the_working_directory(tmp_path):
+    (tmp_path / "mypasses.py").write_text(
+        "from tvm import relax\n\ndef make_pass():\n    return relax.transform.FastMathTransform()\n")
+    exe = os.path.join(os.path.dirname(sys.executable), "numguard")
+    proc = subprocess.run([exe, "passes", DEMO, "--pipeline", "mypasses:make_pass,zero"], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "FastMathTransform#0" in proc.stdout

@@ -156,7 +156,8 @@ def _base_report(model, config, options, ranges, session, command) -> dict:
     }
 
 
-def replay_command(model, config, options, ranges, witness_path: Optional[str] = None) -> str:
+def replay_command(model, config, options, ranges) -> str:
+    """The CLI line that reruns this check (Report.save_witness adds --inputs)."""
     words = ["numguard", "bisect", model.source, "--pipeline", config.pipeline]
     if config.tir_pipeline != "default":
         words += ["--tir-pipeline", config.tir_pipeline]
@@ -171,8 +172,6 @@ def replay_command(model, config, options, ranges, witness_path: Optional[str] =
     words += ["--seed", str(options.seed), "--samples", str(options.samples)]
     if options.strategy != "bisect":
         words += ["--strategy", options.strategy]
-    if witness_path:
-        words += ["--inputs", witness_path]
     return " ".join(shlex.quote(w) for w in words)
 
 

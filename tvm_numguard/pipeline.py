@@ -144,6 +144,19 @@ def _named_pass(name: str, namespace, label: str) -> tvm.transform.Pass:
     return result
 
 
+def _import_from_cwd(module_name: str):
+    """Import like ``python -m`` would: modules in the working directory count."""
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
 def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
     module_name, _, attr = spec.rpartition(":")
     if not module_name or not attr:
@@ -158,7 +171,7 @@ def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
             sys.modules[name] = module  # TVMScript in the file needs it
             mspec.loader.exec_module(module)
         else:
-            module = importlib.import_module(module_name)
+            module = _import_from_cwd(module_name)
     except PipelineError:
         raise
     except Exception as err:

@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import platform
+import shlex
 import sys
 from importlib import resources
 from typing import Mapping, Optional
@@ -98,7 +99,8 @@ class Report:
             return
         write_witness(path, self.witness)
         self.data["witness"]["path"] = path
-        self.data["replay"] = self.data["replay"] + " --inputs " + _quote(path)
+        replay = self.data["replay"].split(" --inputs ")[0]
+        self.data["replay"] = replay + " --inputs " + shlex.quote(path)
 
     def write_json(self, path: str) -> None:
         text = json.dumps(self.to_json(), indent=2, sort_keys=False, allow_nan=False)
@@ -108,9 +110,3 @@ class Report:
         from .text import render_summary
 
         return render_summary(self.data)
-
-
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
