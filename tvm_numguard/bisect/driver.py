@@ -81,9 +81,14 @@ def bisect_session(
     checker = WitnessChecker(session, witness)
     n = len(events)
 
+    def skip_after(j: int) -> frozenset:
+        # past the last changed event only unchanged ones remain: that prefix
+        # builds what the pipeline as written builds, already at hand
+        return frozenset(events[ends[j]:]) if j < len(ends) - 1 else frozenset()
+
     def probe(j: int) -> Optional[bool]:
         k = ends[j]
-        verdict = checker.check(frozenset(events[k:]))
+        verdict = checker.check(skip_after(j))
         result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
         label = events[k - 1] if k else "(none)"
         progress(f"prefix {k}/{n} (last run: {label}): {verdict.status}"
@@ -98,8 +103,8 @@ def bisect_session(
         k = ends[prefix.bad]
         result.culprit = events[k - 1]
         # the last clean prefix builds the same as E[:k-1] (events between are unchanged)
-        result.score_before = checker.check(frozenset(events[ends[prefix.good]:])).score
-        result.score_after = checker.check(frozenset(events[k:])).score
+        result.score_before = checker.check(skip_after(prefix.good)).score
+        result.score_after = checker.check(skip_after(prefix.bad)).score
         alone = checker.check(frozenset([result.culprit]))
         result.confirmed = alone.status == GOOD
         result.confirm_score = alone.score
