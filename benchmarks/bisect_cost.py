@@ -58,7 +58,7 @@ def main() -> int:
     pipeline, tir_pipeline = PLANTS[args.patch]
     config = ng.CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline)
     plain = plain_compile_seconds(model, config)
-    options = ng.Options(low=args.low, high=args.high, samples=2)
+    options = ng.Options(low=args.low, high=args.high, search="random", budget="3")
 
     runs = {}
     for strategy in ("bisect", "linear"):

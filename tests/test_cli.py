@@ -101,6 +101,9 @@ def test_passes_lists_events(capsys):
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--json", str(t / "no" / "r.json")],
          ["does not exist"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--inputs", str(t / "none.npz")], ["not found"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--budget", "0"], ["budget"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--budget", "lots"], ["budget"]),
+        (lambda t: ["bisect", DEMO, "--low", "-1e39", "--high", "1"], ["outside the range of float32"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, make_args, fragments):

@@ -26,7 +26,7 @@ def models(tmp_path_factory):
 
 
 def assert_clean(model, pipeline):
-    report = ng.bisect(model, ng.CompileConfig(pipeline=pipeline), ng.Options(low=0.0, high=1.0, samples=1))
+    report = ng.bisect(model, ng.CompileConfig(pipeline=pipeline), ng.Options(low=0.0, high=1.0, search="random", budget="2"))
     assert not report.violation, report.summary()
     # randomized weights give realistic, non-degenerate outputs
     out = report.data["metrics"][0]
@@ -50,7 +50,7 @@ def test_no_false_alarm_on_large_models(models, name, pipeline):
 def test_planted_tir_culprit_in_a_real_model(models):
     model = models("squeezenet")
     config = ng.CompileConfig(pipeline="default", tir_pipeline="default,patches.tir_tf32:make_pass")
-    report = ng.bisect(model, config, ng.Options(low=0.0, high=1.0, samples=1))
+    report = ng.bisect(model, config, ng.Options(low=0.0, high=1.0, search="random", budget="2"))
     assert report.culprit == "TF32ReductionProducts#0"
     n = report.data["bisection"]["optional_events"]
     assert report.data["builds"]["builds"] <= math.log2(n) + 4

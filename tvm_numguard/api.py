@@ -19,7 +19,7 @@ from .instrument import is_required
 from .model import Model, load_model
 from .pipeline import CompileConfig
 from .report import Report, environment
-from .search import FixedInputs, SampleSearch, resolve_ranges
+from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges
 from .shadow import Tolerance
 from .shadow.session import ShadowSession
 
@@ -35,7 +35,8 @@ class Options:
     ranges: Mapping[str, tuple] = dataclasses.field(default_factory=dict)
     rtol: Optional[float] = None
     atol: Optional[float] = None
-    samples: int = 8
+    search: str = "evolve"  # random, boundary or evolve
+    budget: str = "200,60s"  # evaluations and/or seconds, as --budget takes it
     seed: int = 0
     strategy: str = "bisect"
 
@@ -77,24 +78,25 @@ def bisect(
     progress = progress or (lambda message: None)
     model = _as_model(model)
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
+    search = FixedInputs(inputs) if inputs is not None else make_strategy(options.search,
+                                                                           budget=parse_budget(options.budget))
     if inputs is not None:
         inputs = _check_given_inputs(model, inputs)
     session = ShadowSession(model, config, options.tolerance, progress, on_build)
     session.prepare()
 
-    progress("comparing the optimized build with the reference on sampled inputs")
-    search = FixedInputs(inputs) if inputs is not None else SampleSearch(options.samples)
+    progress(f"searching the range for inputs where the builds differ ({search.name}, budget {options.budget})")
     found = search.run(session.evaluate, model.inputs, ranges, options.seed, stop_at=None)
     if found.best_inputs is None:
         span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
         raise InvalidReferenceError(
-            f"the reference build gives NaN/Inf on every one of {found.evaluations} sampled inputs in {span}: "
+            f"the reference build gives NaN/Inf on every one of {found.evaluations} searched inputs in {span}: "
             "the input range is wrong, not the compiler"
         )
     witness = found.best_inputs
     comparison = session.compare(session.optimized, witness)
     data = _base_report(model, config, options, ranges, session, "bisect")
-    data["search"] = found.to_json()
+    data["search"] = {**found.to_json(), "budget": options.budget if inputs is None else None}
     data["metrics"] = comparison.to_json()
     data["witness"] = {"path": None, "inputs": _input_stats(witness)}
     data["verdict"] = "violation" if comparison.violated else "clean"
@@ -146,7 +148,8 @@ def _base_report(model, config, options, ranges, session, command) -> dict:
             **config.to_json(),
             "rtol": options.rtol,
             "atol": options.atol,
-            "samples": options.samples,
+            "search": options.search,
+            "budget": options.budget,
             "seed": options.seed,
             "strategy": options.strategy,
             "ranges": {name: r.to_json() for name, r in ranges.items()},
@@ -169,7 +172,7 @@ def replay_command(model, config, options, ranges) -> str:
         words += ["--rtol", repr(options.rtol)]
     if options.atol is not None:
         words += ["--atol", repr(options.atol)]
-    words += ["--seed", str(options.seed), "--samples", str(options.samples)]
+    words += ["--search", options.search, "--budget", options.budget, "--seed", str(options.seed)]
     if options.strategy != "bisect":
         words += ["--strategy", options.strategy]
     return " ".join(shlex.quote(w) for w in words)

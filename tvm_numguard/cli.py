@@ -13,7 +13,7 @@ from . import api
 from .errors import NumguardError
 from .pipeline import CompileConfig
 from .report.files import check_writable, read_witness, write_atomic
-from .search import parse_range_spec
+from .search import parse_budget, parse_range_spec
 
 
 def _fail(message: str) -> None:
@@ -86,7 +86,10 @@ def check_options(f):
     @click.option("--range", "range_specs", multiple=True, metavar="NAME=LO:HI", help="Bounds for one input.")
     @click.option("--rtol", type=float, help="Relative tolerance (default by dtype: 1e-5 for float32).")
     @click.option("--atol", type=float, help="Absolute tolerance (default by dtype: 1e-6 for float32).")
-    @click.option("--samples", default=8, show_default=True, type=click.IntRange(min=1), help="Uniform samples besides the boundary values.")
+    @click.option("--search", "search", type=click.Choice(["evolve", "boundary", "random"]), default="evolve",
+                  show_default=True, help="How to search the range for inputs where the builds differ.")
+    @click.option("--budget", default="200,60s", show_default=True,
+                  help="Search budget: evaluations (200), seconds (60s, 2m) or both (200,60s).")
     @click.option("--seed", default=0, show_default=True, type=int)
     @click.option("--inputs", "inputs_path", type=click.Path(), help="Use these inputs (.npz, e.g. a saved witness) instead of sampling.")
     @functools.wraps(f)
@@ -132,8 +135,8 @@ def cli():
               help="bisect: log2(events) builds; linear: one build per event (TracNe style).")
 @click.option("--save-inputs", "save_inputs", type=click.Path(), help="Where to save the witness (.npz).")
 @output_options
-def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, range_specs, rtol, atol, samples,
-           seed, inputs_path, strategy, save_inputs, json_path, verbose):
+def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, range_specs, rtol, atol, search,
+           budget, seed, inputs_path, strategy, save_inputs, json_path, verbose):
     """Find the pass that makes MODEL's optimized build differ from its reference build."""
     console = Console(verbose)
     for path in (json_path, save_inputs):
@@ -148,8 +151,9 @@ def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, 
     config = _config(pipeline, tir_pipeline, target, opt_level)
     loaded = _load(model, shapes)
     given = read_witness(inputs_path) if inputs_path else None
-    options = api.Options(low=low, high=high, ranges=ranges, rtol=rtol, atol=atol, samples=samples, seed=seed,
-                          strategy=strategy)
+    parse_budget(budget)  # a bad budget fails before any build
+    options = api.Options(low=low, high=high, ranges=ranges, rtol=rtol, atol=atol, search=search, budget=budget,
+                          seed=seed, strategy=strategy)
     report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build)
     if report.violation:
         witness_path = save_inputs or _default_witness_path(json_path)

@@ -1,6 +1,19 @@
 """Input search inside the user's range (DESIGN 5.2)."""
 
+from .budget import DEFAULT_BUDGET, Budget, parse_budget
 from .ranges import InputRange, parse_range_spec, resolve_ranges
-from .sampling import FixedInputs, SampleSearch, SearchResult
+from .sampling import FixedInputs, SearchResult
+from .strategies import STRATEGIES, make_strategy
 
-__all__ = ["FixedInputs", "InputRange", "SampleSearch", "SearchResult", "parse_range_spec", "resolve_ranges"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "STRATEGIES",
+    "Budget",
+    "FixedInputs",
+    "InputRange",
+    "SearchResult",
+    "make_strategy",
+    "parse_budget",
+    "parse_range_spec",
+    "resolve_ranges",
+]

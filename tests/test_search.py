@@ -1,0 +1,224 @@
+"""Input search strategies and budgets, against synthetic score functions (no TVM builds)."""
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+import pytest
+
+from tvm_numguard.errors import NumguardError, RangeError
+from tvm_numguard.search.budget import DEFAULT_BUDGET, Budget, parse_budget
+from tvm_numguard.search.ranges import InputRange
+from tvm_numguard.search.strategies import (
+    STRATEGIES,
+    BoundarySearch,
+    EvolveSearch,
+    RandomSearch,
+    conform,
+    make_strategy,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:  # the fields of model.InputSpec that a search uses
+    name: str
+    shape: tuple
+    dtype: str
+
+    @property
+    def is_integer(self):
+        return np.dtype(self.dtype).kind in "iub"
+
+
+X = [Spec("x", (64,), "float32")]
+UNIT = {"x": InputRange(0.0, 1.0)}
+
+
+def window_bug(x):
+    """A fused kernel whose exp approximation is wrong only when elements 17 and 40
+    both lie in [0.97, 0.98] (1% of the range each); its error grows smoothly as they
+    approach that window and stays below the tolerance outside it."""
+    d17, d40 = abs(float(x[17]) - 0.975), abs(float(x[40]) - 0.975)
+    if d17 <= 0.005 and d40 <= 0.005:
+        return 3.0
+    return 0.45 * math.exp(-d17 / 0.1) + 0.45 * math.exp(-d40 / 0.1)
+
+
+def on_x(fn):
+    return lambda inputs: fn(inputs["x"])
+
+
+# -- finding a planted bug --------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(5))
+def test_evolve_finds_narrow_window_bug_that_random_misses(seed):
+    found = EvolveSearch().run(on_x(window_bug), X, UNIT, seed, stop_at=1.0)
+    assert found.best_score > 1.0
+    assert found.evaluations <= DEFAULT_BUDGET.evaluations
+    x = found.best_inputs["x"]
+    assert abs(x[17] - 0.975) <= 0.005 and abs(x[40] - 0.975) <= 0.005
+    missed = RandomSearch(Budget(30)).run(on_x(window_bug), X, UNIT, seed, stop_at=1.0)
+    assert missed.best_score < 1.0 and missed.evaluations == 30
+    plain = BoundarySearch(Budget(30)).run(on_x(window_bug), X, UNIT, seed, stop_at=1.0)
+    assert plain.best_score < 1.0
+
+
+def test_boundary_finds_top_of_range_bug_at_once():
+    # exp approximation wrong above 0.99: found by the range's high end
+    def top(inputs):
+        return max(0.0, float(inputs["x"].max()) - 0.99) * 1000
+
+    found = BoundarySearch(Budget(300)).run(top, X, UNIT, 0, stop_at=1.0)
+    assert found.best_score > 1.0 and found.evaluations <= 2
+    found = EvolveSearch().run(top, X, UNIT, 0, stop_at=1.0)
+    assert found.best_score > 1.0 and found.evaluations <= 2
+
+
+def test_evolve_mutates_every_input_not_only_the_first():
+    specs = [Spec("a", (8,), "float32"), Spec("b", (4, 4), "float32")]
+    ranges = {"a": InputRange(-1.0, 1.0), "b": InputRange(-5.0, 5.0)}
+
+    def bug_in_b(inputs):  # only b matters: near 2.5 at one element
+        d = abs(float(inputs["b"][2, 3]) - 2.5)
+        return 2.0 if d < 0.02 else 0.9 * math.exp(-d)
+
+    found = EvolveSearch().run(bug_in_b, specs, ranges, 3, stop_at=1.0)
+    assert found.best_score > 1.0
+
+
+def test_stop_at_stops_early_and_without_it_the_budget_is_spent():
+    score = on_x(lambda x: 5.0)
+    assert EvolveSearch().run(score, X, UNIT, 0, stop_at=1.0).evaluations == 1
+    assert EvolveSearch().run(score, X, UNIT, 0).evaluations == DEFAULT_BUDGET.evaluations
+    assert RandomSearch(Budget(17)).run(score, X, UNIT, 0).evaluations == 17
+    assert BoundarySearch().run(score, X, UNIT, 0, budget=Budget(5)).evaluations == 5
+
+
+def test_seconds_budget_stops_the_search():
+    started = time.perf_counter()
+    found = EvolveSearch(Budget(seconds=0.3)).run(on_x(window_bug), X, UNIT, 0)
+    assert 0.3 <= time.perf_counter() - started < 2.0
+    assert found.evaluations == len(found.history) > 10
+
+
+# -- staying in range, dtypes, reproducibility -------------------------------
+
+RANGE_CASES = [
+    ([Spec("x", (3, 5), "float32")], {"x": InputRange(0.1, 0.3)}),  # 0.1, 0.3 not exact in float32
+    ([Spec("x", (7,), "float16")], {"x": InputRange(-1e-3, 2.2)}),
+    ([Spec("x", (2, 3), "float64"), Spec("i", (9,), "int32")],
+     {"x": InputRange(-3.0, -2.0), "i": InputRange(-2.5, 4.5)}),
+    ([Spec("i", (4,), "int64"), Spec("u", (16,), "uint8"), Spec("b", (5,), "bool")],
+     {"i": InputRange(1e6, 1e6 + 3), "u": InputRange(0, 255), "b": InputRange(0, 1)}),
+    ([Spec("x", (), "float32"), Spec("c", (1,), "float32")], {"x": InputRange(-1e30, 1e30), "c": InputRange(2, 2)}),
+]
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("case", range(len(RANGE_CASES)))
+def test_candidates_stay_in_range_with_the_input_dtype(name, case):
+    specs, ranges = RANGE_CASES[case]
+    seen = []
+
+    def check(inputs):
+        assert set(inputs) == {s.name for s in specs}
+        for s in specs:
+            a, r = inputs[s.name], ranges[s.name]
+            assert isinstance(a, np.ndarray) and a.dtype == np.dtype(s.dtype) and a.shape == s.shape
+            assert np.all(a >= r.low) and np.all(a <= r.high), (s.name, a, r)
+            if s.is_integer:
+                assert np.all(a.astype(np.float64) == np.rint(a.astype(np.float64)))
+        seen.append(1)
+        return float(np.random.default_rng(len(seen)).random()) * 0.9  # some landscape, never > 1
+
+    for seed in range(4):
+        result = make_strategy(name, budget=Budget(120)).run(check, specs, ranges, seed)
+        assert result.evaluations == 120
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_same_seed_same_history_and_witness(name):
+    def run(seed):
+        return make_strategy(name, budget=Budget(150)).run(on_x(window_bug), X, UNIT, seed)
+
+    a, b, c = run(7), run(7), run(8)
+    assert a.history == b.history and a.best_score == b.best_score
+    assert np.array_equal(a.best_inputs["x"], b.best_inputs["x"])
+    assert a.history != c.history
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_invalid_candidates_are_counted_and_never_win(name):
+    def half_invalid(inputs):  # reference not finite where x[0] > 0.5
+        x = inputs["x"]
+        return None if x[0] > 0.5 else 0.5 - float(x[0])
+
+    result = make_strategy(name, budget=Budget(100)).run(half_invalid, X, UNIT, 1)
+    assert result.evaluations == 100 == len(result.history)
+    assert result.invalid == sum(h is None for h in result.history) > 0
+    assert result.best_inputs is not None and result.best_inputs["x"][0] <= 0.5
+    assert result.best_score == max(h for h in result.history if h is not None)
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_all_invalid_gives_no_witness(name):
+    result = make_strategy(name, budget=Budget(40)).run(lambda inputs: None, X, UNIT, 0)
+    assert result.best_inputs is None and result.invalid == result.evaluations == 40
+
+
+def test_infinite_and_nan_scores_are_violations():
+    result = RandomSearch(Budget(10)).run(lambda inputs: math.nan, X, UNIT, 0, stop_at=1.0)
+    assert result.best_score == math.inf and result.evaluations == 1
+
+
+def test_conform_rounds_and_clips():
+    spec = Spec("i", (4,), "int8")
+    out = conform([-300.0, 1.4, 1.6, 300.0], spec, InputRange(-5.5, 5.5))
+    assert out.dtype == np.int8 and out.tolist() == [-5, 1, 2, 5]
+    out = conform(0.3, Spec("x", (2,), "float32"), InputRange(0.0, 0.3))
+    assert out.dtype == np.float32 and np.all(out <= 0.3) and np.all(out > 0.2999)
+
+
+def test_make_strategy_rejects_unknown_names():
+    with pytest.raises(NumguardError, match="unknown search strategy 'genetic'"):
+        make_strategy("genetic")
+    assert make_strategy("evolve").name == "evolve"
+
+
+# -- budgets ---------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("500", Budget(500, None)),
+    ("60s", Budget(None, 60.0)),
+    ("2m", Budget(None, 120.0)),
+    ("1.5h", Budget(None, 5400.0)),
+    ("500,60s", Budget(500, 60.0)),
+    (" 60s , 500 ", Budget(500, 60.0)),
+    ("0.5s", Budget(None, 0.5)),
+])
+def test_parse_budget(text, expected):
+    assert parse_budget(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "0", "-5", "0s", "-1m", "abc", "10x", "1.5", "500,600", "60s,2m",
+                                  "1,2,3", "500,", "s", "infs", "nans"])
+def test_parse_budget_rejects(text):
+    with pytest.raises(RangeError) as err:
+        parse_budget(text)
+    assert "\n" not in str(err.value) and "budget" in str(err.value)
+
+
+def test_budget_needs_a_positive_limit():
+    for bad in [dict(), dict(evaluations=0), dict(seconds=-1.0), dict(evaluations=2.5)]:
+        with pytest.raises(RangeError):
+            Budget(**bad)
+
+
+def test_budget_exhausted():
+    now = time.perf_counter()
+    assert not Budget(3).exhausted(2, now) and Budget(3).exhausted(3, now)
+    assert Budget(seconds=1.0).exhausted(0, now - 2.0) and not Budget(seconds=1.0).exhausted(10**6, now)
+    both = Budget(100, 1.0)
+    assert both.exhausted(100, now) and both.exhausted(1, now - 5.0) and not both.exhausted(1, now)
+    assert str(both) == "100,1s" and both.part(0.2) == Budget(20, 0.2)

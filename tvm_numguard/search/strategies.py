@@ -1,0 +1,286 @@
+"""Input search strategies (DESIGN 5.2): random, boundary, evolve (the default).
+
+Each has ``name`` and ``run(evaluate, specs, ranges, seed, stop_at=None, budget=None)
+-> SearchResult``, like SampleSearch. ``evaluate(inputs)`` returns a score (> 1 is a
+violation) or None (invalid: the reference is not finite there). Every candidate
+lies in [low, high] of its input and has the input's dtype (integer inputs hold
+integers). Everything random comes from ``numpy.random.default_rng(seed)``, so the
+same seed gives the same history and witness (for an evaluation budget; a seconds
+budget cuts the same sequence at a time-dependent point).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..errors import NumguardError
+from .budget import DEFAULT_BUDGET, Budget
+from .ranges import InputRange
+from .sampling import Evaluate, SearchResult
+
+INVALID = -math.inf  # fitness of a candidate the reference cannot score
+
+
+# -- candidates -----------------------------------------------------------
+
+def conform(values, spec, r: InputRange) -> np.ndarray:
+    """``values`` as an array of the input's shape and dtype, inside [low, high]."""
+    values = np.broadcast_to(np.asarray(values, dtype=np.float64), spec.shape)
+    if spec.is_integer:
+        lo, hi = math.ceil(r.low), math.floor(r.high)
+        return np.clip(np.rint(values), lo, hi).astype(spec.dtype)
+    out = np.asarray(np.clip(values, r.low, r.high).astype(spec.dtype))
+    # rounding to a narrower float can step just outside the range: step back in
+    over, under = out > r.high, out < r.low
+    if over.any() or under.any():
+        out = out.copy()
+        out[over] = np.nextafter(out[over], out.dtype.type(-np.inf))
+        out[under] = np.nextafter(out[under], out.dtype.type(np.inf))
+    return out
+
+
+def special_values(spec, r: InputRange) -> list:
+    """Ends, middle, zero, +-1, tiny and huge magnitudes that lie in the range."""
+    lo, hi, width = r.low, r.high, r.high - r.low
+    wanted = [lo, hi, 0.0, 1.0, -1.0, 1e-6, -1e-6, 0.9 * hi, 0.9 * lo,
+              lo + 0.5 * width, lo + 0.01 * width, hi - 0.01 * width]
+    out = []
+    for v in wanted:
+        if lo <= v <= hi:
+            v = float(conform(v, _Scalar(spec), r))
+            if v not in out:
+                out.append(v)
+    return out
+
+
+class _Scalar:
+    """A spec of shape () with the dtype of ``spec``."""
+
+    def __init__(self, spec):
+        self.shape, self.dtype, self.is_integer = (), spec.dtype, spec.is_integer
+
+
+def uniform(spec, r: InputRange, gen: np.random.Generator) -> np.ndarray:
+    if spec.is_integer:
+        lo, hi = math.ceil(r.low), math.floor(r.high)
+        return gen.integers(lo, hi + 1, size=spec.shape).astype(spec.dtype)
+    return conform(gen.uniform(r.low, r.high, size=spec.shape), spec, r)
+
+
+def random_candidate(specs, ranges, gen) -> dict:
+    return {s.name: uniform(s, ranges[s.name], gen) for s in specs}
+
+
+def boundary_candidates(specs, ranges, gen, mixed: int = 8) -> list:
+    """All inputs at each special value; each input alone at each special (others at
+    their middle); then ``mixed`` candidates whose elements are drawn from the specials."""
+    specials = {s.name: special_values(s, ranges[s.name]) for s in specs}
+    middle = {s.name: conform((ranges[s.name].low + ranges[s.name].high) / 2, s, ranges[s.name]) for s in specs}
+    out, seen = [], set()
+
+    def add(cand):
+        key = tuple(a.tobytes() for a in cand.values())
+        if key not in seen:
+            seen.add(key)
+            out.append(cand)
+
+    for k in range(max(len(v) for v in specials.values())):
+        add({s.name: conform(specials[s.name][min(k, len(specials[s.name]) - 1)], s, ranges[s.name]) for s in specs})
+    if len(specs) > 1:
+        for s in specs:
+            for v in specials[s.name]:
+                add({**middle, s.name: conform(v, s, ranges[s.name])})
+    for _ in range(mixed):
+        add({s.name: conform(gen.choice(specials[s.name], size=s.shape), s, ranges[s.name]) for s in specs})
+    return out
+
+
+# -- bookkeeping ----------------------------------------------------------
+
+class _Run:
+    """Evaluates candidates, records history and best, knows when to stop."""
+
+    def __init__(self, name: str, evaluate: Evaluate, budget: Budget, stop_at: Optional[float]):
+        self.evaluate, self.budget, self.stop_at = evaluate, budget, stop_at
+        self.result = SearchResult(None, -1.0, 0, 0, [], name)
+        self.started = time.perf_counter()
+
+    def found(self) -> bool:
+        return self.stop_at is not None and self.result.best_score > self.stop_at
+
+    def done(self, budget: Optional[Budget] = None) -> bool:
+        return self.found() or (budget or self.budget).exhausted(self.result.evaluations, self.started)
+
+    def progress(self) -> float:
+        return self.budget.progress(self.result.evaluations, self.started)
+
+    def score(self, cand: dict) -> float:
+        """Fitness of ``cand``: its score, or INVALID."""
+        score = self.evaluate(cand)
+        if score is not None and math.isnan(score):
+            score = math.inf  # a comparison that itself broke down is not a clean result
+        res = self.result
+        res.evaluations += 1
+        res.history.append(score)
+        if score is None:
+            res.invalid += 1
+            return INVALID
+        if score > res.best_score or res.best_inputs is None:
+            res.best_score, res.best_inputs = score, cand
+        return score
+
+    def score_all(self, candidates, budget: Optional[Budget] = None) -> list:
+        """(fitness, candidate) for candidates in order, until done."""
+        scored = []
+        for cand in candidates:
+            if self.done(budget):
+                break
+            scored.append((self.score(cand), cand))
+        return scored
+
+
+class _Strategy:
+    name = "?"
+
+    def __init__(self, budget: Budget = DEFAULT_BUDGET):
+        self.budget = budget
+
+    def run(self, evaluate: Evaluate, specs: Sequence, ranges: Mapping[str, InputRange], seed: int,
+            stop_at: Optional[float] = None, budget: Optional[Budget] = None) -> SearchResult:
+        run = _Run(self.name, evaluate, budget or self.budget, stop_at)
+        self.search(run, list(specs), ranges, np.random.default_rng(seed))
+        return run.result
+
+    def search(self, run: _Run, specs, ranges, gen) -> None:
+        raise NotImplementedError
+
+
+def _random_until(run: _Run, specs, ranges, gen, budget: Optional[Budget] = None) -> list:
+    scored = []
+    while not run.done(budget):
+        cand = random_candidate(specs, ranges, gen)
+        scored.append((run.score(cand), cand))
+    return scored
+
+
+class RandomSearch(_Strategy):
+    """Seeded uniform samples in the range until the budget is spent."""
+
+    name = "random"
+
+    def search(self, run, specs, ranges, gen):
+        _random_until(run, specs, ranges, gen)
+
+
+class BoundarySearch(_Strategy):
+    """Special values (ends, zero, +-1, tiny, huge), per input and mixed; then random."""
+
+    name = "boundary"
+
+    def search(self, run, specs, ranges, gen):
+        run.score_all(boundary_candidates(specs, ranges, gen))
+        _random_until(run, specs, ranges, gen)
+
+
+class EvolveSearch(_Strategy):
+    """Boundary + random seeding, then a (mu+lambda) evolutionary search over all inputs.
+
+    Children come from tournament-selected parents by per-element crossover and
+    mutation: gaussian noise (scale relative to the range width, decaying over the
+    budget) on all or some elements, or a contiguous block set to a special value or
+    shifted. Parents and children compete for the next generation (elitism).
+    """
+
+    name = "evolve"
+
+    def __init__(self, budget: Budget = DEFAULT_BUDGET, seeding: float = 0.2, mu: int = 4, lam: int = 8,
+                 sigma_start: float = 0.1, sigma_end: float = 0.001, tournament: int = 3):
+        super().__init__(budget)
+        self.seeding, self.mu, self.lam = seeding, mu, lam
+        self.sigma_start, self.sigma_end, self.tournament = sigma_start, sigma_end, tournament
+
+    def search(self, run, specs, ranges, gen):
+        seed_budget = run.budget.part(self.seeding)
+        pool = run.score_all(boundary_candidates(specs, ranges, gen), run.budget.part(self.seeding / 2))
+        pool += _random_until(run, specs, ranges, gen, seed_budget)
+        self.specials = {s.name: special_values(s, ranges[s.name]) for s in specs}
+        population = _best(pool, self.mu)
+        while not run.done():
+            if not population or population[0][0] == INVALID:
+                population = _best(population + _random_until(run, specs, ranges, gen, _one_more(run)), self.mu)
+                continue
+            children = [self.child(population, specs, ranges, gen, run.progress()) for _ in range(self.lam)]
+            population = _best(population + run.score_all(children), self.mu)
+
+    def child(self, population, specs, ranges, gen, progress: float) -> dict:
+        first = self.select(population, gen)
+        cand = dict(first)
+        if len(population) > 1 and gen.random() < 0.3:
+            other = self.select(population, gen)
+            cand = {s.name: np.where(gen.random(s.shape) < 0.5, first[s.name], other[s.name]) for s in specs}
+        sigma = self.sigma_start * (self.sigma_end / self.sigma_start) ** progress
+        for s in self.mutated(specs, gen):
+            cand[s.name] = self.mutate(cand[s.name], s, ranges[s.name], sigma, gen)
+        return cand
+
+    def select(self, population, gen) -> dict:
+        picks = gen.integers(0, len(population), size=min(self.tournament, len(population)))
+        return population[int(picks.min())][1]  # population is sorted best first
+
+    def mutated(self, specs, gen) -> list:
+        """Which inputs to mutate: each with probability 1/n, at least one."""
+        chosen = [s for s in specs if gen.random() < 1.0 / len(specs)]
+        return chosen or [specs[int(gen.integers(len(specs)))]]
+
+    def step(self, sigma: float, gen) -> float:
+        """A relative mutation scale: log-uniform from sigma_end/10 up to 3 * sigma."""
+        low, high = math.log(self.sigma_end / 10), math.log(3 * sigma)
+        return math.exp(gen.uniform(low, high))
+
+    def mutate(self, x, spec, r: InputRange, sigma: float, gen) -> np.ndarray:
+        width = r.high - r.low
+        flat = np.asarray(x, dtype=np.float64).reshape(-1).copy()
+        n = flat.size
+        if n == 0:
+            return x
+        kind = gen.random()
+        if kind < 0.6:  # gaussian, on all elements or a random subset, at a random scale
+            scale = self.step(sigma, gen) * width
+            if spec.is_integer:
+                scale = max(scale, 0.5)
+            mask = gen.random(n) < float(gen.choice([1.0, 0.1, 1.0 / n]))
+            if not mask.any():
+                mask[int(gen.integers(n))] = True
+            flat[mask] += gen.normal(0.0, scale, size=int(mask.sum()))
+        else:  # a contiguous block: set to one special value, or shifted
+            size = int(gen.integers(1, max(1, n // 4) + 1))
+            start = int(gen.integers(0, n - size + 1))
+            block = slice(start, start + size)
+            if kind < 0.85:
+                flat[block] = float(gen.choice(self.specials[spec.name]))
+            else:
+                flat[block] += gen.normal(0.0, max(sigma * width, 0.5 if spec.is_integer else 0.0))
+        return conform(flat.reshape(spec.shape), spec, r)
+
+
+def _best(scored: list, k: int) -> list:
+    """The ``k`` best (fitness, candidate) pairs, best first; ties keep order (stable)."""
+    return sorted(scored, key=lambda fc: -fc[0])[:k]
+
+
+def _one_more(run: _Run) -> Budget:
+    return Budget(run.result.evaluations + 1, run.budget.seconds)
+
+
+STRATEGIES = {"random": RandomSearch, "boundary": BoundarySearch, "evolve": EvolveSearch}
+
+
+def make_strategy(name: str, **kw):
+    """``make_strategy("evolve", budget=parse_budget("500,60s"))``."""
+    if name not in STRATEGIES:
+        raise NumguardError(f"unknown search strategy '{name}'; choose one of {', '.join(STRATEGIES)}")
+    return STRATEGIES[name](**kw)
