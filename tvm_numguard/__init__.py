@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from .api import Options, bisect, list_passes  # noqa: E402
+from .api import Options, bisect, list_passes, search  # noqa: E402
 from .errors import NumguardError  # noqa: E402
 from .model import InputSpec, Model, load_model  # noqa: E402
 from .pipeline import CompileConfig  # noqa: E402
@@ -17,5 +17,6 @@ __all__ = [
     "Report",
     "bisect",
     "list_passes",
+    "search",
     "load_model",
 ]

@@ -20,7 +20,9 @@ from .model import Model, load_model
 from .pipeline import CompileConfig
 from .report import Report, environment
 from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges
-from .shadow import Tolerance
+from .ops import check_domains
+from .shadow import Tolerance, summarize_error
+from .shadow.oracle import Oracle, classify, has_real_violation
 from .shadow.session import ShadowSession
 
 Progress = Optional[Callable[[str], None]]
@@ -39,6 +41,8 @@ class Options:
     budget: str = "200,60s"  # evaluations and/or seconds, as --budget takes it
     seed: int = 0
     strategy: str = "bisect"
+    oracle: bool = True  # excuse differences that are not worse against float64
+    oracle_k: float = 2.0
 
     @property
     def tolerance(self) -> Tolerance:
@@ -78,40 +82,124 @@ def bisect(
     progress = progress or (lambda message: None)
     model = _as_model(model)
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    search = FixedInputs(inputs) if inputs is not None else make_strategy(options.search,
-                                                                           budget=parse_budget(options.budget))
     if inputs is not None:
-        inputs = _check_given_inputs(model, inputs)
+        strategy = FixedInputs(_check_given_inputs(model, inputs))
+    else:
+        strategy = make_strategy(options.search, budget=parse_budget(options.budget))
     session = ShadowSession(model, config, options.tolerance, progress, on_build)
     session.prepare()
-
-    progress(f"searching the range for inputs where the builds differ ({search.name}, budget {options.budget})")
-    found = search.run(session.evaluate, model.inputs, ranges, options.seed, stop_at=None)
-    if found.best_inputs is None:
-        span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
-        raise InvalidReferenceError(
-            f"the reference build gives NaN/Inf on every one of {found.evaluations} searched inputs in {span}: "
-            "the input range is wrong, not the compiler"
-        )
-    witness = found.best_inputs
-    comparison = session.compare(session.optimized, witness)
-    data = _base_report(model, config, options, ranges, session, "bisect")
-    data["search"] = {**found.to_json(), "budget": options.budget if inputs is None else None}
-    data["metrics"] = comparison.to_json()
-    data["witness"] = {"path": None, "inputs": _input_stats(witness)}
-    data["verdict"] = "violation" if comparison.violated else "clean"
-    if comparison.violated:
-        progress(f"violation (score {comparison.score:.3g}); bisecting {len(session.optional)} optional events")
+    progress(f"searching the range for inputs where the builds differ ({strategy.name}, budget {options.budget})")
+    found = strategy.run(session.evaluate, model.inputs, ranges, options.seed, stop_at=None)
+    data, witness = _judge_witness("bisect", session, options, ranges, found, progress)
+    data["search"]["budget"] = options.budget if inputs is None else None
+    data["bisection"] = None
+    if data["verdict"] == "violation":
+        progress(f"violation (score {found.best_score:.3g}); bisecting {len(session.optional)} optional events")
         result = bisect_session(session, witness, options.strategy, progress)
         data["bisection"] = _bisection_json(result, session)
-    else:
-        data["bisection"] = None
+    return _finish(data, session, witness, started)
+
+
+def search(
+    model,
+    config: CompileConfig = CompileConfig(),
+    options: Options = Options(),
+    strategies: Sequence[str] = ("random", "boundary", "evolve"),
+    progress: Progress = None,
+    on_build: Optional[Callable] = None,
+) -> Report:
+    """Search the range with each strategy (same budget, same seed) for the
+    inputs where the optimized build is worst; no bisection."""
+    started = time.perf_counter()
+    progress = progress or (lambda message: None)
+    model = _as_model(model)
+    ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
+    budget = parse_budget(options.budget)
+    searches = [make_strategy(name, budget=budget) for name in strategies]
+    session = ShadowSession(model, config, options.tolerance, progress, on_build)
+    session.prepare()
+    results = []
+    for strategy in searches:
+        progress(f"searching with {strategy.name} (budget {options.budget})")
+        results.append(strategy.run(session.evaluate, model.inputs, ranges, options.seed, stop_at=None))
+    best = max(results, key=lambda r: r.best_score)
+    data, witness = _judge_witness("search", session, options, ranges, best, progress)
+    data["search"]["strategies"] = [{**r.to_json(), "history": r.history} for r in results]
+    data["bisection"] = None
+    return _finish(data, session, witness, started)
+
+
+def _judge_witness(command, session: ShadowSession, options: Options, ranges, found, progress) -> tuple:
+    """The report's common part: the witness, its metrics and the oracle's verdict."""
+    invalid = _invalid_causes(session)
+    _require_valid_witness(found, ranges, invalid)
+    witness = found.best_inputs
+    comparison = session.compare(session.optimized, witness)
+    data = _base_report(session.model, session.config, options, ranges, session, command)
+    data["search"] = {**found.to_json(), "budget": options.budget, "invalid_causes": invalid}
+    data["metrics"] = comparison.to_json()
+    data["witness"] = {"path": None, "inputs": _input_stats(witness)}
+    data["oracle"] = None
+    data["verdict"] = "violation" if comparison.violated else "clean"
+    if comparison.violated and options.oracle:
+        data["oracle"] = judge_with_oracle(session, witness, options, progress)
+        if data["oracle"]["available"] and not data["oracle"]["real_violation"]:
+            data["verdict"] = "benign"
+    return data, witness
+
+
+def _finish(data: dict, session: ShadowSession, witness, started: float) -> Report:
     data["builds"] = session.timing()
     data["timings"] = {
         "total_s": round(time.perf_counter() - started, 3),
         "optimized_build_s": round(session.optimized.seconds, 3),
     }
-    return Report(data, witness=witness if comparison.violated else None)
+    return Report(data, witness=witness if data["verdict"] == "violation" else None)
+
+
+def judge_with_oracle(session: ShadowSession, witness, options: Options, progress) -> dict:
+    """Compare both builds with a float64 build of the model on the witness:
+    a difference where the optimized build is not worse than the reference
+    (err_opt <= k * err_ref + atol/10) is benign."""
+    progress("building the float64 oracle")
+    try:
+        oracle = Oracle(session.model.mod, session.model.input_names(), target=session.config.target)
+        exact = oracle.run(witness)
+    except Exception as err:  # an oracle is a help, not a requirement
+        return {"available": False, "reason": summarize_error(err), "real_violation": True, "kept_float32": [],
+                "k": options.oracle_k, "outputs": []}
+    verdicts = classify(session.reference_outputs(witness), session.run(session.optimized, witness), exact,
+                        options.tolerance, options.oracle_k)
+    return {"available": True, "reason": None, "real_violation": has_real_violation(verdicts),
+            "kept_float32": list(oracle.kept), "k": options.oracle_k, "outputs": [v.to_json() for v in verdicts]}
+
+
+def _invalid_causes(session: ShadowSession) -> list:
+    """Which vulnerable operators left their domain on the invalid candidates."""
+    causes = []
+    for sample in session.invalid_samples:
+        try:
+            calls = check_domains(session.model.mod, sample, target=session.config.target)
+        except Exception:  # explaining is best effort; the count is reported anyway
+            continue
+        for call in calls:
+            entry = call.to_json()
+            if not any(c["op"] == entry["op"] and c["binding"] == entry["binding"] for c in causes):
+                causes.append(entry)
+    return causes
+
+
+def _require_valid_witness(found, ranges, invalid) -> None:
+    if found.best_inputs is not None:
+        return
+    span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
+    why = ""
+    if invalid:
+        why = " (" + "; ".join(f"{c['op']} at {c['binding']}: needs {c['domain']}" for c in invalid[:3]) + ")"
+    raise InvalidReferenceError(
+        f"the reference build gives NaN/Inf on every one of {found.evaluations} searched inputs in {span}{why}: "
+        "the input range is wrong, not the compiler"
+    )
 
 
 def _as_model(model) -> Model:
@@ -152,6 +240,8 @@ def _base_report(model, config, options, ranges, session, command) -> dict:
             "budget": options.budget,
             "seed": options.seed,
             "strategy": options.strategy,
+            "oracle": options.oracle,
+            "oracle_k": options.oracle_k,
             "ranges": {name: r.to_json() for name, r in ranges.items()},
         },
         "events": event_table(session),
@@ -175,6 +265,8 @@ def replay_command(model, config, options, ranges) -> str:
     words += ["--search", options.search, "--budget", options.budget, "--seed", str(options.seed)]
     if options.strategy != "bisect":
         words += ["--strategy", options.strategy]
+    if not options.oracle:
+        words += ["--no-oracle"]
     return " ".join(shlex.quote(w) for w in words)
 
 

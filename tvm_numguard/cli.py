@@ -86,11 +86,11 @@ def check_options(f):
     @click.option("--range", "range_specs", multiple=True, metavar="NAME=LO:HI", help="Bounds for one input.")
     @click.option("--rtol", type=float, help="Relative tolerance (default by dtype: 1e-5 for float32).")
     @click.option("--atol", type=float, help="Absolute tolerance (default by dtype: 1e-6 for float32).")
-    @click.option("--search", "search", type=click.Choice(["evolve", "boundary", "random"]), default="evolve",
-                  show_default=True, help="How to search the range for inputs where the builds differ.")
     @click.option("--budget", default="200,60s", show_default=True,
                   help="Search budget: evaluations (200), seconds (60s, 2m) or both (200,60s).")
     @click.option("--seed", default=0, show_default=True, type=int)
+    @click.option("--no-oracle", "no_oracle", is_flag=True,
+                  help="Do not excuse differences that a float64 build shows are not worse than the reference's.")
     @click.option("--inputs", "inputs_path", type=click.Path(), help="Use these inputs (.npz, e.g. a saved witness) instead of sampling.")
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -131,33 +131,84 @@ def cli():
 @model_options
 @pipeline_options
 @check_options
+@click.option("--search", "search", type=click.Choice(["evolve", "boundary", "random"]), default="evolve",
+              show_default=True, help="How to search the range for inputs where the builds differ.")
 @click.option("--strategy", type=click.Choice(["bisect", "linear"]), default="bisect", show_default=True,
               help="bisect: log2(events) builds; linear: one build per event (TracNe style).")
 @click.option("--save-inputs", "save_inputs", type=click.Path(), help="Where to save the witness (.npz).")
 @output_options
-def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, range_specs, rtol, atol, search,
-           budget, seed, inputs_path, strategy, save_inputs, json_path, verbose):
+def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, range_specs, rtol, atol, budget,
+           seed, no_oracle, inputs_path, search, strategy, save_inputs, json_path, verbose):
     """Find the pass that makes MODEL's optimized build differ from its reference build."""
     console = Console(verbose)
-    for path in (json_path, save_inputs):
+    _check_paths(json_path, save_inputs)
+    options = _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle, search=search, strategy=strategy)
+    config = _config(pipeline, tir_pipeline, target, opt_level)
+    loaded = _load(model, shapes)
+    given = read_witness(inputs_path) if inputs_path else None
+    report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build)
+    return _deliver(report, json_path, save_inputs)
+
+
+@cli.command("search")
+@model_options
+@pipeline_options
+@check_options
+@click.option("--search", "strategies", default="random,boundary,evolve", show_default=True,
+              help="Comma-separated strategies, each run with the same budget and seed.")
+@click.option("--save-inputs", "save_inputs", type=click.Path(), help="Where to save the witness (.npz).")
+@click.option("--plot", "plot_path", type=click.Path(), help="Write the best score over evaluations as a PNG.")
+@output_options
+def search_command(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, range_specs, rtol, atol,
+                   budget, seed, no_oracle, inputs_path, strategies, save_inputs, plot_path, json_path, verbose):
+    """Search the range for the inputs where MODEL's optimized build is worst."""
+    from .report.plot import write_search_plot
+    from .search import STRATEGIES
+
+    console = Console(verbose)
+    _check_paths(json_path, save_inputs, plot_path)
+    if inputs_path:
+        _fail("--inputs is for bisect; search makes its own inputs")
+    names = [n.strip() for n in strategies.split(",") if n.strip()]
+    unknown = [n for n in names if n not in STRATEGIES]
+    if not names or unknown:
+        _fail(f"--search takes a comma-separated list of {', '.join(STRATEGIES)}; got '{strategies}'")
+    options = _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle)
+    config = _config(pipeline, tir_pipeline, target, opt_level)
+    loaded = _load(model, shapes)
+    report = api.search(loaded, config, options, names, progress=console.progress, on_build=console.on_build)
+    if plot_path:
+        write_search_plot(report.data, plot_path)
+    code = _deliver(report, json_path, save_inputs)
+    click.echo("  strategies " + "; ".join(
+        f"{r['strategy']}: best score {r['best_score']:.3g} in {r['evaluations']} evaluations ({r['invalid']} invalid)"
+        if not isinstance(r["best_score"], str) else f"{r['strategy']}: best score {r['best_score']}"
+        for r in report.data["search"]["strategies"]))
+    return code
+
+
+def _check_paths(*paths) -> None:
+    for path in paths:
         if path:
             check_writable(path)
+
+
+def _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle, **extra) -> api.Options:
     ranges = {}
     for spec in range_specs:
         name, lo, hi = parse_range_spec(spec)
         ranges[name] = (lo, hi)
     if not ranges and (low is None or high is None):
         _fail("give the input range: --low and --high, or --range NAME=LO:HI for each input")
-    config = _config(pipeline, tir_pipeline, target, opt_level)
-    loaded = _load(model, shapes)
-    given = read_witness(inputs_path) if inputs_path else None
     parse_budget(budget)  # a bad budget fails before any build
-    options = api.Options(low=low, high=high, ranges=ranges, rtol=rtol, atol=atol, search=search, budget=budget,
-                          seed=seed, strategy=strategy)
-    report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build)
+    return api.Options(low=low, high=high, ranges=ranges, rtol=rtol, atol=atol, budget=budget, seed=seed,
+                       oracle=not no_oracle, **extra)
+
+
+def _deliver(report, json_path, save_inputs) -> int:
+    """Keep the witness of every violation, write the report, show the summary."""
     if report.violation:
-        witness_path = save_inputs or _default_witness_path(json_path)
-        report.save_witness(witness_path)
+        report.save_witness(save_inputs or _default_witness_path(json_path))
     if json_path:
         report.write_json(json_path)
     click.echo(report.summary())

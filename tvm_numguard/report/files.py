@@ -29,6 +29,7 @@ def write_atomic(path: str, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".numguard-", dir=directory)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -42,6 +43,12 @@ def write_atomic(path: str, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_witness(path: str, inputs: Mapping[str, np.ndarray]) -> None:

@@ -25,7 +25,9 @@ def _score(value) -> str:
 def render_summary(data: dict) -> str:
     cfg = data["configuration"]
     model = data["model"]
-    lines = [f"numguard {data['command']}: {'VIOLATION' if data['verdict'] == 'violation' else 'clean'}"]
+    verdict = {"violation": "VIOLATION", "clean": "clean",
+               "benign": "benign (differences, but the optimized build is not worse against float64)"}
+    lines = [f"numguard {data['command']}: {verdict[data['verdict']]}"]
     inputs = ", ".join(
         f"{i['name']}{i['shape']} {i['dtype']} in [{_num(cfg['ranges'][i['name']]['low'])}, "
         f"{_num(cfg['ranges'][i['name']]['high'])}]"
@@ -40,6 +42,9 @@ def render_summary(data: dict) -> str:
         f"  inputs    {search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite); "
         f"worst {_score(search['best_score'])}{where}"
     )
+    for cause in search.get("invalid_causes", []):
+        lines.append(f"            invalid: {cause['op']} at {cause['binding']} got {cause['invalid']}/{cause['total']} "
+                     f"elements outside {cause['domain']}")
     for m in data["metrics"]:
         lines.append(
             f"  output {m['index']}  max abs {_num(m['max_abs'])}  max rel {_num(m['max_rel'])}  "
@@ -54,6 +59,7 @@ def render_summary(data: dict) -> str:
             lines.append(f"            non-finite in the optimized build: {m['nan_opt']} NaN, {m['inf_opt']} Inf")
         if m["finding"]:
             lines.append(f"            {m['finding']}")
+    lines += _oracle_lines(data.get("oracle"))
     bis = data.get("bisection")
     if bis:
         lines += _bisection_lines(bis)
@@ -89,4 +95,19 @@ def _bisection_lines(bis: dict) -> list:
     log2 = math.log2(n) if n > 1 else 0
     lines.append(f"  bisection {bis['builds']} builds ({bis['strategy']}) over {n} optional events "
                  f"(log2 {log2:.1f}), {bis['changed_events']} of which changed the module")
+    return lines
+
+
+def _oracle_lines(oracle) -> list:
+    if not oracle:
+        return []
+    if not oracle["available"]:
+        return [f"  oracle    unavailable ({oracle['reason']}); every violation counts"]
+    lines = []
+    for v in oracle["outputs"]:
+        lines.append(f"  oracle    output {v['index']}: error against float64 {_num(v['max_err_opt'])} optimized, "
+                     f"{_num(v['max_err_ref'])} reference; {v['benign']} of {v['violations']} violating elements "
+                     f"benign (not worse than {_num(oracle['k'])}x the reference's)")
+    if oracle["kept_float32"]:
+        lines.append(f"            float32 in the oracle: {', '.join(oracle['kept_float32'])}")
     return lines

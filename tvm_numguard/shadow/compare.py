@@ -118,6 +118,30 @@ def compare_outputs(ref: Sequence[np.ndarray], opt: Sequence[np.ndarray], tol: T
     return Comparison([compare_output(i, r, o, tol, top_k) for i, (r, o) in enumerate(zip(ref, opt))])
 
 
+def differences(ref: np.ndarray, opt: np.ndarray) -> tuple:
+    """(ref, opt, |opt - ref|) in float64, with the non-finite rules applied:
+    identical non-finite values are no difference; a non-finite value in the
+    optimized build where the reference is finite is an infinite one."""
+    r = np.asarray(ref).astype(np.float64)
+    o = np.asarray(opt).astype(np.float64)
+    r_fin, o_fin = np.isfinite(r), np.isfinite(o)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(o - r)
+        same_nonfinite = (~r_fin) & ((np.isnan(r) & np.isnan(o)) | (r == o))
+        diff = np.where(same_nonfinite, 0.0, diff)
+        diff = np.where(r_fin & ~o_fin, np.inf, diff)
+        diff = np.where(np.isnan(diff), np.inf, diff)
+    return r, o, diff
+
+
+def element_scores(r: np.ndarray, diff: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """``diff / max(atol, rtol*|ref|)``: above 1 exactly where an element violates."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        bound = np.maximum(atol, rtol * np.abs(r))
+        score = np.where(bound > 0, diff / np.where(bound > 0, bound, 1.0), np.where(diff > 0, np.inf, 0.0))
+    return np.where(np.isnan(score), np.inf, score)
+
+
 def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance, top_k: int = 5) -> OutputMetrics:
     ref, opt = np.asarray(ref), np.asarray(opt)
     rtol, atol = tol.for_dtype(ref.dtype)
@@ -127,19 +151,9 @@ def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance,
     if ref.shape != opt.shape:
         finding = f"shape changed: {list(ref.shape)} -> {list(opt.shape)}"
         return _shape_mismatch(index, ref, opt, rtol, atol, finding)
-    r = ref.astype(np.float64)
-    o = opt.astype(np.float64)
-    r_fin = np.isfinite(r)
-    o_fin = np.isfinite(o)
+    r, o, diff = differences(ref, opt)
+    score = element_scores(r, diff, rtol, atol)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        diff = np.abs(o - r)
-        # identical non-finite values (both NaN, same Inf) are no difference
-        same_nonfinite = (~r_fin) & ((np.isnan(r) & np.isnan(o)) | (r == o))
-        diff = np.where(same_nonfinite, 0.0, diff)
-        diff = np.where(r_fin & ~o_fin, np.inf, diff)
-        bound = np.maximum(atol, rtol * np.abs(r))
-        score = np.where(bound > 0, diff / np.where(bound > 0, bound, 1.0), np.where(diff > 0, np.inf, 0.0))
-        score = np.where(np.isnan(score), np.inf, score)
         rel = np.where(np.abs(r) > 0, diff / np.abs(r), np.where(diff > 0, np.inf, 0.0))
     flat_score = score.ravel()
     violations = int(np.count_nonzero(flat_score > 1.0))

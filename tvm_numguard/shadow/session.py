@@ -46,7 +46,8 @@ class ShadowSession:
         self.reference: Optional[Build] = None
         self.events: list = []
         self.optional: list = []
-        self._ref_outputs: dict = {}
+        self._ref_outputs: list = []
+        self.invalid_samples: list = []  # a few inputs on which the reference is not finite
 
     # -- builds ---------------------------------------------------------
     def build(self, skip: frozenset, record: bool = False) -> Build:
@@ -89,16 +90,17 @@ class ShadowSession:
             raise RunFailure(summarize_error(err)) from None
 
     def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
-        key = id(inputs)
-        cached = self._ref_outputs.get(key)
-        if cached is None or cached[0] is not inputs:
-            try:
-                outputs = self.run(self.reference, inputs)
-            except RunFailure as err:
-                raise BuildError(f"the reference build fails to run: {err}") from None
-            cached = (inputs, outputs)
-            self._ref_outputs[key] = cached
-        return cached[1]
+        """The reference's outputs; the last few input sets are remembered
+        (a bisection asks for the witness's many times)."""
+        for seen, outputs in self._ref_outputs:
+            if seen is inputs:
+                return outputs
+        try:
+            outputs = self.run(self.reference, inputs)
+        except RunFailure as err:
+            raise BuildError(f"the reference build fails to run: {err}") from None
+        self._ref_outputs = [(inputs, outputs)] + self._ref_outputs[:3]
+        return outputs
 
     def compare(self, build: Build, inputs: Mapping[str, np.ndarray]) -> Comparison:
         """Compare ``build`` with the reference on ``inputs``."""
@@ -107,6 +109,8 @@ class ShadowSession:
     def evaluate(self, inputs: Mapping[str, np.ndarray]) -> Optional[float]:
         """Score of the optimized build on ``inputs``; None when the reference is not finite."""
         if not is_finite_outputs(self.reference_outputs(inputs)):
+            if len(self.invalid_samples) < 2:
+                self.invalid_samples.append(inputs)
             return None
         try:
             return self.compare(self.optimized, inputs).score

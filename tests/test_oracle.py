@@ -1,0 +1,238 @@
+"""The float64 oracle: to_float64 on real models, and the benign rule."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+from tvm_numguard.model import load_model
+from tvm_numguard.pipeline import CompileConfig
+from tvm_numguard.shadow.build import compile_model, run_build
+from tvm_numguard.shadow.compare import Tolerance
+from tvm_numguard.shadow.oracle import classify, has_real_violation, oracle_inputs, to_float64
+from tvm_numguard.testing import tiny_cnn_onnx
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+ZERO = CompileConfig(pipeline="zero")
+
+
+def _run(mod, names, inputs):
+    build = compile_model(mod, ZERO)
+    assert build.ok, build.error
+    return run_build(build, names, inputs)
+
+
+def _check_oracle(model, inputs):
+    """float64 build: dtype float64, close to the float32 reference within float32 error."""
+    mod64, kept = to_float64(model.mod)
+    assert kept == []
+    for param in mod64["main"].params:
+        assert str(param.ty.dtype) == "float64"
+    ref = _run(model.mod, model.input_names(), inputs)
+    out = _run(mod64, model.input_names(), oracle_inputs(inputs))
+    for r, o in zip(ref, out):
+        assert r.dtype == np.float32 and o.dtype == np.float64
+        np.testing.assert_allclose(r, o, rtol=1e-5, atol=1e-6)
+    return out
+
+
+def _onnx_log_sqrt_div_exp(path):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [
+        helper.make_node("Log", ["x"], ["l"]),
+        helper.make_node("Sqrt", ["x"], ["s"]),
+        helper.make_node("Add", ["x", "one"], ["x1"]),
+        helper.make_node("Div", ["s", "x1"], ["d"]),
+        helper.make_node("Exp", ["d"], ["e"]),
+        helper.make_node("Add", ["e", "l"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "lsde",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        initializer=[numpy_helper.from_array(np.array(1.0, np.float32), "one")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def test_mlp_float64_matches_numpy():
+    import onnx
+    from onnx import numpy_helper
+
+    model = load_model(MLP)
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 32)).astype(np.float32)
+    (out,) = _check_oracle(model, {"x": x})
+    w = {i.name: numpy_helper.to_array(i).astype(np.float64) for i in onnx.load(MLP).graph.initializer}
+    logits = np.tanh(x.astype(np.float64) @ w["W1"]) @ w["W2"]
+    expected = np.exp(logits - logits.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_cnn_float64(tmp_path):
+    model = load_model(tiny_cnn_onnx(tmp_path / "cnn.onnx"))
+    x = np.random.default_rng(1).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
+    _check_oracle(model, {"x": x})
+
+
+def test_log_sqrt_div_exp_float64_matches_numpy(tmp_path):
+    model = load_model(_onnx_log_sqrt_div_exp(str(tmp_path / "lsde.onnx")))
+    x = np.random.default_rng(2).uniform(0.1, 3.0, (4, 8)).astype(np.float32)
+    (out,) = _check_oracle(model, {"x": x})
+    xd = x.astype(np.float64)
+    np.testing.assert_allclose(out, np.exp(np.sqrt(xd) / (xd + 1.0)) + np.log(xd), rtol=1e-13)
+
+
+def _single_op_module(fn, shape=(2, 4, 3, 3)):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(shape, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit_output(fn(x))
+        bb.emit_func_output(y)
+    return bb.get()
+
+
+def _vm_run(mod, x):
+    vm = relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
+    return vm["main"](tvm.runtime.tensor(x)).numpy()
+
+
+def test_kept_op_stays_float32():
+    """An op named in keep runs float32 between casts; the rest is float64."""
+    model = load_model(MLP)
+    mod64, kept = to_float64(model.mod, keep=["relax.tanh"])
+    assert kept == ["relax.tanh"]
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 32)).astype(np.float32)
+    out = _run(mod64, ["x"], {"x": x.astype(np.float64)})[0]
+    ref = _run(model.mod, ["x"], {"x": x})[0]
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "group_norm", "instance_norm"])
+def test_norms_without_float64_kernel_are_decomposed(norm):
+    """layer/group/instance norm legalize only for float32/16: the oracle decomposes them."""
+    rng = np.random.default_rng(4)
+    op = relax.op.nn
+    c = lambda n: relax.const(rng.normal(size=n).astype(np.float32))  # noqa: E731
+    fn = {
+        "layer_norm": lambda x: op.layer_norm(x, c((3, 3)), c((3, 3)), axes=[-2, -1]),
+        "group_norm": lambda x: op.group_norm(x, c(4), c(4), num_groups=2, channel_axis=1, axes=[2, 3]),
+        "instance_norm": lambda x: op.instance_norm(x, c(4), c(4), channel_axis=1, axes=[2, 3]),
+    }[norm]
+    mod = _single_op_module(fn)
+    mod64, kept = to_float64(mod)
+    assert kept == []
+    x = rng.normal(size=(2, 4, 3, 3)).astype(np.float32)
+    out = _vm_run(mod64, x.astype(np.float64))
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, _vm_run(mod, x), rtol=1e-5, atol=1e-5)
+
+
+# -- the benign rule ---------------------------------------------------------
+def _sums():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.0, 1.0, (16, 10000)).astype(np.float32)
+    sequential = np.array([np.cumsum(row, dtype=np.float32)[-1] for row in x], dtype=np.float32)
+    pairwise = x.sum(axis=1, dtype=np.float32)  # numpy sums float32 pairwise
+    exact = np.array([math.fsum(row.astype(np.float64)) for row in x])
+    return sequential, pairwise, exact
+
+
+TIGHT = Tolerance(rtol=1e-7, atol=1e-6)  # tight enough that the two float32 sums differ
+
+
+def test_reassociated_sum_is_benign():
+    ref32, opt32, oracle = _sums()
+    (verdict,) = classify(ref32, opt32, oracle, TIGHT)
+    assert verdict.violations > 0
+    assert verdict.benign == verdict.violations and verdict.real == 0
+    assert not verdict.real_violation and verdict.all_benign
+    assert verdict.max_err_opt < verdict.max_err_ref
+
+
+def test_float16_rounding_is_a_real_violation():
+    ref32, _, oracle = _sums()
+    opt32 = ref32.astype(np.float16).astype(np.float32)
+    verdicts = classify([ref32], [opt32], [oracle], Tolerance())
+    assert verdicts[0].violations > 0 and verdicts[0].real > 0
+    assert has_real_violation(verdicts)
+
+
+def test_planted_float16_rounding_on_elementwise_output():
+    x = np.random.default_rng(5).uniform(-3, 3, 1000)
+    oracle = np.tanh(x)
+    ref32 = np.tanh(x.astype(np.float32))
+    opt32 = ref32.astype(np.float16).astype(np.float32)
+    (verdict,) = classify(ref32, opt32, oracle)
+    assert verdict.real > 0 and verdict.real == verdict.violations - verdict.benign
+
+
+def test_nan_in_optimized_is_never_benign():
+    ref = np.array([1.0, 2.0], np.float32)
+    opt = np.array([np.nan, 2.0], np.float32)
+    (verdict,) = classify(ref, opt, ref.astype(np.float64))
+    assert verdict.violations == 1 and verdict.real == 1
+    assert verdict.to_json()["real_violation"] is True
+
+
+def test_identical_builds_have_no_violation():
+    ref32, _, oracle = _sums()
+    (verdict,) = classify(ref32, ref32.copy(), oracle)
+    assert verdict.violations == 0 and verdict.real == 0 and not verdict.all_benign
+
+
+def test_op_without_float64_kernel_stays_float32(monkeypatch):
+    """Without its decomposition layer_norm fails in float64: found by probing, kept float32."""
+    from tvm_numguard.shadow import oracle
+
+    monkeypatch.delitem(oracle._DECOMPOSE, "relax.nn.layer_norm")
+    rng = np.random.default_rng(6)
+    c = relax.const(rng.normal(size=(3,)).astype(np.float32))
+    mod = _single_op_module(lambda x: relax.op.tanh(relax.op.nn.layer_norm(x, c, c, axes=[-1])))
+    mod64, kept = to_float64(mod)
+    assert kept == ["relax.nn.layer_norm"]
+    x = rng.normal(size=(2, 4, 3, 3)).astype(np.float32)
+    out = _vm_run(mod64, x.astype(np.float64))
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, _vm_run(mod, x), rtol=1e-5, atol=1e-6)
+
+
+def test_legalized_module_keeps_call_tir_float32():
+    """A module already lowered to call_tir: the kernels stay float32, the rest float64."""
+    model = load_model(MLP)
+    legal = relax.transform.LegalizeOps()(model.mod)
+    mod64, kept = to_float64(legal)
+    assert kept == ["relax.call_tir"]
+    x = np.random.default_rng(7).uniform(-1, 1, (1, 32)).astype(np.float32)
+    out = _run(mod64, ["x"], {"x": x.astype(np.float64)})[0]
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, _run(model.mod, ["x"], {"x": x})[0], rtol=1e-6, atol=1e-7)
+
+
+def test_oracle_object_and_classify_on_a_real_difference(tmp_path):
+    """Oracle runs the CNN in float64; the float32 reference is benign against itself,
+    and a float16-rounded 'optimized' output is a real violation."""
+    from tvm_numguard.shadow.oracle import Oracle
+
+    model = load_model(tiny_cnn_onnx(tmp_path / "cnn.onnx"))
+    oracle = Oracle(model.mod, model.input_names())
+    assert oracle.kept == []
+    x = {"x": np.random.default_rng(8).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)}
+    (g,) = oracle.run(x)
+    (ref,) = _run(model.mod, ["x"], x)
+    assert g.dtype == np.float64 and g.shape == ref.shape
+    bad = ref.astype(np.float16).astype(np.float32)
+    (v,) = classify([ref], [bad], [g])
+    assert v.real > 0 and v.max_err_opt > v.max_err_ref
