@@ -24,7 +24,7 @@ import tvm
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, PyExprVisitor, mutator, visitor
 
-from ._common import const_array, is_const, rewrite_relax_functions, tensor_var, weights
+from ._common import const_array, rewrite_relax_functions, tensor_var, weights
 
 PASS_NAME = "FoldConstantFP16"
 

@@ -6,10 +6,9 @@ import stat
 import subprocess
 import sys
 
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from tvm_numguard.cli import main
 from tvm_numguard.report import validate

@@ -1,6 +1,5 @@
 """Stable pass event ids, from hook sequences and from real compilations."""
 
-import numpy as np
 import pytest
 
 from tvm_numguard.instrument import EventPath, close_skip_set

@@ -2,31 +2,20 @@
 
 import numpy as np
 import pytest
-import tvm
 from tvm import relax
 
 from tvm_numguard.ops import DOMAINS, check_domains, domain_of, find_invalid_ops, is_vulnerable
+from tvm_numguard.testing import run_module, unary_module
 
 
-def _unary_module(fn, shape=(64,)):
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType(shape, "float32"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            y = bb.emit_output(fn(x))
-        bb.emit_func_output(y)
-    return bb.get()
 
 
-def _run(mod, x):
-    vm = relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
-    return vm["main"](tvm.runtime.tensor(x)).numpy()
 
 
 def test_log_of_nonpositive_is_named():
-    mod = _unary_module(lambda x: relax.op.multiply(relax.op.log(x), relax.const(2.0, "float32")))
+    mod = unary_module(lambda x: relax.op.multiply(relax.op.log(x), relax.const(2.0, "float32")))
     x = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
-    out = _run(mod, x)
+    out = run_module(mod, x)
     assert np.isnan(out[x < 0]).all() and np.isfinite(out[x > 0]).all()
     found = find_invalid_ops(mod, {"x": x})
     assert len(found) == 1
@@ -38,7 +27,7 @@ def test_log_of_nonpositive_is_named():
 
 
 def test_valid_inputs_find_nothing():
-    mod = _unary_module(lambda x: relax.op.log(x))
+    mod = unary_module(lambda x: relax.op.log(x))
     x = np.linspace(0.1, 1.0, 64, dtype=np.float32)
     assert find_invalid_ops(mod, {"x": x}) == []
 
@@ -51,7 +40,7 @@ def test_only_the_culprit_among_several_ops():
         d = relax.op.divide(s, relax.op.subtract(x, relax.const(0.5, "float32")))
         return relax.op.add(d, relax.op.exp(relax.op.multiply(x, relax.const(200.0, "float32"))))
 
-    mod = _unary_module(fn, shape=(3,))
+    mod = unary_module(fn, shape=(3,))
     x = np.array([0.5, 0.25, 0.75], np.float32)
     ops = sorted(op for op, _ in find_invalid_ops(mod, {"x": x}))
     assert ops == ["divide", "exp"]

@@ -5,7 +5,6 @@ import os
 
 import numpy as np
 import pytest
-import tvm
 from tvm import relax
 
 from tvm_numguard.model import load_model
@@ -13,7 +12,7 @@ from tvm_numguard.pipeline import CompileConfig
 from tvm_numguard.shadow.build import compile_model, run_build
 from tvm_numguard.shadow.compare import Tolerance
 from tvm_numguard.shadow.oracle import classify, has_real_violation, oracle_inputs, to_float64
-from tvm_numguard.testing import tiny_cnn_onnx
+from tvm_numguard.testing import run_module, tiny_cnn_onnx, unary_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -93,19 +92,8 @@ def test_log_sqrt_div_exp_float64_matches_numpy(tmp_path):
     np.testing.assert_allclose(out, np.exp(np.sqrt(xd) / (xd + 1.0)) + np.log(xd), rtol=1e-13)
 
 
-def _single_op_module(fn, shape=(2, 4, 3, 3)):
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType(shape, "float32"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            y = bb.emit_output(fn(x))
-        bb.emit_func_output(y)
-    return bb.get()
 
 
-def _vm_run(mod, x):
-    vm = relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
-    return vm["main"](tvm.runtime.tensor(x)).numpy()
 
 
 def test_kept_op_stays_float32():
@@ -131,13 +119,13 @@ def test_norms_without_float64_kernel_are_decomposed(norm):
         "group_norm": lambda x: op.group_norm(x, c(4), c(4), num_groups=2, channel_axis=1, axes=[2, 3]),
         "instance_norm": lambda x: op.instance_norm(x, c(4), c(4), channel_axis=1, axes=[2, 3]),
     }[norm]
-    mod = _single_op_module(fn)
+    mod = unary_module(fn, shape=(2, 4, 3, 3))
     mod64, kept = to_float64(mod)
     assert kept == []
     x = rng.normal(size=(2, 4, 3, 3)).astype(np.float32)
-    out = _vm_run(mod64, x.astype(np.float64))
+    out = run_module(mod64, x.astype(np.float64))
     assert out.dtype == np.float64
-    np.testing.assert_allclose(out, _vm_run(mod, x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, run_module(mod, x), rtol=1e-5, atol=1e-5)
 
 
 # -- the benign rule ---------------------------------------------------------
@@ -200,13 +188,13 @@ def test_op_without_float64_kernel_stays_float32(monkeypatch):
     monkeypatch.delitem(oracle._DECOMPOSE, "relax.nn.layer_norm")
     rng = np.random.default_rng(6)
     c = relax.const(rng.normal(size=(3,)).astype(np.float32))
-    mod = _single_op_module(lambda x: relax.op.tanh(relax.op.nn.layer_norm(x, c, c, axes=[-1])))
+    mod = unary_module(lambda x: relax.op.tanh(relax.op.nn.layer_norm(x, c, c, axes=[-1])), shape=(2, 4, 3, 3))
     mod64, kept = to_float64(mod)
     assert kept == ["relax.nn.layer_norm"]
     x = rng.normal(size=(2, 4, 3, 3)).astype(np.float32)
-    out = _vm_run(mod64, x.astype(np.float64))
+    out = run_module(mod64, x.astype(np.float64))
     assert out.dtype == np.float64
-    np.testing.assert_allclose(out, _vm_run(mod, x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, run_module(mod, x), rtol=1e-5, atol=1e-6)
 
 
 def test_legalized_module_keeps_call_tir_float32():

@@ -7,7 +7,6 @@ import json
 import math
 import platform
 import shlex
-import sys
 from importlib import resources
 from typing import Mapping, Optional
 

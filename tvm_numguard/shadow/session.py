@@ -7,7 +7,6 @@ memoized by skip set, and counts how many it really compiled.
 
 from __future__ import annotations
 
-import time
 from typing import Callable, Mapping, Optional
 
 import numpy as np
