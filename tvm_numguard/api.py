@@ -89,7 +89,7 @@ def bisect(
     session = ShadowSession(model, config, options.tolerance, progress, on_build)
     session.prepare()
     progress(f"searching the range for inputs where the builds differ ({strategy.name}, budget {options.budget})")
-    found = strategy.run(session.evaluate, model.inputs, ranges, options.seed, stop_at=None)
+    found = strategy.run(_reporting(session.evaluate, progress), model.inputs, ranges, options.seed, stop_at=None)
     data, witness = _judge_witness("bisect", session, options, ranges, found, progress)
     data["search"]["budget"] = options.budget if inputs is None else None
     data["bisection"] = None
@@ -121,12 +121,30 @@ def search(
     results = []
     for strategy in searches:
         progress(f"searching with {strategy.name} (budget {options.budget})")
-        results.append(strategy.run(session.evaluate, model.inputs, ranges, options.seed, stop_at=None))
+        results.append(strategy.run(_reporting(session.evaluate, progress), model.inputs, ranges, options.seed,
+                                    stop_at=None))
     best = max(results, key=lambda r: r.best_score)
     data, witness = _judge_witness("search", session, options, ranges, best, progress)
     data["search"]["strategies"] = [{**r.to_json(), "history": r.history} for r in results]
     data["bisection"] = None
     return _finish(data, session, witness, started)
+
+
+def _reporting(evaluate, progress, every: int = 25):
+    """``evaluate`` that reports the count and the best score every ``every`` calls."""
+    state = {"count": 0, "best": None}
+
+    def wrapped(inputs):
+        score = evaluate(inputs)
+        state["count"] += 1
+        if score is not None and (state["best"] is None or score > state["best"]):
+            state["best"] = score
+        if state["count"] % every == 0:
+            best = "none valid yet" if state["best"] is None else f"best score {state['best']:.3g}"
+            progress(f"  {state['count']} inputs evaluated, {best}")
+        return score
+
+    return wrapped
 
 
 def _judge_witness(command, session: ShadowSession, options: Options, ranges, found, progress) -> tuple:
