@@ -1,4 +1,4 @@
-"""The Python API behind ``numguard bisect`` and ``numguard passes``.
+"""The Python API behind ``numguard bisect``, ``numguard search`` and ``numguard passes``.
 
 Everything returns data (a Report, a list of events); nothing prints. Long
 work reports progress through an optional ``progress(message)`` callback.
@@ -17,10 +17,10 @@ from .bisect import bisect_session
 from .errors import InvalidReferenceError, RangeError
 from .instrument import is_required
 from .model import Model, load_model
+from .ops import check_domains
 from .pipeline import CompileConfig
 from .report import Report, environment
 from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges
-from .ops import check_domains
 from .shadow import Tolerance, summarize_error
 from .shadow.oracle import Oracle, classify, has_real_violation
 from .shadow.session import ShadowSession
