@@ -3,7 +3,7 @@
 For every planted patch in patches/manifest.json and a few real TVM passes on
 real or realistic models, runs the ``evolve`` and ``random`` strategies with the
 SAME evaluation budget and the SAME seeds, the score function being
-``ShadowSession(model, config).evaluate`` (score > 1 = violation). Prints per case
+``ShadowSession(model, config).observe`` (score > 1 = violation; random reads only the score). Prints per case
 the median over seeds of each strategy's best score, then: the number of cases
 where each found a violation (median best score > 1) and the median over cases of
 the ratio evolve / random of those medians.
@@ -188,7 +188,7 @@ def run_case(case, budget, seeds):
         best = []
         for seed in seeds:
             result = make_strategy(strategy, budget=Budget(evaluations=budget)).run(
-                session.evaluate, model.inputs, ranges, seed)
+                session.observe, model.inputs, ranges, seed)
             best.append(float(result.best_score))
         scores[strategy] = best
     evolve, random_ = statistics.median(scores["evolve"]), statistics.median(scores["random"])

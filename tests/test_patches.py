@@ -84,7 +84,12 @@ class Case:
         return result
 
     def range_scores(self, build) -> list:
-        return self.scores(build, self.entry["low"], self.entry["high"])
+        scores = self.scores(build, self.entry["low"], self.entry["high"])
+        if self.entry.get("witness"):
+            witness = _resolve(self.entry["witness"])()
+            ref = run_build(self.ref, self.names, witness)
+            scores.append(compare_outputs(ref, run_build(build, self.names, witness), Tolerance()).score)
+        return scores
 
 
 @functools.lru_cache(maxsize=None)
@@ -113,6 +118,19 @@ def test_manifest_is_well_formed():
         takes_target = len(inspect.signature(factory).parameters) >= 1
         made = factory(tvm.target.Target("llvm")) if takes_target else factory()
         assert isinstance(made, tvm.transform.Pass)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if ENTRIES[n].get("uniform_clean")])
+def test_uniform_clean_patches_need_a_search(name):
+    """A patch marked uniform_clean is within tolerance on uniform samples of its
+    range (so random sampling misses it) and violates on its witness."""
+    c, entry = case(name), ENTRIES[name]
+    rng = np.random.default_rng(SEED)
+    for _ in range(20):
+        inputs = {n: rng.uniform(entry["low"], entry["high"], s).astype(d) for n, s, d in c.specs}
+        ref = run_build(c.ref, c.names, inputs)
+        assert compare_outputs(ref, run_build(c.full, c.names, inputs), Tolerance()).score <= 1.0
+    assert c.range_scores(c.full)[-1] > 1.0
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -9,7 +9,9 @@ import pytest
 
 from tvm_numguard.errors import NumguardError, RangeError
 from tvm_numguard.search.budget import DEFAULT_BUDGET, Budget, parse_budget
+from tvm_numguard.search.cancellation import ZeroCrossing
 from tvm_numguard.search.ranges import InputRange
+from tvm_numguard.search.sampling import Observation
 from tvm_numguard.search.strategies import (
     STRATEGIES,
     BoundarySearch,
@@ -62,6 +64,39 @@ def test_evolve_finds_narrow_window_bug_that_random_misses(seed):
     assert missed.best_score < 1.0 and missed.evaluations == 30
     plain = BoundarySearch(Budget(30)).run(on_x(window_bug), X, UNIT, seed, stop_at=1.0)
     assert plain.best_score < 1.0
+
+
+def cancellation(inputs):
+    """Eight outputs ref = W x (mixed-sign W) computed with a relative error of
+    1e-3 in every term: the score (rtol 1e-5, atol 1e-9) is highest where an
+    output cancels to zero while its terms do not."""
+    x = inputs["x"].astype(np.float64)
+    w = np.random.default_rng(3).standard_normal((8, 64))
+    ref = w @ x
+    err = np.abs(w) @ np.abs(x) * 1e-3
+    return Observation(float(np.max(err / np.maximum(1e-9, 1e-5 * np.abs(ref)))), ref, err)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_zero_crossing_drives_an_output_to_cancellation(seed):
+    budget = Budget(60)
+    aimed = EvolveSearch(budget).run(cancellation, X, UNIT, seed)
+    scores_only = EvolveSearch(budget).run(lambda inputs: cancellation(inputs).score, X, UNIT, seed)
+    uniform = RandomSearch(budget).run(cancellation, X, UNIT, seed)
+    assert aimed.best_score > 10 * max(uniform.best_score, scores_only.best_score)
+    x = aimed.best_inputs["x"]
+    assert x.dtype == np.float32 and x.min() >= 0.0 and x.max() <= 1.0
+
+
+def test_zero_crossing_brackets_only_sign_changes():
+    aim = ZeroCrossing()
+    positive = [(1.0, {"x": np.zeros(2)}, Observation(1.0, np.array([1.0, 2.0]), np.array([0.1, 0.1]))),
+                (2.0, {"x": np.ones(2)}, Observation(2.0, np.array([3.0, 0.5]), np.array([0.2, 0.3])))]
+    assert aim.bracket(positive) is None
+    mixed = positive + [(0.5, {"x": np.full(2, 0.5)}, Observation(0.5, np.array([-1.0, 1.0]), np.array([0.1, 0.1])))]
+    best, other, element = aim.bracket(mixed)
+    assert best is mixed[1] and other is mixed[2] and element == 0
+    assert aim.bracket(mixed) is None  # element 0 was aimed at; element 1 never changes sign
 
 
 def test_boundary_finds_top_of_range_bug_at_once():

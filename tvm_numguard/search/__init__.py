@@ -2,7 +2,7 @@
 
 from .budget import DEFAULT_BUDGET, Budget, parse_budget
 from .ranges import InputRange, parse_range_spec, resolve_ranges
-from .sampling import FixedInputs, SearchResult
+from .sampling import FixedInputs, Observation, SearchResult, score_of
 from .strategies import STRATEGIES, make_strategy
 
 __all__ = [
@@ -11,9 +11,11 @@ __all__ = [
     "Budget",
     "FixedInputs",
     "InputRange",
+    "Observation",
     "SearchResult",
     "make_strategy",
     "parse_budget",
     "parse_range_spec",
     "resolve_ranges",
+    "score_of",
 ]

@@ -20,6 +20,7 @@ _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 class Budget:
     evaluations: Optional[int] = None
     seconds: Optional[float] = None
+    at_least: int = 0  # evaluations granted even when the seconds run out first
 
     def __post_init__(self):
         if self.evaluations is None and self.seconds is None:
@@ -32,6 +33,8 @@ class Budget:
 
     def exhausted(self, evaluations_done: int, started_at: float) -> bool:
         """True once either limit is reached (``started_at`` from time.perf_counter())."""
+        if evaluations_done < self.at_least:
+            return False
         if self.evaluations is not None and evaluations_done >= self.evaluations:
             return True
         return self.seconds is not None and time.perf_counter() - started_at >= self.seconds
@@ -49,10 +52,10 @@ class Budget:
         """The first ``fraction`` of this budget (same start), at least one evaluation."""
         evals = None if self.evaluations is None else max(1, int(round(self.evaluations * fraction)))
         secs = None if self.seconds is None else self.seconds * fraction
-        return Budget(evals, secs)
+        return Budget(evals, secs, min(self.at_least, evals or self.at_least))
 
     def to_json(self) -> dict:
-        return {"evaluations": self.evaluations, "seconds": self.seconds}
+        return {"evaluations": self.evaluations, "seconds": self.seconds, "at_least": self.at_least}
 
     def __str__(self) -> str:
         parts = [] if self.evaluations is None else [str(self.evaluations)]

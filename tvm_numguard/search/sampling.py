@@ -3,6 +3,9 @@
 A search strategy proposes candidates and sees their scores through an
 ``evaluate`` callback (score > 1 is a violation, None an invalid candidate:
 the reference itself is not finite there), and returns a SearchResult.
+``evaluate`` may instead return an Observation, which adds what the builds
+computed; strategies that aim at single output elements use it, the others
+only read its score.
 The strategies are in strategies.py; FixedInputs stands in for a search when
 the user gives the inputs.
 """
@@ -10,12 +13,30 @@ the user gives the inputs.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
-
+import numpy as np
 
 Inputs = dict  # input name -> numpy array
-Evaluate = Callable[[Inputs], Optional[float]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """One evaluation: the score, the reference's output values and the absolute
+    differences of the optimized build, both flattened over all outputs in
+    order (float64). ``score`` None: the reference is not finite here."""
+
+    score: Optional[float]
+    reference: Optional[np.ndarray] = None
+    error: Optional[np.ndarray] = None
+
+
+Evaluate = Callable[[Inputs], Union[Optional[float], Observation]]
+
+
+def score_of(outcome) -> Optional[float]:
+    """The score of what ``evaluate`` returned (a float, None or an Observation)."""
+    return outcome.score if isinstance(outcome, Observation) else outcome
 
 
 @dataclasses.dataclass
@@ -45,6 +66,6 @@ class FixedInputs:
         self.inputs = inputs
 
     def run(self, evaluate: Evaluate, specs, ranges, seed, stop_at=None) -> SearchResult:
-        score = evaluate(self.inputs)
+        score = score_of(evaluate(self.inputs))
         best = -1.0 if score is None else score
         return SearchResult(self.inputs if score is not None else None, best, 1, int(score is None), [score], self.name)

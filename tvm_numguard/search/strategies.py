@@ -11,6 +11,8 @@ budget cuts the same sequence at a time-dependent point).
 
 from __future__ import annotations
 
+import collections
+import itertools
 import math
 import time
 from typing import Mapping, Optional, Sequence
@@ -19,8 +21,9 @@ import numpy as np
 
 from ..errors import NumguardError
 from .budget import DEFAULT_BUDGET, Budget
+from .cancellation import ZeroCrossing
 from .ranges import InputRange
-from .sampling import Evaluate, SearchResult
+from .sampling import Evaluate, Observation, SearchResult, score_of
 
 INVALID = -math.inf  # fitness of a candidate the reference cannot score
 
@@ -76,26 +79,43 @@ def random_candidate(specs, ranges, gen) -> dict:
 
 
 def boundary_candidates(specs, ranges, gen, mixed: int = 8) -> list:
-    """All inputs at each special value; each input alone at each special (others at
-    their middle); then ``mixed`` candidates whose elements are drawn from the specials."""
+    """Candidates made of special values: every input at the range's low end,
+    then at its high end, then four kinds interleaved so that any prefix of the
+    list has some of each:
+      - every input at one special value;
+      - every input *nearly* constant: a special value plus a relative jitter of
+        1e-3 (degenerate inputs: a normalization's variance cancels there);
+      - elements drawn from the specials (``mixed`` of these);
+      - with several inputs, one input at a special value, the others at their middle.
+    """
     specials = {s.name: special_values(s, ranges[s.name]) for s in specs}
     middle = {s.name: conform((ranges[s.name].low + ranges[s.name].high) / 2, s, ranges[s.name]) for s in specs}
-    out, seen = [], set()
+    count = max(len(v) for v in specials.values())
 
-    def add(cand):
-        key = tuple(a.tobytes() for a in cand.values())
-        if key not in seen:
-            seen.add(key)
-            out.append(cand)
+    def pick(s, k):
+        return specials[s.name][min(k, len(specials[s.name]) - 1)]
 
-    for k in range(max(len(v) for v in specials.values())):
-        add({s.name: conform(specials[s.name][min(k, len(specials[s.name]) - 1)], s, ranges[s.name]) for s in specs})
+    def jittered(s, k):
+        r, v = ranges[s.name], pick(s, k)
+        scale = 1e-3 * max(abs(v), 1e-3 * (r.high - r.low))
+        return conform(v + gen.normal(0.0, scale, size=s.shape), s, r)
+
+    constant = [{s.name: conform(pick(s, k), s, ranges[s.name]) for s in specs} for k in range(count)]
+    nearly = [{s.name: jittered(s, k) for s in specs} for k in range(count)]
+    drawn = [{s.name: conform(gen.choice(specials[s.name], size=s.shape), s, ranges[s.name]) for s in specs}
+             for _ in range(mixed)]
+    alone = []
     if len(specs) > 1:
-        for s in specs:
-            for v in specials[s.name]:
-                add({**middle, s.name: conform(v, s, ranges[s.name])})
-    for _ in range(mixed):
-        add({s.name: conform(gen.choice(specials[s.name], size=s.shape), s, ranges[s.name]) for s in specs})
+        alone = [{**middle, s.name: conform(v, s, ranges[s.name])} for s in specs for v in specials[s.name]]
+    out, seen = [], set()
+    for group in [constant[:2]] + list(itertools.zip_longest(constant[2:], nearly, drawn, alone)):
+        for cand in group:
+            if cand is None:
+                continue
+            key = tuple(a.tobytes() for a in cand.values())
+            if key not in seen:
+                seen.add(key)
+                out.append(cand)
     return out
 
 
@@ -120,7 +140,13 @@ class _Run:
 
     def score(self, cand: dict) -> float:
         """Fitness of ``cand``: its score, or INVALID."""
-        score = self.evaluate(cand)
+        return self.observe(cand)[0]
+
+    def observe(self, cand: dict) -> tuple:
+        """(fitness, cand, Observation or None)."""
+        outcome = self.evaluate(cand)
+        observation = outcome if isinstance(outcome, Observation) else None
+        score = score_of(outcome)
         if score is not None and math.isnan(score):
             score = math.inf  # a comparison that itself broke down is not a clean result
         res = self.result
@@ -128,18 +154,18 @@ class _Run:
         res.history.append(score)
         if score is None:
             res.invalid += 1
-            return INVALID
+            return INVALID, cand, None
         if score > res.best_score or res.best_inputs is None:
             res.best_score, res.best_inputs = score, cand
-        return score
+        return score, cand, observation
 
     def score_all(self, candidates, budget: Optional[Budget] = None) -> list:
-        """(fitness, candidate) for candidates in order, until done."""
+        """(fitness, candidate, observation) for candidates in order, until done."""
         scored = []
         for cand in candidates:
             if self.done(budget):
                 break
-            scored.append((self.score(cand), cand))
+            scored.append(self.observe(cand))
         return scored
 
 
@@ -162,8 +188,7 @@ class _Strategy:
 def _random_until(run: _Run, specs, ranges, gen, budget: Optional[Budget] = None) -> list:
     scored = []
     while not run.done(budget):
-        cand = random_candidate(specs, ranges, gen)
-        scored.append((run.score(cand), cand))
+        scored.append(run.observe(random_candidate(specs, ranges, gen)))
     return scored
 
 
@@ -193,14 +218,16 @@ class EvolveSearch(_Strategy):
     mutation: gaussian noise (scale relative to the range width, decaying over the
     budget) on all or some elements, or a contiguous block set to a special value or
     shifted. Parents and children compete for the next generation (elitism).
+    Every ``aim_every``-th round, when ``evaluate`` returns Observations, a
+    zero-crossing search (cancellation.py) aims at one output element instead.
     """
 
     name = "evolve"
 
     def __init__(self, budget: Budget = DEFAULT_BUDGET, seeding: float = 0.2, mu: int = 4, lam: int = 8,
-                 sigma_start: float = 0.1, sigma_end: float = 0.001, tournament: int = 3):
+                 sigma_start: float = 0.1, sigma_end: float = 0.001, tournament: int = 3, aim_every: int = 2):
         super().__init__(budget)
-        self.seeding, self.mu, self.lam = seeding, mu, lam
+        self.seeding, self.mu, self.lam, self.aim_every = seeding, mu, lam, aim_every
         self.sigma_start, self.sigma_end, self.tournament = sigma_start, sigma_end, tournament
 
     def search(self, run, specs, ranges, gen):
@@ -209,12 +236,22 @@ class EvolveSearch(_Strategy):
         pool += _random_until(run, specs, ranges, gen, seed_budget)
         self.specials = {s.name: special_values(s, ranges[s.name]) for s in specs}
         population = _best(pool, self.mu)
+        recent = collections.deque((t for t in pool if t[2] is not None), maxlen=16)
+        aim = ZeroCrossing()
+        rounds = 0
         while not run.done():
             if not population or population[0][0] == INVALID:
                 population = _best(population + _random_until(run, specs, ranges, gen, _one_more(run)), self.mu)
                 continue
-            children = [self.child(population, specs, ranges, gen, run.progress()) for _ in range(self.lam)]
-            population = _best(population + run.score_all(children), self.mu)
+            rounds += 1
+            scored = []
+            if self.aim_every and rounds % self.aim_every == 0:
+                scored = aim.search(run, specs, ranges, population + list(recent), conform)
+            if not scored:
+                children = [self.child(population, specs, ranges, gen, run.progress()) for _ in range(self.lam)]
+                scored = run.score_all(children)
+            recent.extend(t for t in scored if t[2] is not None)
+            population = _best(population + scored, self.mu)
 
     def child(self, population, specs, ranges, gen, progress: float) -> dict:
         first = self.select(population, gen)
@@ -268,7 +305,7 @@ class EvolveSearch(_Strategy):
 
 
 def _best(scored: list, k: int) -> list:
-    """The ``k`` best (fitness, candidate) pairs, best first; ties keep order (stable)."""
+    """The ``k`` best (fitness, candidate, observation) triples, best first; ties keep order (stable)."""
     return sorted(scored, key=lambda fc: -fc[0])[:k]
 
 
