@@ -20,7 +20,7 @@ from .model import Model, load_model
 from .ops import check_domains
 from .pipeline import CompileConfig
 from .report import Report, environment
-from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges
+from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges, score_of
 from .shadow import Tolerance, summarize_error
 from .shadow.oracle import Oracle, classify, has_real_violation
 from .shadow.session import ShadowSession
@@ -88,16 +88,30 @@ def bisect(
         strategy = make_strategy(options.search, budget=parse_budget(options.budget))
     session = ShadowSession(model, config, options.tolerance, progress, on_build)
     session.prepare()
-    progress(f"searching the range for inputs where the builds differ ({strategy.name}, budget {options.budget})")
-    found = strategy.run(_reporting(session.evaluate, progress), model.inputs, ranges, options.seed, stop_at=None)
-    data, witness = _judge_witness("bisect", session, options, ranges, found, progress)
+    data, witness = check_session(session, options, ranges, strategy, "bisect", progress)
     data["search"]["budget"] = options.budget if inputs is None else None
+    return finish_report(data, session, witness, started)
+
+
+def check_session(session: ShadowSession, options: Options, ranges, strategy, command: str,
+                  progress: Progress = None) -> tuple:
+    """On a prepared session: search with ``strategy``, judge the witness
+    (oracle included) and bisect a violation. Returns (report data, witness)."""
+    progress = progress or (lambda message: None)
+    budget = getattr(strategy, "budget", None)
+    progress(f"searching the range for inputs where the builds differ ({strategy.name}"
+             + (f", budget {budget})" if budget is not None else ")"))
+    found = strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, options.seed,
+                         stop_at=None)
+    data, witness = _judge_witness(command, session, options, ranges, found, progress)
     data["bisection"] = None
     if data["verdict"] == "violation":
+        session.ensure_recorded()
+        data["events"] = event_table(session)
         progress(f"violation (score {found.best_score:.3g}); bisecting {len(session.optional)} optional events")
         result = bisect_session(session, witness, options.strategy, progress)
         data["bisection"] = _bisection_json(result, session)
-    return _finish(data, session, witness, started)
+    return data, witness
 
 
 def search(
@@ -121,13 +135,13 @@ def search(
     results = []
     for strategy in searches:
         progress(f"searching with {strategy.name} (budget {options.budget})")
-        results.append(strategy.run(_reporting(session.evaluate, progress), model.inputs, ranges, options.seed,
+        results.append(strategy.run(_reporting(session.observe, progress), model.inputs, ranges, options.seed,
                                     stop_at=None))
     best = max(results, key=lambda r: r.best_score)
     data, witness = _judge_witness("search", session, options, ranges, best, progress)
     data["search"]["strategies"] = [{**r.to_json(), "history": r.history} for r in results]
     data["bisection"] = None
-    return _finish(data, session, witness, started)
+    return finish_report(data, session, witness, started)
 
 
 def _reporting(evaluate, progress, every: int = 25):
@@ -135,14 +149,15 @@ def _reporting(evaluate, progress, every: int = 25):
     state = {"count": 0, "best": None}
 
     def wrapped(inputs):
-        score = evaluate(inputs)
+        outcome = evaluate(inputs)
+        score = score_of(outcome)
         state["count"] += 1
         if score is not None and (state["best"] is None or score > state["best"]):
             state["best"] = score
         if state["count"] % every == 0:
             best = "none valid yet" if state["best"] is None else f"best score {state['best']:.3g}"
             progress(f"  {state['count']} inputs evaluated, {best}")
-        return score
+        return outcome
 
     return wrapped
 
@@ -166,7 +181,7 @@ def _judge_witness(command, session: ShadowSession, options: Options, ranges, fo
     return data, witness
 
 
-def _finish(data: dict, session: ShadowSession, witness, started: float) -> Report:
+def finish_report(data: dict, session: ShadowSession, witness, started: float) -> Report:
     data["builds"] = session.timing()
     data["timings"] = {
         "total_s": round(time.perf_counter() - started, 3),

@@ -36,11 +36,23 @@ def load_schema() -> dict:
     return json.loads(resources.files("tvm_numguard.report").joinpath("schema.json").read_text())
 
 
+@functools.lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    schema = load_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
 def validate(document: dict) -> None:
     """Raise jsonschema.ValidationError when ``document`` breaks the schema."""
     import jsonschema
 
-    jsonschema.validate(document, load_schema())
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(document))
+    if error is not None:
+        raise error
 
 
 def _plain(value):
@@ -68,6 +80,7 @@ class Report:
         self.data = _plain({"schema_version": SCHEMA_VERSION, "tool": {"name": "tvm_numguard", "version": __version__},
                             **data})
         self.witness = witness
+        self._validated = False
 
     @property
     def violation(self) -> bool:
@@ -89,7 +102,10 @@ class Report:
         return 1 if self.violation else 0
 
     def to_json(self) -> dict:
-        validate(self.data)
+        """The document, validated against the schema (once until it changes)."""
+        if not self._validated:
+            validate(self.data)
+            self._validated = True
         return self.data
 
     def save_witness(self, path: str) -> None:
@@ -97,6 +113,7 @@ class Report:
         if self.witness is None:
             return
         write_witness(path, self.witness)
+        self._validated = False
         self.data["witness"]["path"] = path
         replay = self.data["replay"].split(" --inputs ")[0]
         self.data["replay"] = replay + " --inputs " + shlex.quote(path)

@@ -43,11 +43,14 @@ def compile_model(
     config: CompileConfig,
     skip: frozenset = frozenset(),
     record: bool = False,
+    instruments: Sequence = (),
 ) -> Build:
     """Compile ``mod`` with ``config``, skipping the pass events in ``skip``.
 
     ``record`` keeps module hashes (which events changed the module) and
-    Relax snapshots.
+    Relax snapshots. ``instruments`` run after ours (a guarded user's own).
+    ``config`` may carry PassContext settings (``context_options()``) and
+    ``relax.build`` options (``build_options()``) of a compile call it replays.
     The Relax pipeline and the TIR build run as two phases under one
     PassContext, so the recorder knows which level each event belongs to.
     A failure is returned as ``Build.error``, never raised: a configuration
@@ -63,12 +66,15 @@ def compile_model(
     try:
         relax_pass = config.relax_pass(target)
         tir_pass = config.tir_pass(target)
-        with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[gate, recorder]):
+        context = getattr(config, "context_options", dict)()
+        with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[gate, recorder, *instruments],
+                                       **context):
             with target:
                 lowered = relax_pass(mod)
             recorder.set_phase("tir")
             gate.set_phase("tir")
-            executable = tvm.compile(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass)
+            options = getattr(config, "build_options", dict)()
+            executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options)
     except Exception as err:  # TVM raises many types; all mean "does not build"
         error = summarize_error(err)
     return Build(

@@ -15,7 +15,8 @@ from ..errors import BuildError
 from ..instrument import close_skip_set
 from ..pipeline import CompileConfig
 from .build import Build, compile_model, optional_events, run_build, summarize_error
-from .compare import Comparison, Tolerance, compare_outputs, is_finite_outputs
+from ..search.sampling import Observation
+from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
 
 Progress = Callable[[str], None]
 
@@ -45,14 +46,15 @@ class ShadowSession:
         self.reference: Optional[Build] = None
         self.events: list = []
         self.optional: list = []
+        self.recorded = False
         self._ref_outputs: list = []
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
 
     # -- builds ---------------------------------------------------------
-    def build(self, skip: frozenset, record: bool = False) -> Build:
+    def build(self, skip: frozenset, record: bool = False, instruments=()) -> Build:
         skip = frozenset(skip)
         if skip not in self.builds:
-            build = compile_model(self.model.mod, self.config, skip, record=record)
+            build = compile_model(self.model.mod, self.config, skip, record=record, instruments=instruments)
             self.build_count += 1
             self.build_seconds += build.seconds
             self.builds[skip] = build
@@ -63,11 +65,14 @@ class ShadowSession:
     def close(self, skip) -> frozenset:
         return close_skip_set(skip, self.optional)
 
-    def prepare(self) -> None:
-        """Build the pipeline as written, then the reference."""
+    def prepare(self, instruments=(), record: bool = True) -> None:
+        """Build the pipeline as written (with ``instruments`` too: a guarded
+        user's own), then the reference. Without ``record`` the first build
+        keeps no hashes or snapshots (cheaper); ``ensure_recorded`` adds them."""
         self.config.validate()
         self.progress("building the optimized model (pipeline as written)")
-        self.optimized = self.build(frozenset(), record=True)
+        self.optimized = self.build(frozenset(), record=record, instruments=instruments)
+        self.recorded = record
         if not self.optimized.ok:
             raise BuildError(f"the pipeline '{self.config.pipeline}' does not build this model: {self.optimized.error}")
         self.events = self.optimized.events
@@ -76,6 +81,21 @@ class ShadowSession:
         self.reference = self.build(self.reference_skip)
         if not self.reference.ok:
             raise BuildError(f"the reference build (every optional pass skipped) fails: {self.reference.error}")
+
+    def ensure_recorded(self) -> None:
+        """Rebuild the pipeline as written with hashes and snapshots, if the
+        first build had none (which events changed the module, for bisection)."""
+        if self.recorded:
+            return
+        self.progress("recording the pipeline's pass events")
+        build = compile_model(self.model.mod, self.config, frozenset(), record=True)
+        self.build_count += 1
+        self.build_seconds += build.seconds
+        if build.ok and [e.id for e in build.events] == [e.id for e in self.events]:
+            self.builds[frozenset()] = self.optimized = build
+            self.events = build.events
+            self.optional = optional_events(self.events)
+        self.recorded = True
 
     @property
     def reference_skip(self) -> frozenset:
@@ -107,14 +127,26 @@ class ShadowSession:
 
     def evaluate(self, inputs: Mapping[str, np.ndarray]) -> Optional[float]:
         """Score of the optimized build on ``inputs``; None when the reference is not finite."""
-        if not is_finite_outputs(self.reference_outputs(inputs)):
+        return self.observe(inputs).score
+
+    def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
+        """The score with the values behind it (for searches that aim at one element)."""
+        ref = self.reference_outputs(inputs)
+        if not is_finite_outputs(ref):
             if len(self.invalid_samples) < 2:
                 self.invalid_samples.append(inputs)
-            return None
+            return Observation(None)
         try:
-            return self.compare(self.optimized, inputs).score
+            opt = self.run(self.optimized, inputs)
         except RunFailure as err:
             raise BuildError(f"the optimized build fails to run: {err}") from None
+        comparison = compare_outputs(ref, opt, self.tol)
+        if any(np.shape(r) != np.shape(o) for r, o in zip(ref, opt)):
+            return Observation(comparison.score)
+        pairs = [differences(r, o) for r, o in zip(ref, opt)]
+        return Observation(comparison.score,
+                           np.concatenate([p[0].ravel() for p in pairs]) if pairs else np.zeros(0),
+                           np.concatenate([p[2].ravel() for p in pairs]) if pairs else np.zeros(0))
 
     def is_deterministic(self, build: Build, inputs: Mapping[str, np.ndarray]) -> bool:
         """Same build, same inputs, twice: bit-identical outputs?"""

@@ -1,0 +1,244 @@
+"""numguard.guard around tvm.compile / tvm.relax.build (issue 5)."""
+
+import json
+import multiprocessing
+import os
+import warnings
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+import tvm_numguard as numguard
+from tvm_numguard.errors import NumguardError, RangeError
+from tvm_numguard.guard import CacheWarning, NumericalError, NumericalRiskWarning
+from tvm_numguard.guard.cache import VerdictCache
+from tvm_numguard.testing import tiny_mlp_onnx
+
+LOW, HIGH = 0.0, 1.0
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    """The tiny MLP (x: 1x32 in [0, 1]); ToMixedPrecision violates on it everywhere."""
+    path = tiny_mlp_onnx(str(tmp_path_factory.mktemp("mlp") / "mlp.onnx"), seed=0)
+    return numguard.load_model(path).mod
+
+
+def run(executable, x):
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    return vm["main"](tvm.runtime.tensor(x)).numpy()
+
+
+def inputs(seed, n=4):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(LOW, HIGH, (1, 32)).astype("float32") for _ in range(n)]
+
+
+def close(a, b, rtol=1e-5, atol=1e-6):
+    """The violation rule's complement: every element within atol or rtol*|ref|."""
+    diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    return bool(np.all((diff <= atol) | (diff <= rtol * np.abs(b.astype(np.float64)))))
+
+
+def user_pipeline(mod):
+    """What a user does before compiling: an unsafe pass applied directly."""
+    return relax.transform.ToMixedPrecision()(mod)
+
+
+def test_unsafe_pass_before_compile_is_found_and_disabled(mlp):
+    reference = tvm.compile(mlp, "llvm")
+    unguarded = tvm.compile(user_pipeline(mlp), "llvm")
+    assert not all(close(run(unguarded, x), run(reference, x)) for x in inputs(1)), "the case needs a real error"
+    with pytest.warns(NumericalRiskWarning, match="ToMixedPrecision#0") as caught:
+        with numguard.guard(LOW, HIGH) as g:
+            ex = tvm.compile(user_pipeline(mlp), "llvm")
+    assert "disabled ToMixedPrecision#0" in str(caught[0].message)
+    (entry,) = g.report
+    assert entry.violation and entry.culprit == "ToMixedPrecision#0"
+    assert entry.data["guard"]["prelude"] == ["ToMixedPrecision"]
+    assert entry.data["guard"]["disabled"] == ["ToMixedPrecision#0"]
+    assert entry.data["guard"]["returned"] == "culprit disabled"
+    witness = entry.witness["x"]
+    for x in [witness] + inputs(2):  # the witness and inputs the guard never saw
+        assert close(run(ex, x), run(reference, x))
+    assert "ToMixedPrecision#0" in g.report.summary()
+
+
+def test_raise_action_raises_with_the_report(mlp):
+    with pytest.raises(NumericalError, match="ToMixedPrecision#0") as err:
+        with numguard.guard(LOW, HIGH, action="raise"):
+            tvm.compile(user_pipeline(mlp), "llvm")
+    assert err.value.report.culprit == "ToMixedPrecision#0"
+    assert isinstance(err.value, ValueError)
+    numguard.report.validate(err.value.report.to_json())
+
+
+def test_report_action_returns_the_users_build_and_warns(mlp):
+    unguarded = tvm.compile(user_pipeline(mlp), "llvm")
+    with pytest.warns(NumericalRiskWarning, match="action='report'"):
+        with numguard.guard(LOW, HIGH, action="report"):
+            ex = tvm.compile(user_pipeline(mlp), "llvm")
+    for x in inputs(3):
+        assert np.array_equal(run(ex, x), run(unguarded, x))
+
+
+def test_clean_pipeline_is_bit_identical_and_silent(mlp):
+    pipeline = relax.get_default_pipeline(tvm.target.Target("llvm"))
+    unguarded = tvm.compile(mlp, "llvm", relax_pipeline=pipeline)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumericalRiskWarning)
+        with numguard.guard(LOW, HIGH) as g:
+            ex = tvm.compile(mlp, "llvm", relax_pipeline=pipeline)
+            built = relax.build(mlp, "llvm", relax_pipeline=pipeline)
+    assert [e.data["verdict"] for e in g.report] == ["clean", "clean"]
+    assert [e.data["guard"]["call"] for e in g.report] == ["tvm.compile", "tvm.relax.build"]
+    for x in inputs(4):
+        assert np.array_equal(run(ex, x), run(unguarded, x))
+        assert np.array_equal(run(built, x), run(unguarded, x))
+
+
+@tvm.instrument.pass_instrument
+class CountPasses:
+    def __init__(self):
+        self.names = []
+
+    def run_before_pass(self, mod, info):
+        self.names.append(info.name)
+
+
+def test_users_pass_context_and_instrument_are_kept(mlp):
+    alone = CountPasses()
+    with tvm.transform.PassContext(opt_level=3, instruments=[alone]):
+        tvm.compile(mlp, "llvm")
+    guarded = CountPasses()
+    with tvm.transform.PassContext(opt_level=3, instruments=[guarded]):
+        with numguard.guard(LOW, HIGH) as g:
+            tvm.compile(mlp, "llvm")
+    assert guarded.names == alone.names and len(alone.names) > 10
+    assert g.report[0].data["configuration"]["opt_level"] == 3
+
+
+def test_everything_is_restored_after_an_exception(mlp):
+    before = (tvm.compile, relax.build, tvm.transform.Pass.__call__)
+    with pytest.raises(KeyError):
+        with numguard.guard(LOW, HIGH):
+            assert tvm.compile is not before[0]
+            raise KeyError("user code fails")
+    assert (tvm.compile, relax.build, tvm.transform.Pass.__call__) == before
+
+
+def test_compile_errors_reach_the_user_unchanged(mlp):
+    @tvm.transform.module_pass(opt_level=0, name="Broken")
+    def broken(mod, ctx):
+        raise ZeroDivisionError("the user's pass is broken")
+
+    with pytest.raises(Exception, match="the user's pass is broken"):
+        tvm.compile(mlp, "llvm", relax_pipeline=broken)
+    with pytest.raises(Exception, match="the user's pass is broken") as err:
+        with numguard.guard(LOW, HIGH):
+            tvm.compile(mlp, "llvm", relax_pipeline=broken)
+    assert not isinstance(err.value, NumguardError)
+
+
+def test_nested_guards_and_a_loop_of_compiles(mlp):
+    before = tvm.compile
+    with numguard.guard(LOW, HIGH, budget="4") as outer:
+        with numguard.guard(LOW, HIGH, budget="4") as inner:
+            for _ in range(3):
+                tvm.compile(mlp, "llvm")
+        tvm.compile(mlp, "llvm")
+    assert tvm.compile is before
+    assert len(inner.report) == 3 and len(outer.report) == 1  # the innermost guard judges
+    assert all(e.data["verdict"] == "clean" for e in list(inner.report) + list(outer.report))
+
+
+def test_verdict_cache_reuses_the_disabled_set(mlp, tmp_path):
+    cache = tmp_path / "cache"
+    with pytest.warns(NumericalRiskWarning):
+        with numguard.guard(LOW, HIGH, cache=str(cache)) as first:
+            tvm.compile(user_pipeline(mlp), "llvm")
+    files = list(cache.rglob("*.json"))
+    assert len(files) == 1
+    with pytest.warns(NumericalRiskWarning, match="ToMixedPrecision#0"):
+        with numguard.guard(LOW, HIGH, cache=str(cache)) as second:
+            ex = tvm.compile(user_pipeline(mlp), "llvm")
+    entry = second.report[0]
+    assert entry.data["guard"]["cached"] and entry.data["guard"]["disabled"] == ["ToMixedPrecision#0"]
+    reference = tvm.compile(mlp, "llvm")
+    for x in inputs(5):
+        assert close(run(ex, x), run(reference, x))
+    # a different range is a different verdict
+    with pytest.warns(NumericalRiskWarning):
+        with numguard.guard(LOW, 0.5, cache=str(cache)) as third:
+            tvm.compile(user_pipeline(mlp), "llvm")
+    assert not third.report[0].data["guard"]["cached"] and len(list(cache.rglob("*.json"))) == 2
+    assert first.report[0].culprit == "ToMixedPrecision#0"
+
+
+def test_corrupt_cache_entry_is_ignored_with_a_warning(mlp, tmp_path):
+    cache = tmp_path / "cache"
+    with numguard.guard(LOW, HIGH, cache=str(cache), budget="4"):
+        tvm.compile(mlp, "llvm")
+    (entry,) = cache.rglob("*.json")
+    entry.write_text('{"verdict": "clean", "sk')
+    with pytest.warns(CacheWarning, match="corrupt"):
+        with numguard.guard(LOW, HIGH, cache=str(cache), budget="4") as g:
+            tvm.compile(mlp, "llvm")
+    assert not g.report[0].data["guard"]["cached"]
+    assert json.loads(entry.read_text())["verdict"] == "clean"  # checked again and rewritten
+
+
+def _write_entries(directory, key, count):
+    cache = VerdictCache(directory)
+    for i in range(count):
+        cache.put(key, {"verdict": "clean", "skip": [], "writer": os.getpid(), "i": i, "pad": "x" * 20000})
+
+
+def test_cache_survives_two_processes_writing_at_once(tmp_path):
+    key = "ab" + "0" * 62
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_write_entries, args=(str(tmp_path), key, 40)) for _ in range(2)]
+    for w in writers:
+        w.start()
+    reader = VerdictCache(str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # a half-written entry would warn
+        while any(w.is_alive() for w in writers):
+            entry = reader.get(key)
+            assert entry is None or entry["verdict"] == "clean"
+    for w in writers:
+        w.join()
+        assert w.exitcode == 0
+    assert reader.get(key)["i"] == 39
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".numguard-")], "temporary files left"
+
+
+def test_report_path_gets_json_and_the_witness(mlp, tmp_path):
+    path = tmp_path / "guard.json"
+    with pytest.warns(NumericalRiskWarning):
+        with numguard.guard(LOW, HIGH, report_path=str(path)):
+            tvm.compile(user_pipeline(mlp), "llvm")
+    document = json.loads(path.read_text())
+    (entry,) = document["entries"]
+    assert entry["command"] == "guard" and entry["bisection"]["culprit"]["id"] == "ToMixedPrecision#0"
+    witness = np.load(entry["witness"]["path"])
+    assert witness["x"].shape == (1, 32) and LOW <= witness["x"].min() and witness["x"].max() <= HIGH
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"low": 1.0, "high": 0.0}, "low > high"),
+    ({"low": 0.0, "high": 1.0, "action": "fix"}, "unknown guard action 'fix'"),
+    ({"low": 0.0, "high": float("inf")}, "must be finite"),
+    ({"low": 0.0, "high": 1.0, "budget": "0"}, "positive"),
+])
+def test_bad_arguments_fail_at_once(kwargs, message):
+    with pytest.raises(NumguardError, match=message):
+        numguard.guard(**kwargs)
+
+
+def test_range_for_a_missing_input_is_reported_at_compile_time(mlp):
+    with pytest.raises(RangeError, match="unknown input.*image.*the model has x"):
+        with numguard.guard(ranges={"image": (0.0, 1.0)}):
+            tvm.compile(mlp, "llvm")

@@ -1,0 +1,287 @@
+"""``with numguard.guard(low, high):``: check every compile in the block (DESIGN 4, 5.5).
+
+At each caught ``tvm.compile`` / ``tvm.relax.build`` of a Relax module the guard
+replays the call from the module's origin (the passes the user applied in the
+block first), searches the declared range against the reference build,
+bisects a violation and acts: ``disable`` returns a build with the culprit (or
+the minimal set) skipped, verified on the witness and on fresh inputs;
+``report`` returns the user's build; ``raise`` raises NumericalError. Both of
+the first two warn with NumericalRiskWarning. Verdicts can be cached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import time
+import warnings
+from typing import Callable, Mapping, Optional
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from ..api import Options, check_session, finish_report
+from ..errors import BuildError, ModelError, NumguardError, RangeError
+from ..model import from_irmodule
+from ..report import Report
+from ..report.files import check_writable, write_atomic
+from ..search import Budget, make_strategy, parse_budget, resolve_ranges
+from ..search.strategies import random_candidate
+from ..shadow.compare import is_finite_outputs
+from ..shadow.session import ShadowSession
+from .cache import VerdictCache, cache_key
+from .call import CallConfig, describe
+from .intercept import Busy, Interceptor, PassCallLog
+from .report import GuardReport
+
+ACTIONS = ("disable", "report", "raise")
+FRESH_INPUTS = 8  # inputs besides the witness on which a disabled build is verified
+AUTO_FACTOR = 2.5  # the auto budget: the whole check takes about this many optimized-compile times
+AUTO_AT_LEAST = 2  # ... but searches at least this many inputs (the range's two ends)
+AUTO_MIN_SECONDS = 1.0  # ... and may always search this long (small models compile in a blink)
+
+
+class NumericalRiskWarning(UserWarning):
+    """A guarded compile changes the model's numbers beyond the tolerance."""
+
+
+class GuardWarning(UserWarning):
+    """A compile in a guard block could not be checked."""
+
+
+class NumericalError(NumguardError):
+    """Raised by ``action="raise"``; ``.report`` is the compile's report."""
+
+    def __init__(self, message: str, report: Report):
+        super().__init__(message)
+        self.report = report
+
+
+def guard(low: Optional[float] = None, high: Optional[float] = None, *, ranges: Optional[Mapping] = None,
+          rtol: Optional[float] = None, atol: Optional[float] = None, action: str = "disable",
+          budget: str = "auto", seed: int = 0, report_path: Optional[str] = None, cache=False,
+          oracle: bool = True, progress: Optional[Callable[[str], None]] = None) -> "Guard":
+    """A context manager that checks every Relax compile inside it; see the module docstring.
+
+    ``budget``: ``"auto"`` (about one optimized-compile time of search, at most
+    200 evaluations) or what ``--budget`` takes (``"500"``, ``"60s"``).
+    ``cache``: a directory for verdicts, or False.
+    """
+    return Guard(low, high, ranges=ranges, rtol=rtol, atol=atol, action=action, budget=budget, seed=seed,
+                 report_path=report_path, cache=cache, oracle=oracle, progress=progress)
+
+
+class Guard:
+    def __init__(self, low, high, *, ranges, rtol, atol, action, budget, seed, report_path, cache, oracle, progress):
+        if action not in ACTIONS:
+            raise NumguardError(f"unknown guard action '{action}'; choose one of {', '.join(ACTIONS)}")
+        for name, bounds in [("all inputs", (low, high))] + list((ranges or {}).items()):
+            lo, hi = bounds
+            if lo is not None and hi is not None:
+                if not (np.isfinite(lo) and np.isfinite(hi)):
+                    raise RangeError(f"bounds for {name} must be finite, got [{lo}, {hi}]")
+                if lo > hi:
+                    raise RangeError(f"low > high for {name}: [{lo}, {hi}]")
+        if (low is None) != (high is None):
+            raise RangeError("give both low and high, or neither (with ranges for every input)")
+        if budget != "auto":
+            parse_budget(budget)  # a malformed budget fails here, not at the first compile
+        if report_path is not None:
+            check_writable(report_path)
+        self.options = Options(low=low, high=high, ranges=dict(ranges or {}), rtol=rtol, atol=atol, seed=seed,
+                               budget=budget, oracle=oracle)
+        self.action = action
+        self.report_path = report_path
+        self.cache = VerdictCache(cache) if cache else None
+        self.progress = progress or (lambda message: None)
+        self.report = GuardReport()
+        self.log = PassCallLog()
+        self._interceptor: Optional[Interceptor] = None
+
+    def __enter__(self) -> "Guard":
+        if self._interceptor is not None:
+            raise NumguardError("this guard is already active; make a new one to nest")
+        self._interceptor = Interceptor(self._on_compile, self.log)
+        self._interceptor.install()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._interceptor.restore()
+        self._interceptor = None
+        return False
+
+    # -- one caught call -----------------------------------------------
+    def _on_compile(self, kind: str, original: Callable, args: tuple, kwargs: dict):
+        try:
+            call = inspect.signature(original).bind(*args, **kwargs)
+        except TypeError:  # a wrong call: let TVM say what is wrong with it
+            return original(*args, **kwargs)
+        call.apply_defaults()
+        params = dict(call.arguments)
+        mod = params.pop("mod")
+        if not _has_relax_main(mod):
+            return original(*args, **kwargs)
+        target = params.pop("target", None)
+        relax_pipeline = params.pop("relax_pipeline", "default")
+        tir_pipeline = params.pop("tir_pipeline", "default")
+        with Busy():
+            return self._check(kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, params)
+
+    def _check(self, kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, build_kwargs):
+        started = time.perf_counter()
+        chain = self.log.chain_to(mod)
+        prelude = tuple(c.pass_ for c in chain)
+        origin = chain[0].input if chain else mod
+        try:
+            config = CallConfig.from_call(target, relax_pipeline, tir_pipeline, prelude, build_kwargs)
+        except NumguardError:  # a target TVM cannot build for: its own error says it best
+            return original(*args, **kwargs)
+        note = None
+        if prelude and not _replays(config, origin, mod):
+            note = ("the passes applied before the compile call (" + ", ".join(describe(p) for p in prelude)
+                    + ") do not replay to the same module; the module was judged as given")
+            origin, config = mod, dataclasses.replace(config, prelude=())
+        try:
+            model = from_irmodule(origin, f"<{kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}")
+        except ModelError as err:
+            warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
+            return original(*args, **kwargs)
+        ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
+        key = cache_key({"module": model.sha256, "call": config.identity(), "tvm": tvm.__version__,
+                         "ranges": {n: r.to_json() for n, r in ranges.items()}, "rtol": self.options.rtol,
+                         "atol": self.options.atol, "oracle": self.options.oracle,
+                         "budget": self.options.budget, "seed": self.options.seed})
+        cached = self.cache.get(key) if self.cache else None
+        if cached is not None:
+            return self._from_cache(cached, kind, original, args, kwargs, model, config)
+
+        session = ShadowSession(model, config, self.options.tolerance, self.progress)
+        try:
+            session.prepare(instruments=list(tvm.transform.PassContext.current().instruments), record=False)
+        except BuildError as err:
+            result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
+            warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
+            return result
+        strategy = self._strategy(session, started)
+        data, witness = check_session(session, self.options, ranges, strategy, "guard", self.progress)
+        data["search"]["budget"] = str(strategy.budget)
+        guard_info = {"call": kind, "action": self.action, "cached": False, "note": note,
+                      "prelude": [describe(p) for p in prelude], "budget": strategy.budget.to_json(),
+                      "disabled": [], "verified_inputs": 0, "returned": "optimized"}
+        data["guard"] = guard_info
+        data["replay"] = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
+        build, skip = session.optimized, frozenset()
+        if data["verdict"] == "violation" and self.action == "disable":
+            build, skip, verified = self._disable(session, data, witness, ranges)
+            guard_info.update(disabled=sorted(skip), verified_inputs=verified,
+                              returned="culprit disabled" if build is not session.reference else "reference")
+        report = finish_report(data, session, witness, started)
+        self._record(report, key, skip)
+        return self._act(report, build.executable)
+
+    def _strategy(self, session: ShadowSession, started: float):
+        """The search: the user's budget, or the auto budget, scaled to this
+        model's cost: what is left of AUTO_FACTOR times the compile time of the
+        pipeline as written, after the builds (but at least AUTO_MIN_SECONDS
+        and AUTO_AT_LEAST inputs, at most 200 inputs)."""
+        if self.options.budget != "auto":
+            return make_strategy(self.options.search, budget=parse_budget(self.options.budget))
+        left = AUTO_FACTOR * session.optimized.seconds - (time.perf_counter() - started)
+        budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST)
+        return make_strategy(self.options.search, budget=budget)
+
+    def _disable(self, session: ShadowSession, data: dict, witness, ranges) -> tuple:
+        """The build with the culprit (or minimal set) skipped, if it matches the
+        reference on the witness and fresh inputs; else the reference build."""
+        bis = data["bisection"] or {}
+        ids = [e["id"] for e in bis.get("minimal_set") or []]
+        if not ids and bis.get("culprit"):
+            ids = [bis["culprit"]["id"]]
+        rng = np.random.default_rng(self.options.seed + 1)
+        checks = [witness] + [random_candidate(session.model.inputs, ranges, rng) for _ in range(FRESH_INPUTS)]
+        checks = [x for x in checks if is_finite_outputs(session.reference_outputs(x))]
+        for skip in ([session.close(ids)] if ids else []) + [session.reference_skip]:
+            build = session.build(skip)
+            if build.ok and all(session.compare(build, x).score <= 1.0 for x in checks):
+                return build, skip, len(checks)
+        return session.reference, session.reference_skip, len(checks)
+
+    # -- outcome -------------------------------------------------------
+    def _record(self, report: Report, key: str, skip: frozenset) -> None:
+        index = len(self.report)
+        if self.report_path and report.witness is not None:
+            report.save_witness(f"{os.path.splitext(self.report_path)[0]}.{index}.witness.npz")
+        self.report.add(report)
+        if self.cache is not None:
+            self.cache.put(key, {"verdict": report.data["verdict"], "skip": sorted(skip), "report": report.data})
+        if self.report_path:
+            write_atomic(self.report_path, self.report.to_text().encode())
+
+    def _act(self, report: Report, executable):
+        info = report.data["guard"]
+        if report.data["verdict"] != "violation":
+            return executable
+        message = _risk_message(report)
+        if self.action == "raise":
+            raise NumericalError(message, report)
+        if self.action == "disable":
+            what = ", ".join(info["disabled"]) if info["returned"] == "culprit disabled" else \
+                "every optional pass (disabling the culprit alone did not verify)"
+            message += f"; disabled {what}, verified on {info['verified_inputs']} inputs"
+        else:
+            message += "; returned the build as written (action='report')"
+        warnings.warn(message, NumericalRiskWarning, stacklevel=5)
+        return executable
+
+    def _from_cache(self, entry, kind, original, args, kwargs, model, config):
+        data = dict(entry["report"])
+        data["guard"] = {**data["guard"], "cached": True}
+        report = Report(data)
+        self.report.add(report)
+        if self.report_path:
+            write_atomic(self.report_path, self.report.to_text().encode())
+        if entry["verdict"] != "violation" or self.action != "disable":
+            executable = original(*args, **kwargs)  # exactly the user's compile
+        else:
+            from ..shadow.build import compile_model
+
+            build = compile_model(model.mod, config, frozenset(entry["skip"]))
+            if not build.ok:
+                raise BuildError(f"the cached disabled set no longer builds: {build.error}")
+            executable = build.executable
+        return self._act(report, executable)
+
+
+def _has_relax_main(mod) -> bool:
+    return isinstance(mod, tvm.IRModule) and any(
+        gv.name_hint == "main" and isinstance(f, relax.Function) for gv, f in mod.functions.items())
+
+
+def _replays(config: CallConfig, origin: tvm.IRModule, mod: tvm.IRModule) -> bool:
+    """Do the prelude passes, run again on ``origin``, give ``mod``?"""
+    try:
+        with tvm.transform.PassContext(opt_level=config.opt_level, **config.context_options()):
+            with config.target_obj:
+                out = origin
+                for applied in config.prelude:
+                    out = applied(out)
+        return bool(tvm_ffi.structural_equal(out, mod))
+    except Exception:  # a pass that cannot run twice is not replayable
+        return False
+
+
+def _risk_message(report: Report) -> str:
+    data = report.data
+    bis = data.get("bisection") or {}
+    scores = [m["score"] for m in data["metrics"]]
+    score = max((float(v) for v in scores), default=float("inf"))
+    if bis.get("status") == "culprit" and bis.get("culprit"):
+        who = f"pass {bis['culprit']['id']} ({bis['culprit']['level']} level)"
+    elif bis.get("minimal_set"):
+        who = "passes " + " + ".join(e["id"] for e in bis["minimal_set"])
+    else:
+        who = "the pipeline (no pass could be isolated)"
+    return f"numguard: {who} changes the results beyond tolerance (score {score:.3g} on the witness)"

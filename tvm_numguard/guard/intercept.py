@@ -1,0 +1,115 @@
+"""Catching compile calls and top-level pass calls inside a guard block.
+
+``Interceptor.install`` replaces ``tvm.compile``, ``tvm.relax.build`` and
+``tvm.transform.Pass.__call__`` with wrappers and ``restore`` puts back exactly
+what was there, so guards nest (each restores what the one outside installed).
+While a guard works on a call, ``busy`` is set for the thread: every compile and
+pass call made meanwhile (its own shadow builds, TVM's calls inside
+``tvm.compile``) goes straight to the original, so nothing is caught twice and
+the innermost guard is the one that judges.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Callable, Optional
+
+import tvm
+from tvm import relax
+
+_state = threading.local()  # .busy: this thread is inside a guard's own work
+
+
+def busy() -> bool:
+    return getattr(_state, "busy", False)
+
+
+class Busy:
+    """``with Busy():`` marks the thread as inside a guard's own work."""
+
+    def __enter__(self):
+        self.before = busy()
+        _state.busy = True
+
+    def __exit__(self, *exc):
+        _state.busy = self.before
+
+
+@dataclasses.dataclass(frozen=True)
+class PassCall:
+    """One top-level pass call the user made: ``output = pass_(input)``."""
+
+    pass_: object
+    input: tvm.IRModule
+    output: tvm.IRModule
+
+
+class PassCallLog:
+    """The top-level pass calls made in a guard block, in order."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def add(self, call: PassCall) -> None:
+        self.calls.append(call)
+
+    def chain_to(self, mod: tvm.IRModule) -> list:
+        """The calls that produced ``mod`` from a module made outside them, in
+        the order they ran (empty if ``mod`` came from no logged call)."""
+        chain, current = [], mod
+        for call in reversed(self.calls):
+            if call.output.same_as(current):
+                chain.append(call)
+                current = call.input
+        return chain[::-1]
+
+
+class Interceptor:
+    """Installs the wrappers; ``on_compile(kind, original, args, kwargs)`` decides
+    what a caught compile call returns."""
+
+    def __init__(self, on_compile: Callable, log: PassCallLog):
+        self.on_compile = on_compile
+        self.log = log
+        self.saved: Optional[dict] = None
+
+    def install(self) -> None:
+        saved = {"compile": tvm.compile, "relax.build": relax.build, "Pass.__call__": tvm.transform.Pass.__call__}
+        self.saved = saved
+        tvm.compile = self._wrap("tvm.compile", saved["compile"])
+        relax.build = self._wrap("tvm.relax.build", saved["relax.build"])
+        original_call = saved["Pass.__call__"]
+        log = self.log
+
+        def pass_call(pass_self, mod):
+            if busy() or not isinstance(mod, tvm.IRModule):
+                return original_call(pass_self, mod)
+            with Busy():  # passes this pass calls are not the user's
+                out = original_call(pass_self, mod)
+            if isinstance(out, tvm.IRModule):
+                log.add(PassCall(pass_self, mod, out))
+            return out
+
+        tvm.transform.Pass.__call__ = pass_call
+
+    def restore(self) -> None:
+        if self.saved is None:
+            return
+        tvm.compile = self.saved["compile"]
+        relax.build = self.saved["relax.build"]
+        tvm.transform.Pass.__call__ = self.saved["Pass.__call__"]
+        self.saved = None
+
+    def _wrap(self, kind: str, original: Callable) -> Callable:
+        on_compile = self.on_compile
+
+        def wrapper(*args, **kwargs):
+            if busy():
+                return original(*args, **kwargs)
+            return on_compile(kind, original, args, kwargs)
+
+        wrapper.__wrapped__ = original
+        wrapper.__doc__ = original.__doc__
+        wrapper.__name__ = getattr(original, "__name__", kind)
+        return wrapper
