@@ -41,6 +41,16 @@ def rewrite_relax_functions(mod: tvm.IRModule, mutator) -> tvm.IRModule:
     return mutator.builder_.get()
 
 
+def relax_rewrite_pass(name: str, mutator_class) -> tvm.transform.Pass:
+    """A module pass named ``name`` that runs ``mutator_class(mod)`` over every Relax function."""
+
+    @tvm.transform.module_pass(opt_level=0, name=name)
+    def rewrite(mod, ctx):
+        return rewrite_relax_functions(mod, mutator_class(mod))
+
+    return rewrite
+
+
 def tir_rewrite_pass(name: str, node_type, rewrite) -> tvm.transform.Pass:
     """A PrimFunc pass named ``name`` that replaces every ``node_type`` node by ``rewrite(node)``."""
     import tvm_ffi

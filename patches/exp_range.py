@@ -27,7 +27,7 @@ import tvm
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, mutator
 
-from ._common import is_op, rewrite_relax_functions, tensor_var, weights
+from ._common import is_op, relax_rewrite_pass, tensor_var, weights
 
 PASS_NAME = "FastExpCutoff"
 CUTOFF = 10.0
@@ -58,11 +58,7 @@ class _FastExp(PyExprMutator):
 
 
 def make_pass() -> tvm.transform.Pass:
-    @tvm.transform.module_pass(opt_level=0, name=PASS_NAME)
-    def fast_exp_cutoff(mod, ctx):
-        return rewrite_relax_functions(mod, _FastExp(mod))
-
-    return fast_exp_cutoff
+    return relax_rewrite_pass(PASS_NAME, _FastExp)
 
 
 def make_model() -> tvm.IRModule:

@@ -34,7 +34,7 @@ import tvm
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, mutator
 
-from ._common import const_array, is_const, is_op, rewrite_relax_functions, tensor_var, weights
+from ._common import const_array, is_const, is_op, relax_rewrite_pass, tensor_var, weights
 
 PASS_A = "DivToReciprocalMul"
 PASS_B = "NarrowScaleConstFP16"
@@ -71,19 +71,11 @@ class _NarrowScales(PyExprMutator):
 
 
 def make_pass_a() -> tvm.transform.Pass:
-    @tvm.transform.module_pass(opt_level=0, name=PASS_A)
-    def div_to_reciprocal_mul(mod, ctx):
-        return rewrite_relax_functions(mod, _DivToMul(mod))
-
-    return div_to_reciprocal_mul
+    return relax_rewrite_pass(PASS_A, _DivToMul)
 
 
 def make_pass_b() -> tvm.transform.Pass:
-    @tvm.transform.module_pass(opt_level=0, name=PASS_B)
-    def narrow_scale_const_fp16(mod, ctx):
-        return rewrite_relax_functions(mod, _NarrowScales(mod))
-
-    return narrow_scale_const_fp16
+    return relax_rewrite_pass(PASS_B, _NarrowScales)
 
 
 def make_pass() -> tvm.transform.Pass:

@@ -25,7 +25,7 @@ import tvm
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, mutator
 
-from ._common import is_op, rewrite_relax_functions, tensor_var, weights
+from ._common import is_op, relax_rewrite_pass, tensor_var, weights
 
 PASS_NAME = "OnePassVariance"
 
@@ -45,11 +45,7 @@ class _OnePassVariance(PyExprMutator):
 
 
 def make_pass() -> tvm.transform.Pass:
-    @tvm.transform.module_pass(opt_level=0, name=PASS_NAME)
-    def one_pass_variance(mod, ctx):
-        return rewrite_relax_functions(mod, _OnePassVariance(mod))
-
-    return one_pass_variance
+    return relax_rewrite_pass(PASS_NAME, _OnePassVariance)
 
 
 def make_model() -> tvm.IRModule:
