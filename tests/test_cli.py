@@ -10,18 +10,13 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from tvm_numguard.cli import main
 from tvm_numguard.report import validate
+from clirun import run_cli  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
 
 
-def run_cli(capsys, *args):
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def assert_one_line_error(code, err, *fragments):

@@ -8,6 +8,7 @@ from .guard import GuardReport, NumericalError, NumericalRiskWarning, guard  # n
 from .model import InputSpec, Model, load_model  # noqa: E402
 from .pipeline import CompileConfig  # noqa: E402
 from .report import Report  # noqa: E402
+from .trace.tracer import trace  # noqa: E402
 
 __all__ = [
     "CompileConfig",
@@ -24,4 +25,5 @@ __all__ = [
     "list_passes",
     "search",
     "load_model",
+    "trace",
 ]

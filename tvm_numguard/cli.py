@@ -187,6 +187,79 @@ def search_command(model, shapes, pipeline, tir_pipeline, target, opt_level, low
     return code
 
 
+@cli.command("trace")
+@model_options
+@pipeline_options
+@check_options
+@click.option("--search", "search", type=click.Choice(["evolve", "boundary", "random"]), default="evolve",
+              show_default=True, help="How to search the range for inputs where the builds differ.")
+@click.option("--save-inputs", "save_inputs", type=click.Path(), help="Where to save the witness (.npz).")
+@click.option("--html", "html_path", type=click.Path(),
+              help="Write a self-contained HTML report: error per pass, origin, propagation graph.")
+@click.option("--dot", "dot_path", type=click.Path(), help="Write the propagation graph as Graphviz DOT.")
+@click.option("--plot", "plot_path", type=click.Path(), help="Write the error per pass as a PNG.")
+@output_options
+def trace_command(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, range_specs, rtol, atol,
+                  budget, seed, no_oracle, inputs_path, search, save_inputs, html_path, dot_path, plot_path,
+                  json_path, verbose):
+    """Bisect MODEL's pipeline, then show which pass added how much error, where it starts, how it spreads."""
+    from .report.files import write_atomic
+    from .report.graph import propagation_dot
+    from .report.html import render_html
+    from .report.plot import pass_errors_png
+    from .trace.tracer import trace
+
+    console = Console(verbose)
+    _check_paths(json_path, save_inputs, html_path, dot_path, plot_path)
+    if inputs_path:
+        _fail("--inputs is for bisect; trace makes its own witness")
+    options = _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle, search=search)
+    config = _config(pipeline, tir_pipeline, target, opt_level)
+    loaded = _load(model, shapes)
+    report = trace(loaded, config, options, progress=console.progress, on_build=console.on_build)
+    code = _deliver(report, json_path, save_inputs)
+    traced = report.data.get("trace")
+    if traced is None:
+        click.echo("  trace     nothing to trace: no violation on the searched inputs")
+        return code
+    click.echo(render_trace_lines(traced))
+    if html_path:
+        write_atomic(html_path, render_html(report.data).encode())
+    if dot_path:
+        write_atomic(dot_path, propagation_dot(traced["graph"]).encode())
+    if plot_path and traced["passes"]:
+        write_atomic(plot_path, pass_errors_png(report.data))
+    return code
+
+
+def render_trace_lines(traced: dict) -> str:
+    """The terminal lines of a trace: the passes that added error, the origin, the graph's size."""
+    lines = []
+    adding = [r for r in traced["passes"] if r["local"] and _positive(r["local"]["score"])]
+    lines.append(f"  passes    {len(traced['passes'])} measured, {len(adding)} added error"
+                 + (": " + ", ".join(f"{r['id']} ({_fmt(r['local']['score'])})" for r in adding[:6]) if adding else ""))
+    origin = traced.get("origin")
+    if origin:
+        lines.append(f"  origin    {origin['value']} ({origin['op']}, kernel {origin['kernel']}), "
+                     f"score {_fmt(origin['score'])}; before the pass: {origin['binding_before'][:90]}")
+        lines.append(f"            after the pass: {origin['binding_after'][:100]}")
+    else:
+        lines.append(f"  origin    none: {traced.get('reason')}")
+    graph, matching = traced["graph"], traced.get("matching") or {}
+    on_path = sum(1 for n in graph["nodes"] if n["on_path"])
+    lines.append(f"  spread    {len(graph['nodes'])} values downstream of the origin, {on_path} on a path to a "
+                 f"violating output; {matching.get('matched', 0)}/{matching.get('values', 0)} values matched")
+    return "\n".join(lines)
+
+
+def _positive(score) -> bool:
+    return score in ("inf", "nan") or (isinstance(score, (int, float)) and score > 0)
+
+
+def _fmt(score) -> str:
+    return score if isinstance(score, str) else f"{score:.3g}"
+
+
 def _check_paths(*paths) -> None:
     for path in paths:
         if path:
@@ -252,6 +325,24 @@ def _event_table(rows) -> str:
     optional = sum(1 for r in rows if r["optional"])
     lines.append(f"{len(rows)} events ran, {optional} optional (a bisection may skip them)")
     return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=True))
+@click.option("--json", "json_path", type=click.Path(), help="Write the replay result as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="Print an opt-bisect style trace line per pass event of every build.")
+def replay(report_path, json_path, verbose):
+    """Rerun a report's witness with its recorded configuration: does the violation still show?"""
+    from .replay import replay as replay_report
+
+    console = Console(verbose)
+    if json_path:
+        check_writable(json_path)
+    result = replay_report(report_path, progress=console.progress, on_build=console.on_build)
+    if json_path:
+        result.write_json(json_path)
+    click.echo(result.summary())
+    return result.exit_code
 
 
 def main(argv=None) -> None:

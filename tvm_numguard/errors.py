@@ -31,3 +31,7 @@ class BuildError(NumguardError):
 
 class OutputPathError(NumguardError):
     """A report or witness path cannot be written."""
+
+
+class ReportError(NumguardError):
+    """A report (or what it names: witness, model file) cannot be replayed."""

@@ -63,7 +63,7 @@ class PassRecorder:
             and self.path.phase == "relax"
             and event.level == "relax"
             and not event.wrapper
-            and event.depth == 0
+            and "/" not in event.id  # top level: wrappers are transparent in ids
         ):
             self.snapshots[event.id] = mod
 

@@ -1,0 +1,173 @@
+"""numguard trace: the per-pass table, the origin, the propagation graph, the HTML (issue 4)."""
+
+import importlib
+import json
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+import tvm_numguard as ng
+from tvm_numguard.bisect.chain import first_bad
+from tvm_numguard.model import from_irmodule
+from tvm_numguard.report import validate
+from tvm_numguard.shadow.compare import Tolerance
+from tvm_numguard.trace.graph import value_graph
+from tvm_numguard.trace.localize import localize_relax
+from tvm_numguard.trace.match import match_values
+
+from clirun import run_cli  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+MANIFEST = json.load(open(os.path.join(ROOT, "patches", "manifest.json")))
+
+
+def _number(value):
+    return math.inf if value in ("inf", "nan") else float(value)
+
+
+def _patch_trace(spec):
+    module_name, _, attr = spec["model"].partition(":")
+    model = from_irmodule(getattr(importlib.import_module(module_name), attr)(), spec["model"], spec["name"])
+    config = ng.CompileConfig(pipeline=spec["pipeline"], tir_pipeline=spec["tir_pipeline"])
+    return ng.trace(model, config, ng.Options(low=spec["low"], high=spec["high"], budget="100"))
+
+
+@pytest.mark.parametrize("spec", MANIFEST, ids=[s["name"] for s in MANIFEST])
+def test_origin_is_the_planted_operator_and_reaches_a_violating_output(spec):
+    report = _patch_trace(spec)
+    validate(report.to_json())
+    traced = report.data["trace"]
+    assert traced["culprit"] == spec["culprit"]
+    origin = traced["origin"]
+    assert origin is not None, traced["reason"]
+    assert spec["origin"] == origin["op"] or spec["origin"] in (origin["kernel"] or ""), origin
+    assert _number(origin["score"]) > 1.0
+    nodes = {n["id"]: n for n in traced["graph"]["nodes"]}
+    assert nodes[origin["value"]]["origin"] and nodes[origin["value"]]["on_path"]
+    # a path of on-path edges from the origin to a violating output
+    edges = {}
+    for e in traced["graph"]["edges"]:
+        if e["on_path"]:
+            edges.setdefault(e["src"], []).append(e["dst"])
+    reached, stack = set(), [origin["value"]]
+    while stack:
+        name = stack.pop()
+        if name not in reached:
+            reached.add(name)
+            stack.extend(edges.get(name, []))
+    assert any(nodes[n]["output"] and nodes[n]["violating"] for n in reached), traced["graph"]
+    if spec["level"] == "tir":
+        assert origin["tir_before"] and origin["tir_after"] and origin["tir_before"] != origin["tir_after"]
+    else:
+        assert origin["binding_before"] != origin["binding_after"]
+
+
+def test_unchanged_events_cost_no_build():
+    spec = next(s for s in MANIFEST if s["name"] == "fold_fp16")
+    report = _patch_trace(spec)
+    traced = report.data["trace"]
+    relax_rows = [r for r in traced["passes"] if r["level"] == "relax"]
+    changed = [e for e in report.data["events"] if e["level"] == "relax" and e["changed"] and "/" not in e["id"]
+               and not e["wrapper"]]
+    assert [r["id"] for r in relax_rows] == [e["id"] for e in changed]
+    assert traced["snapshot_builds"] == len(relax_rows) + 1  # the input module, then one per changed event
+    culprit_row = next(r for r in traced["passes"] if r["id"] == spec["culprit"])
+    assert _number(culprit_row["local"]["score"]) > 1.0
+    others = [r for r in relax_rows if r["id"] != spec["culprit"]]
+    assert others and all(_number(r["local"]["score"]) <= 1.0 for r in others)
+
+
+def test_matching_looks_through_casts_and_renamed_values():
+    model = ng.load_model(DEMO)
+    before = relax.transform.LegalizeOps()(model.mod)
+    mixed = relax.transform.ToMixedPrecision()(model.mod)
+    after = relax.transform.LegalizeOps()(mixed)
+    g_before, g_after = value_graph(before, model.mod), value_graph(after, mixed)
+    matching = match_values(g_before, g_after)
+    assert matching.share == 1.0
+    for a_name, b_name in matching.pairs.items():
+        a, b = g_after.nodes[a_name], g_before.nodes[b_name]
+        assert a.shape == b.shape and (a.op == b.op or a.kind == "param"), (a, b)
+    # names alone would pair values of different operators: ToMixedPrecision renumbers them
+    renamed = [n for n in g_after.order if n in g_before.nodes and g_after.nodes[n].op != g_before.nodes[n].op]
+    assert renamed
+
+
+def test_localize_relax_names_the_first_mixed_precision_kernel():
+    model = ng.load_model(DEMO)
+    mixed = relax.transform.ToMixedPrecision()(model.mod)
+    x = {"x": np.random.default_rng(0).uniform(0, 1, (1, 32)).astype("float32")}
+    loc = localize_relax(model.mod, mixed, ["x"], x, tvm.target.Target("llvm"), Tolerance())
+    first_kernel_op = next(n for n in value_graph(model.mod).order if n != "x")
+    assert loc.origin["value_before"] == first_kernel_op
+    assert loc.origin["op"] == "relax.matmul"
+
+
+@pytest.mark.parametrize("bad_from, untestable, expected", [
+    (1, set(), 1), (5, set(), 5), (8, set(), 8), (6, {4}, 6), (6, {2}, 6),
+    (4, {4}, None), (6, {5}, None), (3, {1, 2}, None),  # the boundary touches an untestable snapshot
+])
+def test_snapshot_chain_bisection(bad_from, untestable, expected):
+    calls = []
+
+    def is_bad(i):
+        calls.append(i)
+        return None if i in untestable else i >= bad_from
+
+    found, checked = first_bad(8, is_bad)
+    assert found == expected  # None: ambiguous, and said so rather than guessed
+    assert checked == calls and len(checked) <= 3 + len(untestable)
+
+
+def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
+    html, dot, plot, report = (str(tmp_path / n) for n in ("t.html", "t.dot", "t.png", "t.json"))
+    code, out, err = run_cli(capsys, "trace", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                             "ToMixedPrecision,default", "--budget", "30", "--html", html, "--dot", dot,
+                             "--plot", plot, "--json", report)
+    assert code == 1, err
+    assert "origin    lv2 (relax.matmul" in out and "ToMixedPrecision#0" in out
+    page = open(html).read()
+    assert "ToMixedPrecision#0" in page and "id='origin'" in page and "relax.matmul" in page
+    assert re.search(r"src='data:image/png;base64,[A-Za-z0-9+/]{100}", page)
+    assert "<svg" in page
+    assert open(dot).read().startswith("digraph propagation")
+    assert open(plot, "rb").read()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.load(open(report))
+    validate(data)
+    assert data["command"] == "trace" and data["trace"]["origin"]["op"] == "relax.matmul"
+
+
+def test_clean_pipeline_has_nothing_to_trace(capsys):
+    code, out, err = run_cli(capsys, "trace", DEMO, "--low", "0", "--high", "1", "--pipeline", "default",
+                             "--budget", "10")
+    assert code == 0, err
+    assert "nothing to trace" in out
+
+
+@pytest.mark.slow
+def test_real_model_trace_html_and_pass_errors_add_up(tmp_path, capsys):
+    from tvm_numguard.testing import light_model
+
+    path = light_model("squeezenet", seed=0, directory=str(tmp_path))
+    html, report = str(tmp_path / "sq.html"), str(tmp_path / "sq.json")
+    code, out, err = run_cli(capsys, "trace", path, "--shape", "data_0=1,3,64,64", "--low", "0", "--high", "1",
+                             "--pipeline", "ToMixedPrecision,default", "--budget", "20", "--html", html,
+                             "--json", report)
+    assert code == 1, err
+    page = open(html).read()
+    data = json.load(open(report))
+    traced = data["trace"]
+    assert traced["culprit"] == "ToMixedPrecision#0" and traced["origin"]["op"] == "relax.nn.conv2d"
+    assert "ToMixedPrecision#0" in page and "id='origin'" in page and "data:image/png;base64," in page
+    assert traced["matching"]["share"] > 0.9
+    rows = [r for r in traced["passes"] if r["level"] == "relax" and r["local"]]
+    local_sum = sum(r["local"]["max_abs"] for r in rows)
+    cumulative = rows[-1]["cumulative"]["max_abs"]
+    # the max-abs error of a chain is at most the sum of its steps; here they barely cancel
+    assert cumulative <= local_sum * (1 + 1e-9) and local_sum <= 1.5 * cumulative

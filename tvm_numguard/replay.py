@@ -1,0 +1,214 @@
+"""``numguard replay REPORT.json``: does a recorded finding still show?
+
+Reads a report of ``numguard bisect``, ``search`` or ``trace``, checks that the
+model file is the one the report was made from (same sha256 of its bytes) and
+that its witness is there, rebuilds the optimized and the reference build with
+the recorded configuration, runs both on the witness and compares them. When the
+report named a culprit, it also checks that skipping that event alone still
+clears the violation. Returns a :class:`ReplayResult` (data, a text summary, a
+small JSON document); nothing prints. Bad input raises ``ReportError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import __version__
+from .errors import RangeError, ReportError
+from .pipeline import CompileConfig
+from .report import environment, validate
+from .report.document import _plain
+from .report.files import read_witness, write_atomic
+from .report.text import _num, _score
+from .search import resolve_ranges
+from .shadow import Tolerance
+from .shadow.compare import Comparison
+
+LABELS = {"tvm_version": "TVM", "numpy_version": "numpy", "python": "Python", "target": "target", "platform": "platform"}
+
+
+@dataclasses.dataclass
+class ReplayResult:
+    report_path: str
+    command: str  # the command that wrote the report
+    model: str  # the model file replayed (resolved)
+    sha256: str
+    witness: str  # the witness file replayed (resolved)
+    config: CompileConfig
+    tolerance: Tolerance  # as recorded: None is the default for the output's dtype
+    comparison: Comparison
+    recorded_score: Optional[float]  # the witness's score in the report
+    witness_in_range: bool
+    # the report's culprit, if it named one and the violation shows: {"id", "still_clears"
+    # (skipping it alone clears the violation now; None: untested), "score", "note" (why untested)}
+    culprit: Optional[dict]
+    recorded_environment: dict
+    current_environment: dict
+    builds: dict
+
+    @property
+    def reproduces(self) -> bool:
+        return self.comparison.violated
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.reproduces else 0
+
+    @property
+    def changes(self) -> list:
+        """What differs between the report's environment and now, e.g. ``TVM 0.27.0 -> 0.28.0``."""
+        old, new = self.recorded_environment, self.current_environment
+        return [f"{label} {old[key]} -> {new[key]}" for key, label in LABELS.items()
+                if key in old and key in new and old[key] != new[key]]
+
+    def to_json(self) -> dict:
+        """The replay result document (``--json``); inf/NaN as strings like a report's."""
+        return _plain({
+            "replay_version": 1, "tool": {"name": "tvm_numguard", "version": __version__},
+            "report": self.report_path, "command": self.command,
+            "model": {"source": self.model, "sha256": self.sha256},
+            "witness": {"path": self.witness, "in_range": self.witness_in_range},
+            "configuration": {**self.config.to_json(), **self.tolerance.to_json()},
+            "reproduces": self.reproduces, "exit_code": self.exit_code,
+            "score": self.comparison.score, "recorded_score": self.recorded_score,
+            "metrics": self.comparison.to_json(),  # per output, as in a report's "metrics"
+            "culprit": self.culprit,
+            "environment": {"recorded": self.recorded_environment, "now": self.current_environment},
+            "changes": self.changes, "builds": self.builds,
+        })
+
+    def write_json(self, path: str) -> None:
+        text = json.dumps(self.to_json(), indent=2, allow_nan=False)
+        write_atomic(path, (text + "\n").encode())
+
+    def summary(self) -> str:
+        since = "; ".join(self.changes) or "nothing in the environment changed"
+        score = f"score {_num(self.comparison.score)} now, {_num(self.recorded_score)} in the report"
+        if not self.reproduces:
+            return f"numguard replay: the finding no longer reproduces ({score}); {since}"
+        cfg, mark = self.config, "" if self.witness_in_range else "  (outside the recorded range)"
+        lines = [f"numguard replay: VIOLATION, the finding reproduces ({self.report_path}, numguard {self.command})",
+                 f"  model     {self.model}  (sha256 {self.sha256[:12]}, as in the report)",
+                 f"  pipeline  {cfg.pipeline}   tir: {cfg.tir_pipeline}   target: {cfg.target}",
+                 f"  witness   {self.witness}{mark}"]
+        for m in self.comparison.outputs:
+            lines.append(f"  output {m.index}  max abs {_num(m.max_abs)}  max rel {_num(m.max_rel)}  max ulp "
+                         f"{_num(m.max_ulp)}  violating {m.violations}/{math.prod(m.shape)}  {_score(m.score)}")
+        lines.append(f"  replayed  {score}")
+        c = self.culprit
+        if c is not None and c["still_clears"] is None:
+            lines.append(f"  culprit   {c['id']}: not tested ({c['note']})")
+        elif c is not None:
+            does = "still clears" if c["still_clears"] else "no longer clears"
+            lines.append(f"  culprit   {c['id']}: skipping it alone {does} the violation ({_score(c['score'])})")
+        lines.append(f"  since     {since}")
+        lines.append(f"  builds    {self.builds['builds']} in all, {_num(self.builds['build_seconds'])} s compiling")
+        return "\n".join(lines)
+
+
+def load_report(path: str) -> dict:
+    """The report at ``path``, validated against the schema."""
+    if not os.path.isfile(path):
+        raise ReportError(f"report {'path is a directory' if os.path.isdir(path) else 'file not found'}: {path}")
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError) as err:
+        raise ReportError(f"{path}: not a numguard report: not JSON ({_short(str(err))})") from None
+    try:
+        validate(data)
+    except Exception as err:  # jsonschema.ValidationError: "'verdict' is a required property" (at $.x)
+        where = getattr(err, "json_path", "$")
+        message = _short(getattr(err, "message", str(err))) + (f" (at {where})" if where != "$" else "")
+        raise ReportError(f"{path}: not a numguard report: {message}") from None
+    return data
+
+
+def _short(text: str, limit: int = 120) -> str:
+    line = (text.strip().splitlines() or [""])[0]
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def _locate(what: str, recorded: str, report_path: str) -> str:
+    """A file the report names: as recorded (relative to the working
+    directory), else relative to the report's folder, else next to the report."""
+    folder = os.path.dirname(os.path.abspath(report_path))
+    for candidate in (recorded, os.path.join(folder, recorded), os.path.join(folder, os.path.basename(recorded))):
+        if os.path.isfile(candidate):
+            return candidate
+    raise ReportError(f"{what} file not found: {recorded} (named in {report_path})")
+
+
+def file_sha256(path: str) -> str:
+    """sha256 of the file's bytes, as ``load_model`` computes a model's."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, on_build=None) -> ReplayResult:
+    """Rebuild a report's configuration and rerun its witness (see the module docstring)."""
+    from .api import _check_given_inputs
+    from .model import load_model
+    from .shadow.session import ShadowSession
+
+    data = load_report(report_path)
+    if data["command"] == "guard":
+        raise ReportError(f"{report_path}: a guard report's model was an in-memory module; it cannot be replayed "
+                          "from the command line")
+    if data["verdict"] != "violation" or not data["witness"]["path"]:
+        raise ReportError(f"{report_path}: nothing to replay: the report's verdict is {data['verdict']} "
+                          "and it has no witness")
+    witness_path = _locate("witness", data["witness"]["path"], report_path)
+    model_path = _locate("model", data["model"]["source"], report_path)
+    sha = file_sha256(model_path)
+    if sha != data["model"]["sha256"]:
+        raise ReportError(f"{model_path}: the report was made from a different model file "
+                          f"(sha256 {data['model']['sha256'][:12]}, this file has {sha[:12]})")
+    cfg = data["configuration"]
+    config = CompileConfig(pipeline=cfg["pipeline"], tir_pipeline=cfg["tir_pipeline"], target=cfg["target"],
+                           opt_level=cfg["opt_level"])
+    config.validate()
+    # the recorded shapes include any --shape the report was made with
+    model = load_model(model_path, {i["name"]: i["shape"] for i in data["model"]["inputs"] if i["shape"]})
+    try:
+        witness = _check_given_inputs(model, read_witness(witness_path))
+        ranges = resolve_ranges(model.inputs, None, None,
+                                {n: (r["low"], r["high"]) for n, r in cfg["ranges"].items()})
+    except RangeError as err:
+        raise ReportError(f"{witness_path}: {err}") from None
+    in_range = all(float(np.min(witness[n])) >= r.low and float(np.max(witness[n])) <= r.high
+                   for n, r in ranges.items())
+    session = ShadowSession(model, config, Tolerance(cfg["rtol"], cfg["atol"]), progress, on_build)
+    session.prepare(record=False)
+    comparison = session.compare(session.optimized, witness)
+    culprit = _check_culprit(session, witness, data) if comparison.violated else None
+    return ReplayResult(report_path, data["command"], model_path, sha, witness_path, config, session.tol, comparison,
+                        _recorded_score(data), in_range, culprit, data["environment"],
+                        environment(config.target), session.timing())
+
+
+def _check_culprit(session, witness, data: dict) -> Optional[dict]:
+    """Does skipping the report's culprit alone still clear the violation?"""
+    bis = data.get("bisection") or {}
+    if bis.get("status") != "culprit" or not bis.get("culprit"):
+        return None
+    found = {"id": bis["culprit"]["id"], "still_clears": None, "score": None, "note": None}
+    if found["id"] not in {e.id for e in session.optional}:
+        return {**found, "note": "it is no longer an optional pass event of this pipeline"}
+    build = session.build(session.close([found["id"]]))
+    if not build.ok:
+        return {**found, "note": f"the build without it fails: {build.error}"}
+    score = session.compare(build, witness).score
+    return {**found, "still_clears": score <= 1.0, "score": score}
+
+
+def _recorded_score(data: dict):
+    scores = [float(m["score"]) for m in data["metrics"]]  # "inf" parses; no score is ever NaN
+    return max(scores) if scores else None

@@ -1,0 +1,73 @@
+"""Debug-executor capture: the output of every kernel call of one run.
+
+``relax.VirtualMachine.set_instrument`` calls the instrument around every VM
+call; kernels use destination passing, so after a kernel call its outputs are
+its last arguments. They are copied at once (the VM reuses buffers). Kernel
+calls run in the order of main's ``call_tir`` bindings, which is how a captured
+value finds the binding it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Sequence
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from ..errors import NumguardError
+
+
+class CaptureError(NumguardError):
+    """The kernel calls of a run do not line up with the module's bindings."""
+
+
+@dataclasses.dataclass
+class KernelCall:
+    symbol: str
+    outputs: list  # numpy arrays
+
+
+def capture_run(executable, device, input_names: Sequence[str], inputs: Mapping[str, np.ndarray],
+                kernels: Mapping[str, int]) -> tuple:
+    """Run ``main`` once; returns (kernel calls in order, the result of main).
+
+    ``kernels`` maps the symbols that are kernels (the module's PrimFuncs) to
+    their number of outputs; other VM calls (allocation, shape checks) are not kept."""
+    calls: list = []
+
+    def record(func, symbol, before_run, ret_value, *args):
+        if not before_run and symbol in kernels:
+            calls.append(KernelCall(symbol, [np.array(a.numpy()) for a in args[len(args) - kernels[symbol]:]]))
+        return None
+
+    vm = relax.VirtualMachine(executable, device)
+    vm.set_instrument(record)
+    result = vm["main"](*[tvm.runtime.tensor(np.ascontiguousarray(inputs[n]), device) for n in input_names])
+    return calls, result
+
+
+def attach(graph, calls: list, inputs: Mapping[str, np.ndarray]) -> dict:
+    """name -> captured value, for the params and every kernel node of ``graph``
+    that ran. Calls are paired with kernel bindings in order; a binding whose
+    kernel is not the next call's did not run (the build folded it: a kernel of
+    constants only) and gets no value."""
+    values = {name: np.asarray(v) for name, v in inputs.items() if name in graph.nodes}
+    position = 0
+    for node in graph.kernels():
+        if position < len(calls) and calls[position].symbol == node.kernel:
+            values[node.name] = calls[position].outputs[0]
+            position += 1
+    if position != len(calls):
+        left = calls[position].symbol
+        raise CaptureError(f"kernel call {position} ({left}) has no binding in the module's main: "
+                           f"{len(calls)} calls, {len(graph.kernels())} call_tir bindings")
+    return values
+
+
+def capture_values(executable, device, graph, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> dict:
+    """Every value of ``graph`` that a run of ``executable`` computes: params and kernel outputs."""
+    kernels = {k.kernel: k.n_outputs for k in graph.kernels()}
+    calls, _ = capture_run(executable, device, input_names, inputs, kernels)
+    return attach(graph, calls, inputs)

@@ -1,0 +1,118 @@
+"""The per-pass shadow table: how much error each pass event adds, on the witness.
+
+Relax level: the recorded snapshots are buildable models, so each event that
+changed the module is measured by building the snapshot after it and the one
+before it (the input module for the first): the **local** error (after vs
+before) and the **cumulative** error (after vs the input module). Events that
+left the module unchanged cost nothing: the snapshot before a changed event
+is the one after the previous changed event, built once.
+
+TIR level: TIR snapshots are not whole models, so each TIR event that changed
+its module is measured by gating it: the full build against the full build
+with that event skipped gives its local error; the cumulative error of the
+TIR level is the full build against the build with every optional TIR event
+skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Optional
+
+import numpy as np
+import tvm
+
+from ..shadow.build import optional_events, run_build, summarize_error
+from ..shadow.compare import Tolerance, compare_outputs
+
+
+@dataclasses.dataclass
+class PassRow:
+    id: str
+    name: str
+    level: str
+    method: str  # "snapshot" or "gated"
+    local: Optional[dict]  # {"score", "max_abs"} or None when it could not be measured
+    cumulative: Optional[dict]
+    note: Optional[str] = None
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _error(ref: list, out: list, tol: Tolerance) -> dict:
+    comparison = compare_outputs(ref, out, tol)
+    max_abs = max((o.max_abs for o in comparison.outputs), default=0.0)
+    return {"score": comparison.score, "max_abs": max_abs}
+
+
+class SnapshotRunner:
+    """Builds Relax snapshots on their own (memoized by structural hash) and runs them."""
+
+    def __init__(self, input_names, witness: Mapping[str, np.ndarray], target):
+        self.input_names, self.witness, self.target = input_names, witness, target
+        self.outputs: dict = {}
+        self.builds = 0
+
+    def run(self, mod: tvm.IRModule):
+        """The outputs of ``mod`` built with the plain lowering, or an error string."""
+        import tvm_ffi
+
+        from ..shadow.build import Build
+
+        key = tvm_ffi.structural_hash(mod)
+        if key not in self.outputs:
+            self.builds += 1
+            try:
+                executable = tvm.compile(mod, self.target)
+                build = Build(frozenset(), executable, [], [], {}, None, 0.0, device=tvm.cpu(0))
+                self.outputs[key] = run_build(build, self.input_names, self.witness)
+            except Exception as err:  # a snapshot after the VM lowering may not build on its own
+                self.outputs[key] = summarize_error(err)
+        return self.outputs[key]
+
+
+def relax_rows(session, witness, tol: Tolerance, runner: Optional[SnapshotRunner] = None) -> tuple:
+    """(rows, runner) for the Relax-level events that changed the module."""
+    target = session.config.make_target()
+    runner = runner or SnapshotRunner(session.model.input_names(), witness, target)
+    snapshots = session.optimized.snapshots
+    first = runner.run(session.model.mod)
+    if isinstance(first, str):
+        return [], runner
+    previous = first
+    rows = []
+    for event in session.events:
+        if event.level != "relax" or event.wrapper or "/" in event.id or not event.changed:
+            continue
+        if event.id not in snapshots:
+            continue
+        out = runner.run(snapshots[event.id])
+        if isinstance(out, str):
+            rows.append(PassRow(event.id, event.name, "relax", "snapshot", None, None,
+                                f"the snapshot after it does not build on its own: {out}"))
+            continue
+        rows.append(PassRow(event.id, event.name, "relax", "snapshot", _error(previous, out, tol),
+                            _error(first, out, tol)))
+        previous = out
+    return rows, runner
+
+
+def tir_rows(session, witness, tol: Tolerance) -> list:
+    """Rows for the optional TIR events that changed their module, by gating."""
+    tir = [e for e in optional_events(session.events) if e.level == "tir" and e.changed]
+    if not tir:
+        return []
+    full = session.run(session.optimized, witness)
+    base = session.build(session.close(e.id for e in tir))
+    cumulative = _error(session.run(base, witness), full, tol) if base.ok else None
+    rows = []
+    for event in tir:
+        build = session.build(session.close([event.id]))
+        if not build.ok:
+            rows.append(PassRow(event.id, event.name, "tir", "gated", None, cumulative,
+                                f"the build without it fails: {build.error}"))
+            continue
+        rows.append(PassRow(event.id, event.name, "tir", "gated", _error(session.run(build, witness), full, tol),
+                            cumulative))
+    return rows
