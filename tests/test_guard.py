@@ -242,3 +242,31 @@ def test_range_for_a_missing_input_is_reported_at_compile_time(mlp):
     with pytest.raises(RangeError, match="unknown input.*image.*the model has x"):
         with numguard.guard(ranges={"image": (0.0, 1.0)}):
             tvm.compile(mlp, "llvm")
+
+
+def make_unreplayable_mixed_precision():
+    """A pass with state: it converts the module to float16 the first time it runs
+    and does nothing after (a stand-in for a pass whose result depends on something
+    gone by compile time), so replaying it cannot give the module it made."""
+    state = {"runs": 0}
+
+    @tvm.transform.module_pass(opt_level=0, name="OneShotFP16Weights")
+    def one_shot(mod, ctx):
+        state["runs"] += 1
+        return relax.transform.ToMixedPrecision()(mod) if state["runs"] == 1 else mod
+
+    return one_shot
+
+
+def test_passes_that_do_not_replay_are_judged_by_their_chain(mlp):
+    one_shot = make_unreplayable_mixed_precision()
+    with pytest.warns(NumericalRiskWarning, match=r"pass call #2 \(OneShotFP16Weights\).*cannot be disabled"):
+        with numguard.guard(LOW, HIGH) as g:
+            mod = relax.transform.FoldConstant()(mlp)
+            ex = tvm.compile(one_shot(mod), "llvm")
+    info = g.report[0].data["guard"]
+    assert info["prelude"] == ["FoldConstant", "OneShotFP16Weights"]
+    assert "do not replay" in info["note"]
+    assert info["chain"]["verdict"] == "violation" and info["chain"]["first_bad_call"] == 2
+    assert info["chain"]["pass"] == "OneShotFP16Weights"
+    assert ex is not None

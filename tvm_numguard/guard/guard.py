@@ -34,6 +34,7 @@ from ..shadow.compare import is_finite_outputs
 from ..shadow.session import ShadowSession
 from .cache import VerdictCache, cache_key
 from .call import CallConfig, describe
+from .chain import judge_chain
 from .intercept import Busy, Interceptor, PassCallLog
 from .report import GuardReport
 
@@ -139,10 +140,12 @@ class Guard:
             config = CallConfig.from_call(target, relax_pipeline, tir_pipeline, prelude, build_kwargs)
         except NumguardError:  # a target TVM cannot build for: its own error says it best
             return original(*args, **kwargs)
-        note = None
+        note, chain_modules = None, None
         if prelude and not _replays(config, origin, mod):
             note = ("the passes applied before the compile call (" + ", ".join(describe(p) for p in prelude)
-                    + ") do not replay to the same module; the module was judged as given")
+                    + ") do not replay to the same module: they were judged by the chain of modules they made, "
+                    "and the compile call on the module as given")
+            chain_modules = [origin] + [c.output for c in chain]
             origin, config = mod, dataclasses.replace(config, prelude=())
         try:
             model = from_irmodule(origin, f"<{kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}")
@@ -170,7 +173,11 @@ class Guard:
         data["search"]["budget"] = str(strategy.budget)
         guard_info = {"call": kind, "action": self.action, "cached": False, "note": note,
                       "prelude": [describe(p) for p in prelude], "budget": strategy.budget.to_json(),
-                      "disabled": [], "verified_inputs": 0, "returned": "optimized"}
+                      "disabled": [], "verified_inputs": 0, "returned": "optimized", "chain": None}
+        if chain_modules is not None:
+            self.progress("judging the passes that do not replay by the modules they made")
+            guard_info["chain"] = judge_chain(chain_modules, prelude, model.inputs, ranges, config.target_obj,
+                                              self.options.tolerance, self.options.seed)
         data["guard"] = guard_info
         data["replay"] = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
         build, skip = session.optimized, frozenset()
@@ -222,6 +229,15 @@ class Guard:
 
     def _act(self, report: Report, executable):
         info = report.data["guard"]
+        chain = info.get("chain") or {}
+        if chain.get("verdict") == "violation":
+            who = f"pass call #{chain['first_bad_call']} ({chain['pass']})" if chain["pass"] else \
+                "the passes applied before the compile call (no single call isolated)"
+            message = (f"numguard: {who}, applied before the compile call, changes the results beyond tolerance "
+                       f"(score {chain['score']:.3g}); it does not replay, so it cannot be disabled")
+            if self.action == "raise":
+                raise NumericalError(message, report)
+            warnings.warn(message, NumericalRiskWarning, stacklevel=5)
         if report.data["verdict"] != "violation":
             return executable
         message = _risk_message(report)
