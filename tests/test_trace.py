@@ -171,3 +171,27 @@ def test_real_model_trace_html_and_pass_errors_add_up(tmp_path, capsys):
     cumulative = rows[-1]["cumulative"]["max_abs"]
     # the max-abs error of a chain is at most the sum of its steps; here they barely cancel
     assert cumulative <= local_sum * (1 + 1e-9) and local_sum <= 1.5 * cumulative
+
+
+def test_matching_across_fusion_pairs_values_that_agree(tmp_path):
+    """The default CPU pipeline fuses conv+add+relu groups and is clean: nearly every
+    fused value finds its partner, and every pair agrees (a wrong pair would not)."""
+    from tvm_numguard.shadow.build import compile_model
+    from tvm_numguard.testing import tiny_cnn_onnx
+    from tvm_numguard.trace.capture import capture_values
+    from tvm_numguard.trace.localize import value_errors
+
+    model = ng.load_model(tiny_cnn_onnx(str(tmp_path / "cnn.onnx"), seed=0))
+    fused = compile_model(model.mod, ng.CompileConfig(pipeline="default"), record=True).snapshots["FuseTIR#0"]
+    legal = relax.transform.LegalizeOps()(model.mod)
+    before, after = value_graph(legal, model.mod), value_graph(fused)
+    assert any(k.kernel.startswith("fused_") for k in after.kernels())
+    matching = match_values(before, after)
+    assert matching.share >= 0.9, matching.to_json()
+    names = model.input_names()
+    rng = np.random.default_rng(0)
+    x = {s.name: rng.uniform(0, 1, s.shape).astype(s.dtype) for s in model.inputs}
+    errors = value_errors(before, after, matching,
+                          capture_values(tvm.compile(legal, "llvm"), tvm.cpu(), before, names, x),
+                          capture_values(tvm.compile(fused, "llvm"), tvm.cpu(), after, names, x), Tolerance())
+    assert len(errors) >= 3 and all(score <= 1.0 for score, _ in errors.values())

@@ -10,7 +10,12 @@ whose dtypes are both floating point or equal:
   3. def-use, to a fixed point: the arguments at the same position of two
      paired values pair up (backward); an unpaired value whose arguments are
      all paired pairs with a value of the same operator on the paired
-     arguments (forward).
+     arguments (forward; operators compared by their last name part, since a
+     kernel is named ``max_pool2d`` where its operator was
+     ``relax.nn.max_pool2d``); a kernel whose arguments are all paired pairs
+     with the first value, computed from exactly those partners, of the
+     operator its name ends in (FuseOps names a group after its operators in
+     order: ``fused_conv2d_add_relu`` computes what ``relu`` did).
 
 Casts are looked through everywhere: they stand for the value they cast.
 Values computed from constants only (weights being prepared) are not values
@@ -20,6 +25,7 @@ of the model's run and are left out.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -91,7 +97,7 @@ def match_values(before: ValueGraph, after: ValueGraph) -> Matching:
         pair(a_out, b_out, "output")
     for name in after.order:
         node = after.nodes[name]
-        if not node.is_cast and name in before.nodes and before.nodes[name].op == node.op:
+        if not node.is_cast and name in before.nodes and _key(before.nodes[name]) == _key(node):
             pair(name, name, "name")
     changed = True
     while changed:
@@ -107,7 +113,7 @@ def match_values(before: ValueGraph, after: ValueGraph) -> Matching:
         for b_name in before.order:
             b = before.nodes[b_name]
             if b_name not in used and not b.is_cast and b.kind != "param":
-                by_args.setdefault((b.op, tuple(before.canon(x) for x in b.args)), b_name)
+                by_args.setdefault((_key(b), tuple(before.canon(x) for x in b.args)), b_name)
         for a_name in after.order:
             a = after.nodes[a_name]
             if a_name in pairs or a.is_cast or a.kind == "param" or a_name not in live_a:
@@ -115,8 +121,64 @@ def match_values(before: ValueGraph, after: ValueGraph) -> Matching:
             args = [after.canon(x) for x in a.args]
             if any(x is not None and x not in pairs for x in args):
                 continue
-            b_name = by_args.get((a.op, tuple(None if x is None else pairs[x] for x in args)))
+            b_name = by_args.get((_key(a), tuple(None if x is None else pairs[x] for x in args)))
             if b_name is not None:
                 changed |= pair(a_name, b_name, "forward")
+        for a_name in after.order:
+            changed |= _pair_fused(a_name, after, before, pairs, used, live_a, pair)
     candidates = [n for n in after.order if n in live_a and not after.nodes[n].is_cast]
     return Matching(pairs, how, candidates)
+
+
+def _key(node: ValueNode) -> str:
+    """What two values must share to be computed by the same operator: the kernel
+    name (less its counter) where there is a kernel, since relax.concat's kernel is
+    ``concatenate`` and relax.exp's ``tir_exp``; else the operator's last name part."""
+    if node.kernel:
+        return re.sub(r"\d+$", "", node.kernel).rstrip("_") or node.kernel
+    return node.op.rsplit(".", 1)[-1]
+
+
+def _frontier(before: ValueGraph, name: str, used: set) -> frozenset:
+    """The paired values (and inputs) that ``name`` is computed from through unpaired values only."""
+    found, stack, seen = set(), list(before.nodes[name].args), set()
+    while stack:
+        arg = before.canon(stack.pop())
+        if arg is None or arg in seen or arg not in before.nodes:
+            continue
+        seen.add(arg)
+        if arg in used or before.nodes[arg].kind == "param":
+            found.add(arg)
+        else:
+            stack.extend(before.nodes[arg].args)
+    return frozenset(found)
+
+
+def _pair_fused(a_name, after, before, pairs, used, live_a, pair) -> bool:
+    a = after.nodes[a_name]
+    if a_name in pairs or a.kind != "kernel" or a_name not in live_a:
+        return False
+    args = [after.canon(x) for x in a.args if x is not None]
+    if not args or any(x not in pairs for x in args if x in live_a):
+        return False
+    wanted = frozenset(pairs[x] for x in args if x in pairs)
+
+    group = _key(a)
+
+    def candidate(b_name) -> bool:
+        b = before.nodes[b_name]
+        short = _key(b)
+        return (b_name not in used and not b.is_cast and b.kind != "param"
+                and (group == short or group.endswith("_" + short)) and _frontier(before, b_name, used) == wanted)
+
+    users = before.users()
+    # the group's output: the first candidate in execution order that does not
+    # feed another candidate of the same operator (``fused_add_add`` ends in
+    # the second add); later candidates are reached only through unpaired
+    # values of other groups
+    for b_name in before.order:
+        if candidate(b_name) and not any(
+                _key(before.nodes[u]) == _key(before.nodes[b_name]) and candidate(u)
+                for u in users.get(b_name, [])):
+            return pair(a_name, b_name, "fused")
+    return False
