@@ -11,3 +11,13 @@ def run_cli(capsys, *args):
         main(list(args))
     out, err = capsys.readouterr()
     return exc.value.code, out, err
+
+
+def assert_one_line_error(code, err, *fragments):
+    """Bad input: exit code 2 and one line on stderr holding every fragment, no traceback."""
+    assert code == 2, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]

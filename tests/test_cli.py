@@ -11,21 +11,10 @@ import pytest
 from onnx import TensorProto, helper
 
 from tvm_numguard.report import validate
-from clirun import run_cli  # noqa: E402
+from clirun import assert_one_line_error, run_cli  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
-
-
-
-
-def assert_one_line_error(code, err, *fragments):
-    assert code == 2, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def onnx_file(path, op="Relu", dims=(1, 4), extra_attrs=None):
