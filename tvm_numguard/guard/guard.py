@@ -30,6 +30,7 @@ from ..report import Report
 from ..report.files import check_writable, write_atomic
 from ..search import Budget, make_strategy, parse_budget, resolve_ranges
 from ..search.strategies import random_candidate
+from ..shadow.build import compile_model
 from ..shadow.compare import is_finite_outputs
 from ..shadow.session import ShadowSession
 from .cache import VerdictCache, cache_key
@@ -262,8 +263,6 @@ class Guard:
         if entry["verdict"] != "violation" or self.action != "disable":
             executable = original(*args, **kwargs)  # exactly the user's compile
         else:
-            from ..shadow.build import compile_model
-
             build = compile_model(model.mod, config, frozenset(entry["skip"]))
             if not build.ok:
                 raise BuildError(f"the cached disabled set no longer builds: {build.error}")
