@@ -201,7 +201,7 @@ def judge_with_oracle(session: ShadowSession, witness, options: Options, progres
     except Exception as err:  # an oracle is a help, not a requirement
         return {"available": False, "reason": summarize_error(err), "real_violation": True, "kept_float32": [],
                 "k": options.oracle_k, "outputs": []}
-    verdicts = classify(session.reference_outputs(witness), session.run(session.optimized, witness), exact,
+    verdicts = classify(session.reference_outputs(witness), session.optimized_outputs(witness), exact,
                         options.tolerance, options.oracle_k)
     return {"available": True, "reason": None, "real_violation": has_real_violation(verdicts),
             "kept_float32": list(oracle.kept), "k": options.oracle_k, "outputs": [v.to_json() for v in verdicts]}

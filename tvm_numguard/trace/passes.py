@@ -103,7 +103,7 @@ def tir_rows(session, witness, tol: Tolerance) -> list:
     tir = [e for e in optional_events(session.events) if e.level == "tir" and e.changed]
     if not tir:
         return []
-    full = session.run(session.optimized, witness)
+    full = session.optimized_outputs(witness)
     base = session.build(session.close(e.id for e in tir))
     cumulative = _error(session.run(base, witness), full, tol) if base.ok else None
     rows = []
