@@ -289,6 +289,11 @@ def replay_command(model, config, options, ranges) -> str:
         words += ["--tir-pipeline", config.tir_pipeline]
     if config.target != "llvm":
         words += ["--target", config.target]
+    if config.opt_level != 3:
+        words += ["--opt-level", str(config.opt_level)]
+    if str(model.source).endswith(".onnx"):  # ONNX takes any input shape: state the one checked
+        for spec in model.inputs:
+            words += ["--shape", f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
     for name, r in ranges.items():
         words += ["--range", f"{name}={r.low!r}:{r.high!r}"]
     if options.rtol is not None:
