@@ -10,7 +10,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from tvm_numguard import load_model
 from tvm_numguard.report import validate
+from tvm_numguard.report.files import read_witness
 from clirun import assert_one_line_error, run_cli  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,6 +46,30 @@ def test_demo_violation_exit_1_with_report_and_witness(capsys, tmp_path):
     witness = tmp_path / "r.witness.npz"
     assert data["witness"]["path"] == str(witness) and witness.exists()
     assert f"--inputs {witness}" in data["replay"]
+
+
+def test_witness_is_kept_when_the_bisection_is_interrupted(capsys, tmp_path, monkeypatch):
+    # Ctrl-C (or a crash) during the long bisection: the witness was written before it began
+    import tvm_numguard.api
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tvm_numguard.api, "bisect_session", interrupted)
+    witness = tmp_path / "w.npz"
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                             "ToMixedPrecision,default", "--save-inputs", str(witness), "-v")
+    assert code == 130 and "aborted" in err
+    assert f"witness saved to {witness}" in err
+    inputs = read_witness(str(witness))
+    model = load_model(DEMO)
+    assert set(inputs) == {spec.name for spec in model.inputs}
+    assert all(0.0 <= v.min() and v.max() <= 1.0 for v in inputs.values())
+    # and it is a witness: bisecting on it alone shows the violation
+    monkeypatch.undo()
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                             "ToMixedPrecision,default", "--inputs", str(witness), "--json", str(tmp_path / "r.json"))
+    assert code == 1 and "culprit   ToMixedPrecision#0" in out
 
 
 def test_clean_exit_0_and_verbose_trace(capsys, tmp_path):

@@ -76,8 +76,12 @@ def bisect(
     inputs: Optional[Mapping[str, np.ndarray]] = None,
     progress: Progress = None,
     on_build: Optional[Callable] = None,
+    on_witness: Optional[Callable[[dict], None]] = None,
 ) -> Report:
-    """Search the range for a violation and bisect the pipeline on its witness."""
+    """Search the range for a violation and bisect the pipeline on its witness.
+
+    ``on_witness(inputs)`` is called once a violation's witness is known, before
+    the (long) bisection, so a caller can keep it even if the bisection never ends."""
     started = time.perf_counter()
     progress = progress or (lambda message: None)
     model = _as_model(model)
@@ -88,15 +92,16 @@ def bisect(
         strategy = make_strategy(options.search, budget=parse_budget(options.budget))
     session = ShadowSession(model, config, options.tolerance, progress, on_build)
     session.prepare()
-    data, witness = check_session(session, options, ranges, strategy, "bisect", progress)
+    data, witness = check_session(session, options, ranges, strategy, "bisect", progress, on_witness)
     data["search"]["budget"] = options.budget if inputs is None else None
     return finish_report(data, session, witness, started)
 
 
 def check_session(session: ShadowSession, options: Options, ranges, strategy, command: str,
-                  progress: Progress = None) -> tuple:
+                  progress: Progress = None, on_witness: Optional[Callable[[dict], None]] = None) -> tuple:
     """On a prepared session: search with ``strategy``, judge the witness
-    (oracle included) and bisect a violation. Returns (report data, witness)."""
+    (oracle included) and bisect a violation. Returns (report data, witness).
+    ``on_witness`` sees a violation's witness before the bisection starts."""
     progress = progress or (lambda message: None)
     budget = getattr(strategy, "budget", None)
     progress(f"searching the range for inputs where the builds differ ({strategy.name}"
@@ -106,6 +111,8 @@ def check_session(session: ShadowSession, options: Options, ranges, strategy, co
     data, witness = _judge_witness(command, session, options, ranges, found, progress)
     data["bisection"] = None
     if data["verdict"] == "violation":
+        if on_witness is not None:
+            on_witness(witness)
         session.ensure_recorded()
         data["events"] = event_table(session)
         progress(f"violation (score {found.best_score:.3g}); bisecting {len(session.optional)} optional events")

@@ -12,7 +12,7 @@ import click
 from . import api
 from .errors import NumguardError
 from .pipeline import CompileConfig
-from .report.files import check_writable, read_witness, write_atomic
+from .report.files import check_writable, read_witness, write_atomic, write_witness
 from .search import parse_budget, parse_range_spec
 
 
@@ -146,7 +146,8 @@ def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, 
     config = _config(pipeline, tir_pipeline, target, opt_level)
     loaded = _load(model, shapes)
     given = read_witness(inputs_path) if inputs_path else None
-    report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build)
+    report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build,
+                        on_witness=_keep_witness(save_inputs, json_path, console))
     return _deliver(report, json_path, save_inputs)
 
 
@@ -216,7 +217,8 @@ def trace_command(model, shapes, pipeline, tir_pipeline, target, opt_level, low,
     options = _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle, search=search)
     config = _config(pipeline, tir_pipeline, target, opt_level)
     loaded = _load(model, shapes)
-    report = trace(loaded, config, options, progress=console.progress, on_build=console.on_build)
+    report = trace(loaded, config, options, progress=console.progress, on_build=console.on_build,
+                   on_witness=_keep_witness(save_inputs, json_path, console))
     code = _deliver(report, json_path, save_inputs)
     traced = report.data.get("trace")
     if traced is None:
@@ -286,6 +288,17 @@ def _deliver(report, json_path, save_inputs) -> int:
         report.write_json(json_path)
     click.echo(report.summary())
     return report.exit_code
+
+
+def _keep_witness(save_inputs, json_path, console):
+    """Write a violation's witness as soon as it is found: a bisection that is
+    interrupted (Ctrl-C, a crash inside TVM) must not lose it."""
+    path = save_inputs or _default_witness_path(json_path)
+
+    def keep(witness) -> None:
+        write_witness(path, witness)
+        console.progress(f"witness saved to {path} (kept whatever happens to the bisection)")
+    return keep
 
 
 def _default_witness_path(json_path) -> str:

@@ -29,7 +29,9 @@ Progress = Optional[Callable[[str], None]]
 
 
 def trace(model, config: CompileConfig = CompileConfig(), options: Options = Options(), progress: Progress = None,
-          on_build: Optional[Callable] = None) -> Report:
+          on_build: Optional[Callable] = None, on_witness: Optional[Callable[[dict], None]] = None) -> Report:
+    """Bisect, then measure every pass and localize the culprit's error.
+    ``on_witness`` as in ``api.bisect``: called with a violation's witness before the long work."""
     started = time.perf_counter()
     progress = progress or (lambda message: None)
     model = _as_model(model)
@@ -37,7 +39,7 @@ def trace(model, config: CompileConfig = CompileConfig(), options: Options = Opt
     strategy = make_strategy(options.search, budget=parse_budget(options.budget))
     session = ShadowSession(model, config, options.tolerance, progress, on_build)
     session.prepare()
-    data, witness = check_session(session, options, ranges, strategy, "trace", progress)
+    data, witness = check_session(session, options, ranges, strategy, "trace", progress, on_witness)
     data["search"]["budget"] = options.budget
     data["trace"] = None
     if witness is not None and data["verdict"] != "clean":
