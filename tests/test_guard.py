@@ -177,6 +177,21 @@ def test_verdict_cache_reuses_the_disabled_set(mlp, tmp_path):
     assert first.report[0].culprit == "ToMixedPrecision#0"
 
 
+def test_cache_key_covers_relax_build_params():
+    # relax.build(params=...) links constants into the executable: different
+    # values must not share a cached verdict
+    from tvm_numguard.guard.call import CallConfig
+
+    def key(params):
+        return CallConfig.from_call("llvm", "default", "default", build_kwargs={"params": params}).identity()
+
+    ones = {"w": [tvm.runtime.tensor(np.ones((2, 2), "float32"))]}
+    same = {"w": [tvm.runtime.tensor(np.ones((2, 2), "float32"))]}
+    other = {"w": [tvm.runtime.tensor(np.full((2, 2), 2.0, "float32"))]}
+    assert key(ones) == key(same)
+    assert key(ones) != key(other) and key(ones) != key(None)
+
+
 def test_corrupt_cache_entry_is_ignored_with_a_warning(mlp, tmp_path):
     cache = tmp_path / "cache"
     with numguard.guard(LOW, HIGH, cache=str(cache), budget="4"):

@@ -12,8 +12,10 @@ switched off like any other).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Any, Optional
 
+import numpy as np
 import tvm
 from tvm import relax
 
@@ -33,6 +35,21 @@ def describe(pipeline) -> str:
             return "[" + ",".join(describe(p) for p in passes) + "]"
         return name
     return getattr(pipeline, "__qualname__", type(pipeline).__name__)
+
+
+def params_digest(params) -> Optional[str]:
+    """A hash of ``relax.build(params=...)``'s values (name -> tensor or list of
+    tensors): two calls with different constants must not share a verdict."""
+    if not params:
+        return None
+    digest = hashlib.sha256()
+    for name in sorted(params):
+        values = params[name]
+        for value in values if isinstance(values, (list, tuple)) else [values]:
+            array = np.ascontiguousarray(value.numpy() if hasattr(value, "numpy") else np.asarray(value))
+            digest.update(f"{name}:{array.dtype}:{array.shape}:".encode())
+            digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -128,6 +145,7 @@ class CallConfig:
             "disabled_pass": sorted(self.disabled_pass),
             "required_pass": sorted(self.required_pass),
             "build": {k: str(v) for k, v in sorted((self.build_kwargs or {}).items()) if k != "params"},
+            "params": params_digest((self.build_kwargs or {}).get("params")),
         }
 
     def to_json(self) -> dict:
