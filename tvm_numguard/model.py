@@ -57,6 +57,12 @@ class Model:
         }
 
 
+def file_sha256(path: str) -> str:
+    """sha256 of a file's bytes: a model's identity in reports (replay checks it)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[ShapeOverrides] = None) -> Model:
     """Load a model file (.onnx, .pt2, .py) or wrap an IRModule.
 
@@ -79,8 +85,7 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
     if ext not in (".onnx", ".pt2", ".py"):
         raise ModelError(f"{path}: unknown model format '{ext or '(no extension)'}' (expected .onnx, .pt2 or .py)")
     try:
-        with open(path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
+        digest = file_sha256(path)
     except OSError as err:
         raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     if ext == ".onnx":

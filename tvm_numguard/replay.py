@@ -12,7 +12,6 @@ small JSON document); nothing prints. Bad input raises ``ReportError``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -146,16 +145,10 @@ def _locate(what: str, recorded: str, report_path: str) -> str:
     raise ReportError(f"{what} file not found: {recorded} (named in {report_path})")
 
 
-def file_sha256(path: str) -> str:
-    """sha256 of the file's bytes, as ``load_model`` computes a model's."""
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
 def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, on_build=None) -> ReplayResult:
     """Rebuild a report's configuration and rerun its witness (see the module docstring)."""
     from .api import _check_given_inputs
-    from .model import load_model
+    from .model import file_sha256, load_model
     from .shadow.session import ShadowSession
 
     data = load_report(report_path)
