@@ -283,7 +283,7 @@ def _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle, **extr
 def _deliver(report, json_path, save_inputs) -> int:
     """Keep the witness of every violation, write the report, show the summary."""
     if report.violation:
-        report.save_witness(save_inputs or _default_witness_path(json_path))
+        report.save_witness(_witness_path(save_inputs, json_path))
     if json_path:
         report.write_json(json_path)
     click.echo(report.summary())
@@ -293,7 +293,7 @@ def _deliver(report, json_path, save_inputs) -> int:
 def _keep_witness(save_inputs, json_path, console):
     """Write a violation's witness as soon as it is found: a bisection that is
     interrupted (Ctrl-C, a crash inside TVM) must not lose it."""
-    path = save_inputs or _default_witness_path(json_path)
+    path = _witness_path(save_inputs, json_path)
 
     def keep(witness) -> None:
         write_witness(path, witness)
@@ -301,8 +301,11 @@ def _keep_witness(save_inputs, json_path, console):
     return keep
 
 
-def _default_witness_path(json_path) -> str:
-    """Every violation keeps its witness, asked for or not."""
+def _witness_path(save_inputs, json_path) -> str:
+    """Every violation keeps its witness, asked for or not: --save-inputs, else
+    next to the JSON report, else in the working directory."""
+    if save_inputs:
+        return save_inputs
     if json_path:
         return os.path.splitext(json_path)[0] + ".witness.npz"
     return "numguard-witness.npz"
