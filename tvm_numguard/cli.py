@@ -13,6 +13,7 @@ from . import api
 from .errors import NumguardError
 from .pipeline import CompileConfig
 from .report.files import check_writable, read_witness, write_atomic, write_witness
+from .report.text import _num
 from .search import parse_budget, parse_range_spec
 
 
@@ -239,11 +240,11 @@ def render_trace_lines(traced: dict) -> str:
     lines = []
     adding = [r for r in traced["passes"] if r["local"] and _positive(r["local"]["score"])]
     lines.append(f"  passes    {len(traced['passes'])} measured, {len(adding)} added error"
-                 + (": " + ", ".join(f"{r['id']} ({_fmt(r['local']['score'])})" for r in adding[:6]) if adding else ""))
+                 + (": " + ", ".join(f"{r['id']} ({_num(r['local']['score'])})" for r in adding[:6]) if adding else ""))
     origin = traced.get("origin")
     if origin:
         lines.append(f"  origin    {origin['value']} ({origin['op']}, kernel {origin['kernel']}), "
-                     f"score {_fmt(origin['score'])}; before the pass: {origin['binding_before'][:90]}")
+                     f"score {_num(origin['score'])}; before the pass: {origin['binding_before'][:90]}")
         lines.append(f"            after the pass: {origin['binding_after'][:100]}")
     else:
         lines.append(f"  origin    none: {traced.get('reason')}")
@@ -256,10 +257,6 @@ def render_trace_lines(traced: dict) -> str:
 
 def _positive(score) -> bool:
     return score in ("inf", "nan") or (isinstance(score, (int, float)) and score > 0)
-
-
-def _fmt(score) -> str:
-    return score if isinstance(score, str) else f"{score:.3g}"
 
 
 def _check_paths(*paths) -> None:

@@ -9,6 +9,7 @@ import html
 
 from .graph import propagation_dot, propagation_svg
 from .plot import pass_errors_png
+from .text import _num
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; max-width: 1200px; }
@@ -27,8 +28,7 @@ def _e(value) -> str:
 def _score(entry) -> str:
     if not entry:
         return "—"
-    score = entry.get("score")
-    return _e(score) if isinstance(score, str) else f"{score:.3g}"
+    return _e(_num(entry.get("score")))
 
 
 def _pass_table(trace: dict) -> str:
