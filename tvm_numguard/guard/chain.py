@@ -17,9 +17,8 @@ import numpy as np
 import tvm
 
 from ..bisect.chain import first_bad
-from ..pipeline import target_device
 from ..search import Budget, make_strategy
-from ..shadow.build import Build, run_build
+from ..shadow.build import compile_plain, run_build
 from ..shadow.compare import Tolerance, compare_outputs, is_finite_outputs
 from .call import describe
 
@@ -34,9 +33,7 @@ class _ChainBuilds:
     def outputs(self, index: int, inputs: Mapping[str, np.ndarray]):
         if index not in self.builds:
             try:
-                executable = tvm.compile(self.modules[index], self.target)
-                self.builds[index] = Build(frozenset(), executable, [], [], {}, None, 0.0,
-                                           device=target_device(self.target))
+                self.builds[index] = compile_plain(self.modules[index], self.target)
             except Exception:  # a module the user made but that does not build alone
                 self.builds[index] = None
         build = self.builds[index]

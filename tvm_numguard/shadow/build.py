@@ -89,6 +89,13 @@ def compile_model(
     )
 
 
+def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
+    """``mod`` compiled on its own by ``tvm.compile`` (TVM's plain lowering, no
+    gating, no record): for snapshots and chain modules, which are not the
+    model a session was made for. Raises what TVM raises."""
+    return Build(frozenset(), tvm.compile(mod, target), [], [], {}, None, 0.0, device=target_device(target))
+
+
 def run_build(build: Build, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:
     """Run ``main`` on one set of inputs; returns every output as a numpy array."""
     vm = build.vm()

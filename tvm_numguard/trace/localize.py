@@ -21,6 +21,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from ..pipeline import target_device
 from ..shadow.compare import Tolerance, compare_output
 from .capture import CaptureError, capture_values
 from .graph import ValueGraph, value_graph
@@ -115,7 +116,7 @@ def localize_relax(before_mod: tvm.IRModule, after_mod: tvm.IRModule, input_name
                    witness: Mapping[str, np.ndarray], target, tol: Tolerance) -> Localization:
     """Origin and propagation graph of a Relax-level pass that turned
     ``before_mod`` into ``after_mod``."""
-    device = tvm.cpu(0) if target.kind.name in ("llvm", "c") else tvm.device(target.kind.name, 0)
+    device = target_device(target)
     graphs, values = [], []
     for mod in (before_mod, after_mod):
         legal = _legalized(mod, target)

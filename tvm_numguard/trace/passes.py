@@ -22,7 +22,7 @@ from typing import Mapping, Optional
 import numpy as np
 import tvm
 
-from ..shadow.build import optional_events, run_build, summarize_error
+from ..shadow.build import compile_plain, optional_events, run_build, summarize_error
 from ..shadow.compare import Tolerance, compare_outputs
 
 
@@ -58,15 +58,11 @@ class SnapshotRunner:
         """The outputs of ``mod`` built with the plain lowering, or an error string."""
         import tvm_ffi
 
-        from ..shadow.build import Build
-
         key = tvm_ffi.structural_hash(mod)
         if key not in self.outputs:
             self.builds += 1
             try:
-                executable = tvm.compile(mod, self.target)
-                build = Build(frozenset(), executable, [], [], {}, None, 0.0, device=tvm.cpu(0))
-                self.outputs[key] = run_build(build, self.input_names, self.witness)
+                self.outputs[key] = run_build(compile_plain(mod, self.target), self.input_names, self.witness)
             except Exception as err:  # a snapshot after the VM lowering may not build on its own
                 self.outputs[key] = summarize_error(err)
         return self.outputs[key]
