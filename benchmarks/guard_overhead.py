@@ -13,7 +13,14 @@ values, input 1x3x224x224), compiled with TVM's optimizing CPU pipeline
 each the median of ``--repeat`` runs (5), plain runs alternating with the
 guarded ones (a fresh cache directory for every "first"), and prints
 first/plain and cached/plain. Targets (issue 5): first <= 3x,
-cached <= 1.1x. Exit code 0 iff both are met.
+cached <= 1.1x. Exit code 0 iff both are met (on compile time alone).
+
+It also times, for the plain and the first guarded compile, the first
+``relax.VirtualMachine`` made on the returned executable: that is where TVM
+JIT-compiles the executable's kernels (about a second on SqueezeNet), which a
+user pays before running anything. The guard has already paid it for the
+executable it returns (it ran it), so "ready to run" (compile + first VM) is
+printed as a second pair of numbers. It is reported, not used for the exit code.
 
     .venv/bin/python benchmarks/guard_overhead.py [--model squeezenet] [--json out.json]
 """
@@ -37,6 +44,13 @@ from tvm import relax  # noqa: E402
 
 import tvm_numguard as numguard  # noqa: E402
 from tvm_numguard.testing import light_model  # noqa: E402
+
+
+def ready(compile_fn):
+    """(seconds to compile, seconds to make the first VirtualMachine on the result)."""
+    compile_s, executable = timed(compile_fn)
+    vm_s, _ = timed(lambda: relax.VirtualMachine(executable, tvm.cpu()))
+    return compile_s, vm_s
 
 
 def timed(fn):
@@ -63,12 +77,16 @@ def main() -> int:
 
     compile_once()  # warm caches (LLVM, TVM's lazily built functions) for every measurement alike
     # plain and guarded runs alternate, so that drift of the machine hits both alike
-    plains, firsts = [], []
+    plains, firsts, plain_vms, first_vms = [], [], [], []
     for _ in range(args.repeat):
-        plains.append(timed(compile_once)[0])
+        compile_s, vm_s = ready(compile_once)
+        plains.append(compile_s)
+        plain_vms.append(vm_s)
         with tempfile.TemporaryDirectory() as cache:
             with numguard.guard(0.0, 1.0, cache=cache) as first_guard:
-                firsts.append(timed(compile_once)[0])
+                compile_s, vm_s = ready(compile_once)
+        firsts.append(compile_s)
+        first_vms.append(vm_s)
     entry = first_guard.report[0].data
     plains_c, cacheds = [], []
     with tempfile.TemporaryDirectory() as cache:
@@ -80,6 +98,8 @@ def main() -> int:
                 cacheds.append(timed(compile_once)[0])
             assert second_guard.report[0].data["guard"]["cached"], "the second compile did not use the cache"
     plain, first = statistics.median(plains), statistics.median(firsts)
+    plain_ready = statistics.median(c + v for c, v in zip(plains, plain_vms))
+    first_ready = statistics.median(c + v for c, v in zip(firsts, first_vms))
     plain_c, cached = statistics.median(plains_c), statistics.median(cacheds)
     evaluations = entry["search"]["evaluations"]
     ok = first / plain <= 3.0 and cached / plain_c <= 1.1
@@ -88,6 +108,9 @@ def main() -> int:
     print(f"guarded, first compile   {first:8.2f} s   ratio {first / plain:5.2f}  (target <= 3; "
           f"{evaluations} inputs searched in the {entry['guard']['budget']['seconds']:.2f} s the auto budget allowed, "
           f"{entry['builds']['builds']} builds)")
+    print(f"ready to run (compile + first VirtualMachine): plain {plain_ready:.2f} s "
+          f"(VM {statistics.median(plain_vms):.2f} s), guarded first {first_ready:.2f} s "
+          f"(VM {statistics.median(first_vms):.2f} s)   ratio {first_ready / plain_ready:5.2f}")
     print(f"plain compile            {plain_c:8.2f} s   (alternating with the cached runs)")
     print(f"guarded, cached compile  {cached:8.2f} s   ratio {cached / plain_c:5.2f}  (target <= 1.1)")
     print(f"targets: {'met' if ok else 'NOT met'}")
@@ -95,6 +118,8 @@ def main() -> int:
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "plain_s": plain, "first_s": first, "cached_s": cached,
                        "plain_cached_phase_s": plain_c, "first_ratio": first / plain,
+                       "plain_ready_s": plain_ready, "first_ready_s": first_ready,
+                       "first_ready_ratio": first_ready / plain_ready,
                        "cached_ratio": cached / plain_c, "evaluations": evaluations,
                        "verdict": entry["verdict"], "targets_met": ok}, f, indent=2)
     return 0 if ok else 1
