@@ -41,6 +41,10 @@ EVIDENCE = {
     "tirx.Filter": "symbolic",
     # without it a ~4 MB intermediate buffer is a stack alloca: the run segfaults
     "tirx.LowerTVMBuiltin": "bigconv",
+    # without them a bfloat16 input reaches LLVM codegen as a bfloat16 buffer (segfault),
+    # or bfloat16 arithmetic is left to codegen (the build fails)
+    "tirx.BF16StorageLegalize": "bf16",
+    "tirx.BF16ComputeLegalize": "bf16",
 }
 
 FAILED = ("build_fail", "run_fail", "shape", "nonfinite", "crash")
@@ -92,6 +96,23 @@ def _load(key: str, tmpdir: str):
         )
         mod = from_onnx(onnx.load(path), keep_params_in_input=False)
         return mod, ["x"], {"x": rng.uniform(0.0, 1.0, (3, 8)).astype(np.float32)}
+    if key == "bf16":
+        # a bfloat16 input, computed on in bfloat16 and in float32
+        import ml_dtypes
+        from tvm.script import ir as I
+        from tvm.script import relax as R
+
+        @I.ir_module
+        class BF16:
+            @R.function
+            def main(x: R.Tensor((4, 8), "bfloat16")):
+                with R.dataflow():
+                    h = R.multiply(R.add(x, x), x)
+                    y = R.add(R.astype(h, "float32"), R.astype(x, "float32"))
+                    R.output(y)
+                return y
+
+        return BF16, ["x"], {"x": rng.uniform(0.0, 1.0, (4, 8)).astype(ml_dtypes.bfloat16)}
     if key == "cnn":
         path = tiny_cnn_onnx(os.path.join(tmpdir, "cnn.onnx"), seed=0)
     elif key == "squeezenet":
@@ -276,7 +297,7 @@ def _run_jobs(model: str, pipeline: str, jobs: Sequence[list], workdir: str, sha
 # what each test needs, and running it all at once
 
 # relative cost of one build + run, to start the longest workers first
-_COST = {"cnn": 1.0, "symbolic": 0.7, "bigconv": 3.0, "squeezenet": 6.0}
+_COST = {"cnn": 1.0, "symbolic": 0.7, "bigconv": 3.0, "squeezenet": 6.0, "bf16": 0.3}
 
 
 def _needs(test: str, params: dict) -> List[Tuple[str, str, list]]:
@@ -411,6 +432,7 @@ def test_each_optional_event_can_be_skipped_alone(catalog_results, model, pipeli
         ("symbolic", "zero"),
         ("bigconv", "default"),
         _slow("bigconv", "zero"),
+        ("bf16", "default"),
     ],
 )
 def test_reference_build_builds_and_runs(catalog_results, model, pipeline):

@@ -251,10 +251,10 @@ def _check_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:
     for spec in model.inputs:
         if spec.name not in inputs:
             raise RangeError(f"the given inputs lack '{spec.name}' (they have {', '.join(sorted(inputs))})")
-        value = np.asarray(inputs[spec.name])
-        if tuple(value.shape) != tuple(spec.shape):
-            raise RangeError(f"given input '{spec.name}' has shape {list(value.shape)}, the model wants {list(spec.shape)}")
-        out[spec.name] = value.astype(spec.dtype)
+        try:
+            out[spec.name] = spec.coerce(inputs[spec.name])
+        except ValueError as err:
+            raise RangeError(f"given {err}") from None
     return out
 
 

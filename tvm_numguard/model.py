@@ -35,6 +35,20 @@ class InputSpec:
     def is_integer(self) -> bool:
         return np.dtype(self.dtype).kind in "iub"
 
+    def coerce(self, value) -> np.ndarray:
+        """``value`` (e.g. read back from a witness file) as this input's dtype.
+
+        ``.npz`` files keep dtypes numpy does not know natively (bfloat16) as raw
+        bytes (``V2``): those are reinterpreted, not converted. Raises ValueError
+        for a shape that is not the input's."""
+        value = np.asarray(value)
+        if tuple(value.shape) != tuple(self.shape):
+            raise ValueError(f"input '{self.name}' has shape {list(value.shape)}, the model wants {list(self.shape)}")
+        wanted = np.dtype(self.dtype)
+        if value.dtype.kind == "V" and value.dtype.itemsize == wanted.itemsize:
+            return value.view(wanted)
+        return value.astype(wanted)
+
     def to_json(self) -> dict:
         return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype}
 

@@ -26,6 +26,7 @@ from tvm import relax
 from ..api import Options, check_session, finish_report
 from ..errors import BuildError, ModelError, NumguardError, RangeError
 from ..model import from_irmodule
+from ..modules import pristine
 from ..report import Report
 from ..report.files import check_writable, write_atomic
 from ..search import Budget, make_strategy, parse_budget, resolve_ranges
@@ -280,7 +281,7 @@ def _replays(config: CallConfig, origin: tvm.IRModule, mod: tvm.IRModule) -> boo
     try:
         with tvm.transform.PassContext(opt_level=config.opt_level, **config.context_options()):
             with config.target_obj:
-                out = origin
+                out = pristine(origin)  # a prelude pass may edit its input in place
                 for applied in config.prelude:
                     out = applied(out)
         return bool(tvm_ffi.structural_equal(out, mod))

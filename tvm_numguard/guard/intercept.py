@@ -18,6 +18,8 @@ from typing import Callable, Optional
 import tvm
 from tvm import relax
 
+from ..modules import pristine
+
 _state = threading.local()  # .busy: this thread is inside a guard's own work
 
 
@@ -38,11 +40,19 @@ class Busy:
 
 @dataclasses.dataclass(frozen=True)
 class PassCall:
-    """One top-level pass call the user made: ``output = pass_(input)``."""
+    """One top-level pass call the user made: ``returned = pass_(given)``.
+
+    A pass may edit the module it is given in place, and the user's later
+    calls may edit ``returned``: ``input`` and ``output`` are pristine copies
+    of the module as it was just before and just after the call; ``given`` and
+    ``returned`` are the objects themselves, to follow a chain of calls by
+    identity."""
 
     pass_: object
     input: tvm.IRModule
     output: tvm.IRModule
+    given: tvm.IRModule
+    returned: tvm.IRModule
 
 
 class PassCallLog:
@@ -59,9 +69,9 @@ class PassCallLog:
         the order they ran (empty if ``mod`` came from no logged call)."""
         chain, current = [], mod
         for call in reversed(self.calls):
-            if call.output.same_as(current):
+            if call.returned.same_as(current):
                 chain.append(call)
-                current = call.input
+                current = call.given
         return chain[::-1]
 
 
@@ -85,10 +95,11 @@ class Interceptor:
         def pass_call(pass_self, mod):
             if busy() or not isinstance(mod, tvm.IRModule):
                 return original_call(pass_self, mod)
+            before = pristine(mod)
             with Busy():  # passes this pass calls are not the user's
                 out = original_call(pass_self, mod)
             if isinstance(out, tvm.IRModule):
-                log.add(PassCall(pass_self, mod, out))
+                log.add(PassCall(pass_self, before, pristine(out), mod, out))
             return out
 
         tvm.transform.Pass.__call__ = pass_call

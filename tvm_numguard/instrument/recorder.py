@@ -8,6 +8,7 @@ from typing import Optional
 import tvm
 import tvm_ffi
 
+from ..modules import pristine
 from .events import EventPath, PassEvent
 
 
@@ -22,7 +23,8 @@ class PassRecorder:
     duration, whether it changed the module (structural hash), and for
     Relax-level events at the Relax phase a snapshot of the module after it.
     Only top-level events are hashed (nested ones are never skipped alone).
-    IR is immutable, so a snapshot is a reference, not a copy.
+    A snapshot is a pristine copy (shallow: the functions are shared), since
+    a later pass may edit the module object it was handed in place.
     """
 
     def __init__(self, keep_snapshots: bool = True, hash_modules: bool = True):
@@ -65,7 +67,7 @@ class PassRecorder:
             and not event.wrapper
             and "/" not in event.id  # top level: wrappers are transparent in ids
         ):
-            self.snapshots[event.id] = mod
+            self.snapshots[event.id] = pristine(mod)
 
     def finish(self) -> list[PassEvent]:
         """All events in execution order, skipped ones included."""

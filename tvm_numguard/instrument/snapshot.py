@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tvm
 
+from ..modules import pristine
 from .events import EventPath
 
 
@@ -27,9 +28,9 @@ class EventSnapshot:
 
     def run_before_pass(self, mod, info):
         if self.path.enter(info.name, info.opt_level).id == self.event_id:
-            self.before = mod
+            self.before = pristine(mod)  # the pass may edit it in place
 
     def run_after_pass(self, mod, info):
         event = self.path.leave()
         if event is not None and event.id == self.event_id:
-            self.after = mod
+            self.after = pristine(mod)

@@ -244,7 +244,9 @@ def check_domains(mod, inputs: Union[Mapping[str, np.ndarray], Sequence[np.ndarr
         arrays = [inputs[p.name] for p in params]
     else:
         arrays = list(inputs)
-    args = [tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in arrays]
+    from ..shadow.build import device_array
+
+    args = [tvm.runtime.tensor(device_array(a), dev) for a in arrays]
     result = vm["main"](*args)
     values = [_to_numpy(result[i]) for i in range(1, len(result))]
     found = []

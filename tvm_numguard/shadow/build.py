@@ -11,6 +11,7 @@ import tvm
 from tvm import relax
 
 from ..instrument import PassEvent, PassGate, PassRecorder
+from ..modules import pristine
 from ..pipeline import CompileConfig, target_device
 
 
@@ -54,7 +55,9 @@ def compile_model(
     The Relax pipeline and the TIR build run as two phases under one
     PassContext, so the recorder knows which level each event belongs to.
     A failure is returned as ``Build.error``, never raised: a configuration
-    that does not build is untestable, not a crash.
+    that does not build is untestable, not a crash. The pipeline runs on a
+    pristine copy of ``mod``: a pass that edits its input in place changes
+    neither ``mod`` nor any later build.
     """
     target = config.make_target()
     # a full record (hashes, snapshots) is for the build as written; gated
@@ -70,7 +73,7 @@ def compile_model(
         with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[gate, recorder, *instruments],
                                        **context):
             with target:
-                lowered = relax_pass(mod)
+                lowered = relax_pass(pristine(mod))
             recorder.set_phase("tir")
             gate.set_phase("tir")
             options = getattr(config, "build_options", dict)()
@@ -93,17 +96,28 @@ def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
     """``mod`` compiled on its own by ``tvm.compile`` (TVM's plain lowering, no
     gating, no record): for snapshots and chain modules, which are not the
     model a session was made for. Raises what TVM raises."""
-    return Build(frozenset(), tvm.compile(mod, target), [], [], {}, None, 0.0, device=target_device(target))
+    return Build(frozenset(), tvm.compile(pristine(mod), target), [], [], {}, None, 0.0, device=target_device(target))
 
 
 def run_build(build: Build, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:
     """Run ``main`` on one set of inputs; returns every output as a numpy array."""
-    vm = build.vm()
-    args = [tvm.runtime.tensor(np.ascontiguousarray(inputs[name]), build.device) for name in input_names]
-    result = vm["main"](*args)
+    return call_main(build.vm(), build.device, input_names, inputs)
+
+
+def call_main(vm, device, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:
+    """Call ``vm["main"]`` with ``inputs`` (in ``input_names`` order) and return
+    its outputs flattened in order (nested tuples depth first), each a numpy
+    array: 0-d inputs and outputs stay 0-d (``np.ascontiguousarray`` would make
+    them 1-d), bool, integer, float16, bfloat16 and float64 keep their dtype."""
+    args = [tvm.runtime.tensor(device_array(inputs[name]), device) for name in input_names]
     outputs: list = []
-    _flatten(result, outputs)
+    _flatten(vm["main"](*args), outputs)
     return outputs
+
+
+def device_array(value) -> np.ndarray:
+    """``value`` as a C-contiguous array of its own shape, 0-d included."""
+    return np.require(np.asarray(value), requirements="C")
 
 
 def _flatten(value, out: list) -> None:
@@ -111,7 +125,7 @@ def _flatten(value, out: list) -> None:
         out.append(value.numpy())
     elif hasattr(value, "numpy") and not isinstance(value, (list, tuple)):
         out.append(np.asarray(value.numpy()))
-    elif isinstance(value, (int, float, bool)):
+    elif isinstance(value, (bool, int, float, np.generic)):
         out.append(np.asarray(value))
     else:
         for item in value:

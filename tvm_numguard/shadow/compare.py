@@ -108,8 +108,15 @@ def _json_float(value: float):
     return float(value)
 
 
+def is_float(dtype) -> bool:
+    """Floating point, numpy's own (kind "f") or an extended type numpy keeps
+    as kind "V" (ml_dtypes' bfloat16 and float8 types, which TVM uses)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or (dtype.kind == "V" and dtype.name.startswith(("bfloat", "float")))
+
+
 def is_finite_outputs(outputs: Sequence[np.ndarray]) -> bool:
-    return all(np.all(np.isfinite(o)) for o in outputs if np.asarray(o).dtype.kind == "f")
+    return all(np.all(np.isfinite(np.asarray(o, dtype=np.float64))) for o in outputs if is_float(np.asarray(o).dtype))
 
 
 def compare_outputs(ref: Sequence[np.ndarray], opt: Sequence[np.ndarray], tol: Tolerance, top_k: int = 5) -> Comparison:
@@ -206,7 +213,7 @@ def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance,
 
 def ulp_distance(ref: np.ndarray, opt: np.ndarray) -> float:
     """Largest distance in units in the last place of the reference's dtype."""
-    if ref.dtype.kind != "f" or ref.size == 0:
+    if not is_float(ref.dtype) or ref.size == 0:
         return float(np.max(np.abs(ref.astype(np.float64) - opt.astype(np.float64)))) if ref.size else 0.0
     itype = {2: np.int16, 4: np.int32, 8: np.int64}.get(ref.dtype.itemsize)
     if itype is None:
@@ -225,15 +232,18 @@ def ulp_distance(ref: np.ndarray, opt: np.ndarray) -> float:
     return float(np.max(np.abs(ordered(ref) - ordered(o))))
 
 
+def _count(test, values: np.ndarray) -> int:
+    """How many elements pass ``test`` (np.isnan, np.isinf); 0 for non-float values."""
+    return int(np.count_nonzero(test(values.astype(np.float64)))) if is_float(values.dtype) else 0
+
+
 def _shape_mismatch(index, ref, opt, rtol, atol, finding) -> OutputMetrics:
     inf = float("inf")
     return OutputMetrics(
         index=index, shape=list(ref.shape), dtype_ref=str(ref.dtype), dtype_opt=str(opt.dtype),
         rtol=rtol, atol=atol, score=inf, violations=int(ref.size), max_abs=inf, max_rel=inf,
         max_ulp=inf, p99_abs=inf, min_atol=inf, min_rtol=inf,
-        nan_ref=int(np.count_nonzero(np.isnan(ref))) if ref.dtype.kind == "f" else 0,
-        inf_ref=int(np.count_nonzero(np.isinf(ref))) if ref.dtype.kind == "f" else 0,
-        nan_opt=int(np.count_nonzero(np.isnan(opt))) if opt.dtype.kind == "f" else 0,
-        inf_opt=int(np.count_nonzero(np.isinf(opt))) if opt.dtype.kind == "f" else 0,
+        nan_ref=_count(np.isnan, ref), inf_ref=_count(np.isinf, ref),
+        nan_opt=_count(np.isnan, opt), inf_opt=_count(np.isinf, opt),
         worst=[], finding=finding,
     )

@@ -25,7 +25,7 @@ import tvm
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, mutator
 
-from .compare import Tolerance, differences, element_scores
+from .compare import Tolerance, differences, element_scores, is_float
 
 SOURCE_DTYPES = ("float32",)
 TARGET_DTYPE = "float64"
@@ -352,13 +352,10 @@ class Oracle:
         self.vm = relax.VirtualMachine(self.executable, self.device)
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> list:
-        from .build import _flatten
+        from .build import call_main
 
-        up = oracle_inputs(inputs)
-        args = [tvm.runtime.tensor(np.ascontiguousarray(up[name]), self.device) for name in self.input_names]
-        outputs: list = []
-        _flatten(self.vm["main"](*args), outputs)
-        return [o.astype(np.float64) if o.dtype.kind == "f" else o for o in outputs]
+        outputs = call_main(self.vm, self.device, self.input_names, oracle_inputs(inputs))
+        return [o.astype(np.float64) if is_float(o.dtype) else o for o in outputs]
 
 
 # -- the benign rule ------------------------------------------------------

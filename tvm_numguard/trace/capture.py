@@ -17,6 +17,7 @@ import tvm
 from tvm import relax
 
 from ..errors import NumguardError
+from ..shadow.build import device_array
 
 
 class CaptureError(NumguardError):
@@ -44,7 +45,7 @@ def capture_run(executable, device, input_names: Sequence[str], inputs: Mapping[
 
     vm = relax.VirtualMachine(executable, device)
     vm.set_instrument(record)
-    result = vm["main"](*[tvm.runtime.tensor(np.ascontiguousarray(inputs[n]), device) for n in input_names])
+    result = vm["main"](*[tvm.runtime.tensor(device_array(inputs[n]), device) for n in input_names])
     return calls, result
 
 

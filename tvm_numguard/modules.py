@@ -1,0 +1,19 @@
+"""Pristine modules: every build starts from a module no earlier build touched.
+
+An ``IRModule`` is mutable even though the functions in it are not: a Python
+module pass written in the common style (``mod[gv] = new_func``) changes the
+very object it was handed. A module given to one build must therefore never be
+given to another, nor kept as a snapshot that a later pass could still edit.
+``pristine`` makes a new module over the same function objects (a shallow copy:
+cheap, whatever the model's size).
+"""
+
+from __future__ import annotations
+
+import tvm
+
+
+def pristine(mod: tvm.IRModule) -> tvm.IRModule:
+    """A new IRModule with ``mod``'s functions, attributes and global infos;
+    editing one of the two modules leaves the other as it was."""
+    return mod.clone()
