@@ -19,24 +19,24 @@ def replay(hooks, skip=()):
                 continue
             ran.append(path.enter(name, 0).id)
         else:
-            path.leave()
+            path.leave(name)
     path.finish()
     return ran, [e.id for e in path.skipped_events]
 
 
 SEQ = [
     ("enter", "sequential"),
-    ("enter", "LegalizeOps"), ("leave", None),
+    ("enter", "LegalizeOps"), ("leave", "LegalizeOps"),
     ("enter", "FoldConstant"),
-    ("enter", "tirx.VectorizeLoop"), ("leave", None),
-    ("enter", "tirx.VectorizeLoop"), ("leave", None),
-    ("leave", None),
+    ("enter", "tirx.VectorizeLoop"), ("leave", "tirx.VectorizeLoop"),
+    ("enter", "tirx.VectorizeLoop"), ("leave", "tirx.VectorizeLoop"),
+    ("leave", "FoldConstant"),
     ("enter", "_pipeline"),
     ("enter", "sequential"),
-    ("enter", "LegalizeOps"), ("leave", None),
-    ("leave", None),
-    ("leave", None),
-    ("leave", None),
+    ("enter", "LegalizeOps"), ("leave", "LegalizeOps"),
+    ("leave", "sequential"),
+    ("leave", "_pipeline"),
+    ("leave", "sequential"),
 ]
 
 
@@ -90,20 +90,38 @@ def test_skipping_an_event_leaves_every_other_id_unchanged():
             path.propose(name, 0)
             ran.append(path.enter(name, 0).id)
         else:
-            path.leave()
+            path.leave(name)
     path.finish()
     assert [e.id for e in path.skipped_events] == ["FoldConstant#0"]
     assert ran == [i for i in full if not i.startswith("FoldConstant#0")]
+
+
+def test_a_nested_pass_that_raised_does_not_corrupt_the_nesting():
+    """FoldConstant catches the error of a build it runs inside itself: the
+    nested pass that raised never leaves; the passes after FoldConstant are
+    still top level."""
+    hooks = [
+        ("enter", "sequential"),
+        ("enter", "FoldConstant"),
+        ("enter", "_pipeline"), ("enter", "tirx.VectorizeLoop"),  # raises: no leave for either
+        ("enter", "tirx.VectorizeLoop"), ("leave", "tirx.VectorizeLoop"),
+        ("leave", "FoldConstant"),
+        ("enter", "FuseOps"), ("leave", "FuseOps"),
+        ("leave", "sequential"),
+    ]
+    ran, _ = replay(hooks)
+    assert ran[-1] == "FuseOps#0"
+    assert ran[3] == "FoldConstant#0/tirx.VectorizeLoop#0"
 
 
 def test_required_passes_get_ids_without_should_run():
     path = EventPath()
     path.propose("A", 0)
     assert path.enter("A", 0).id == "A#0"
-    path.leave()
+    path.leave("A")
     # a required pass reaches run_before_pass without should_run
     assert path.enter("A", 0).id == "A#1"
-    path.leave()
+    path.leave("A")
     # two same-name passes, the first skipped
     path.propose("B", 0)
     path.propose("B", 0)

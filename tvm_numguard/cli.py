@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -21,13 +22,29 @@ def _fail(message: str) -> None:
     raise click.ClickException(message)
 
 
+class Interrupted(Exception):
+    """Ctrl-C: ``main`` prints the message and exits 130."""
+
+
 class Console:
-    """Where the CLI's own words go: progress to stderr on a terminal, trace with -v."""
+    """Where the CLI's own words go: progress to stderr on a terminal, trace with -v.
+    It also knows where a violation's witness was kept, to say so on Ctrl-C."""
 
     def __init__(self, verbose: bool):
         self.verbose = verbose
         self.interactive = sys.stderr.isatty()
         self.builds = 0
+        self.witness_path = None
+
+    @contextlib.contextmanager
+    def interruptible(self):
+        """Turn a Ctrl-C inside the block into Interrupted, naming the witness if one was kept."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
+                    else "no violation had been found yet")
+            raise Interrupted(f"interrupted; {kept}") from None
 
     def progress(self, message: str) -> None:
         if self.interactive or self.verbose:
@@ -147,8 +164,9 @@ def bisect(model, shapes, pipeline, tir_pipeline, target, opt_level, low, high, 
     config = _config(pipeline, tir_pipeline, target, opt_level)
     loaded = _load(model, shapes)
     given = read_witness(inputs_path) if inputs_path else None
-    report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build,
-                        on_witness=_keep_witness(save_inputs, json_path, console))
+    with console.interruptible():
+        report = api.bisect(loaded, config, options, inputs=given, progress=console.progress, on_build=console.on_build,
+                            on_witness=_keep_witness(save_inputs, json_path, console))
     return _deliver(report, json_path, save_inputs)
 
 
@@ -178,7 +196,8 @@ def search_command(model, shapes, pipeline, tir_pipeline, target, opt_level, low
     options = _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle)
     config = _config(pipeline, tir_pipeline, target, opt_level)
     loaded = _load(model, shapes)
-    report = api.search(loaded, config, options, names, progress=console.progress, on_build=console.on_build)
+    with console.interruptible():
+        report = api.search(loaded, config, options, names, progress=console.progress, on_build=console.on_build)
     if plot_path:
         write_search_plot(report.data, plot_path)
     code = _deliver(report, json_path, save_inputs)
@@ -218,8 +237,9 @@ def trace_command(model, shapes, pipeline, tir_pipeline, target, opt_level, low,
     options = _options(low, high, range_specs, rtol, atol, budget, seed, no_oracle, search=search)
     config = _config(pipeline, tir_pipeline, target, opt_level)
     loaded = _load(model, shapes)
-    report = trace(loaded, config, options, progress=console.progress, on_build=console.on_build,
-                   on_witness=_keep_witness(save_inputs, json_path, console))
+    with console.interruptible():
+        report = trace(loaded, config, options, progress=console.progress, on_build=console.on_build,
+                       on_witness=_keep_witness(save_inputs, json_path, console))
     code = _deliver(report, json_path, save_inputs)
     traced = report.data.get("trace")
     if traced is None:
@@ -294,6 +314,7 @@ def _keep_witness(save_inputs, json_path, console):
 
     def keep(witness) -> None:
         write_witness(path, witness)
+        console.witness_path = path
         console.progress(f"witness saved to {path} (kept whatever happens to the bisection)")
     return keep
 
@@ -319,7 +340,8 @@ def passes(model, shapes, pipeline, tir_pipeline, target, opt_level, json_path, 
         check_writable(json_path)
     config = _config(pipeline, tir_pipeline, target, opt_level)
     loaded = _load(model, shapes)
-    rows = api.list_passes(loaded, config, progress=console.progress, on_build=console.on_build)
+    with console.interruptible():
+        rows = api.list_passes(loaded, config, progress=console.progress, on_build=console.on_build)
     rows = [r for r in rows if r["ran"]]
     if json_path:
         write_atomic(json_path, (json.dumps({"events": rows}, indent=2) + "\n").encode())
@@ -351,7 +373,8 @@ def replay(report_path, json_path, verbose):
     console = Console(verbose)
     if json_path:
         check_writable(json_path)
-    result = replay_report(report_path, progress=console.progress, on_build=console.on_build)
+    with console.interruptible():
+        result = replay_report(report_path, progress=console.progress, on_build=console.on_build)
     if json_path:
         result.write_json(json_path)
     click.echo(result.summary())
@@ -364,8 +387,11 @@ def main(argv=None) -> None:
     except NumguardError as err:
         click.echo(f"numguard: error: {err}", err=True)
         sys.exit(2)
+    except Interrupted as err:
+        click.echo(f"numguard: {err}", err=True)
+        sys.exit(130)
     except click.exceptions.Abort:
-        click.echo("numguard: aborted", err=True)
+        click.echo("numguard: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as err:
         err.show()

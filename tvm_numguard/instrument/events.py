@@ -54,7 +54,8 @@ class EventPath:
     ``propose`` is called when a pass is about to be decided on (``should_run``,
     or ``run_before_pass`` for required passes, which never reach ``should_run``);
     ``enter``/``leave`` follow ``run_before_pass``/``run_after_pass``. A pass that
-    was proposed but never entered was skipped.
+    was proposed but never entered was skipped; one that was entered but never
+    left raised, and is closed when its parent leaves.
     """
 
     def __init__(self, phase: str = "relax"):
@@ -122,12 +123,21 @@ class EventPath:
             self._frames.append((event.id + "/", {}, event))
         return event
 
-    def leave(self) -> Optional[PassEvent]:
-        """A pass finished (``run_after_pass``): return its event."""
+    def leave(self, name: str) -> Optional[PassEvent]:
+        """Pass ``name`` finished (``run_after_pass``): return its event.
+
+        A pass that raised never reaches ``run_after_pass`` (FoldConstant, for
+        one, catches the errors of the builds it runs inside itself and goes
+        on): the frames above the finishing pass's own are those of passes that
+        died, and are dropped with it, so the nesting stays right."""
         self._settle_pending()
-        if len(self._frames) == 1:
+        depth = next((k for k in range(len(self._frames) - 1, 0, -1)
+                      if self._frames[k][2] is not None and self._frames[k][2].name == name), None)
+        if depth is None:
             return None
-        return self._frames.pop()[2]
+        event = self._frames[depth][2]
+        del self._frames[depth:]
+        return event
 
     def finish(self) -> None:
         """The compilation ended: a last proposal that never ran was skipped."""

@@ -44,4 +44,4 @@ class PassGate:
         self.path.enter(info.name, info.opt_level)
 
     def run_after_pass(self, mod, info):
-        self.path.leave()
+        self.path.leave(info.name)

@@ -33,7 +33,7 @@ class PassRecorder:
         self.path = EventPath()
         self.events: list[PassEvent] = []
         self.snapshots: dict[str, tvm.IRModule] = {}
-        self._starts: list[float] = []
+        self._starts: dict[int, float] = {}  # event index -> start time
 
     def set_phase(self, phase: str) -> None:
         """The builder says which half of the compilation runs next ("relax"/"tir")."""
@@ -50,13 +50,13 @@ class PassRecorder:
         if self.hash_modules and not event.wrapper and "/" not in event.id:
             event.hash_before = tvm_ffi.structural_hash(mod)
         self.events.append(event)
-        self._starts.append(time.perf_counter())
+        self._starts[event.index] = time.perf_counter()
 
     def run_after_pass(self, mod, info):
-        event = self.path.leave()
+        event = self.path.leave(info.name)
         if event is None:
             return
-        event.duration_s = time.perf_counter() - self._starts.pop()
+        event.duration_s = time.perf_counter() - self._starts.pop(event.index)
         if event.hash_before is not None:
             event.hash_after = tvm_ffi.structural_hash(mod)
             event.changed = event.hash_after != event.hash_before

@@ -31,6 +31,6 @@ class EventSnapshot:
             self.before = pristine(mod)  # the pass may edit it in place
 
     def run_after_pass(self, mod, info):
-        event = self.path.leave()
+        event = self.path.leave(info.name)
         if event is not None and event.id == self.event_id:
             self.after = pristine(mod)

@@ -13,6 +13,7 @@ from tvm import relax
 from ..instrument import PassEvent, PassGate, PassRecorder
 from ..modules import pristine
 from ..pipeline import CompileConfig, target_device
+from .interrupt import InterruptWatch
 
 
 @dataclasses.dataclass
@@ -57,7 +58,8 @@ def compile_model(
     A failure is returned as ``Build.error``, never raised: a configuration
     that does not build is untestable, not a crash. The pipeline runs on a
     pristine copy of ``mod``: a pass that edits its input in place changes
-    neither ``mod`` nor any later build.
+    neither ``mod`` nor any later build. A Ctrl-C during the build raises
+    KeyboardInterrupt when it ends, also where a pass swallowed it.
     """
     target = config.make_target()
     # a full record (hashes, snapshots) is for the build as written; gated
@@ -66,20 +68,23 @@ def compile_model(
     gate = PassGate(skip)
     start = time.perf_counter()
     executable, error = None, None
-    try:
-        relax_pass = config.relax_pass(target)
-        tir_pass = config.tir_pass(target)
-        context = getattr(config, "context_options", dict)()
-        with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[gate, recorder, *instruments],
-                                       **context):
-            with target:
-                lowered = relax_pass(pristine(mod))
-            recorder.set_phase("tir")
-            gate.set_phase("tir")
-            options = getattr(config, "build_options", dict)()
-            executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options)
-    except Exception as err:  # TVM raises many types; all mean "does not build"
-        error = summarize_error(err)
+    with InterruptWatch() as watch:
+        try:
+            relax_pass = config.relax_pass(target)
+            tir_pass = config.tir_pass(target)
+            context = getattr(config, "context_options", dict)()
+            with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[gate, recorder, *instruments],
+                                           **context):
+                with target:
+                    lowered = relax_pass(pristine(mod))
+                recorder.set_phase("tir")
+                gate.set_phase("tir")
+                options = getattr(config, "build_options", dict)()
+                executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options)
+        except Exception as err:  # TVM raises many types; all mean "does not build"
+            error = summarize_error(err)
+    if watch.interrupted:  # even where a pass swallowed the KeyboardInterrupt
+        raise KeyboardInterrupt
     return Build(
         skip=frozenset(skip),
         executable=executable,

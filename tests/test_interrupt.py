@@ -1,0 +1,100 @@
+"""Ctrl-C stops every phase with exit 130 and keeps the witness; an exception in
+a nested pass never corrupts the recorder's nesting (issue 10.4).
+
+FoldConstant runs whole builds inside itself and gives up folding when one
+fails, so an error raised in a nested pass (a KeyboardInterrupt included: Python
+raises it in whatever hook runs next) was swallowed there; the nested pass never
+left, and every later top-level pass was recorded under ``FoldConstant#0/``.
+"""
+
+import os
+import signal
+
+import pytest
+import tvm
+
+from tvm_numguard.model import load_model
+from tvm_numguard.pipeline import CompileConfig
+from tvm_numguard.shadow.build import compile_model, optional_events
+
+from clirun import run_cli  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+PIPELINE = "ToMixedPrecision,zero"  # zero's FoldConstant builds constant subgraphs inside itself
+
+
+@tvm.instrument.pass_instrument
+class _InsideFoldConstant:
+    """Calls ``act()`` in the first TIR pass that runs inside FoldConstant."""
+
+    def __init__(self, act):
+        self.act, self.inside, self.done = act, 0, False
+
+    def run_before_pass(self, mod, info):
+        if info.name == "FoldConstant":
+            self.inside += 1
+        elif self.inside and not self.done and info.name.startswith("tirx."):
+            self.done = True
+            self.act()
+
+    def run_after_pass(self, mod, info):
+        if info.name == "FoldConstant":
+            self.inside -= 1
+
+
+def _raise():
+    raise RuntimeError("a nested pass failed")
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_model(DEMO)
+
+
+def test_an_error_in_a_nested_pass_leaves_the_event_ids_intact(demo):
+    config = CompileConfig(pipeline=PIPELINE)
+    clean = compile_model(demo.mod, config, record=True)
+    hit = _InsideFoldConstant(_raise)
+    failed_inside = compile_model(demo.mod, config, record=True, instruments=[hit])
+    assert hit.done and failed_inside.ok  # FoldConstant swallowed the error
+    assert [e.id for e in optional_events(failed_inside.events)] == [e.id for e in optional_events(clean.events)]
+
+
+def test_ctrl_c_inside_a_nested_pass_stops_the_build(demo):
+    hit = _InsideFoldConstant(lambda: signal.raise_signal(signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        compile_model(demo.mod, CompileConfig(pipeline=PIPELINE), instruments=[hit])
+    assert hit.done
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the watch put the handler back
+
+
+_BUILDS = {"count": 0, "at": None}
+
+
+def interrupting_pass():
+    """A no-op pass that sends SIGINT in the build numbered ``_BUILDS["at"]``."""
+
+    @tvm.transform.module_pass(opt_level=0, name="CountBuilds")
+    def count(mod, ctx):
+        _BUILDS["count"] += 1
+        if _BUILDS["count"] == _BUILDS["at"]:
+            signal.raise_signal(signal.SIGINT)
+        return mod
+
+    return count
+
+
+@pytest.mark.parametrize("at, kept", [(1, False), (3, True)])
+def test_ctrl_c_exits_130_and_says_where_the_witness_is(capsys, tmp_path, at, kept):
+    """Build 1 is the optimized build (no witness yet); build 3 is the bisection's first."""
+    _BUILDS.update(count=0, at=at)
+    witness = str(tmp_path / "w.npz")
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--budget", "10",
+                             "--pipeline", "test_interrupt:interrupting_pass,ToMixedPrecision,default",
+                             "--save-inputs", witness)
+    assert code == 130, out + err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines[-1].startswith("numguard: interrupted")
+    assert "Traceback" not in err and out == ""
+    assert (witness in lines[-1]) == kept and os.path.exists(witness) == kept
