@@ -41,7 +41,9 @@ def violation_dir(tmp_path_factory):
 @pytest.fixture
 def copy_report(violation_dir, tmp_path, monkeypatch):
     """Copy the violation report (and, unless told, its witness and model) into
-    tmp_path after ``edit(data)``; replay runs from an unrelated folder."""
+    tmp_path after ``edit(data)``; replay runs from an unrelated folder. Replay
+    also looks in the folder the report was made in: a report copied without
+    its model or witness names a folder that no longer exists."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -53,6 +55,8 @@ def copy_report(violation_dir, tmp_path, monkeypatch):
         for name, wanted in (("mlp.onnx", model), ("r.witness.npz", witness)):
             if wanted:
                 shutil.copy(os.path.join(violation_dir, name), tmp_path / name)
+        if not (model and witness):  # a file that is nowhere: the folder the report was made in is gone too
+            data["environment"]["cwd"] = str(tmp_path / "gone")
         path = tmp_path / "r.json"
         path.write_text(json.dumps(data))
         return str(path)

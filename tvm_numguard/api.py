@@ -7,6 +7,7 @@ work reports progress through an optional ``progress(message)`` callback.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 import time
 from typing import Callable, Mapping, Optional, Sequence
@@ -43,6 +44,9 @@ class Options:
     strategy: str = "bisect"
     oracle: bool = True  # excuse differences that are not worse against float64
     oracle_k: float = 2.0
+
+    def __post_init__(self):
+        self.tolerance  # noqa: B018 - a bad rtol/atol fails here, before any build
 
     @property
     def tolerance(self) -> Tolerance:
@@ -291,7 +295,8 @@ def _base_report(model, config, options, ranges, session, command) -> dict:
 
 def replay_command(model, config, options, ranges) -> str:
     """The CLI line that reruns this check (Report.save_witness adds --inputs)."""
-    words = ["numguard", "bisect", model.source, "--pipeline", config.pipeline]
+    source = os.path.abspath(model.source) if os.path.isfile(model.source) else model.source
+    words = ["numguard", "bisect", source, "--pipeline", config.pipeline]
     if config.tir_pipeline != "default":
         words += ["--tir-pipeline", config.tir_pipeline]
     if config.target != "llvm":

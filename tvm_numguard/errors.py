@@ -21,6 +21,10 @@ class RangeError(NumguardError):
     """Input bounds are malformed, or name inputs the model does not have."""
 
 
+class ToleranceError(NumguardError):
+    """rtol or atol is not a finite number >= 0."""
+
+
 class InvalidReferenceError(NumguardError):
     """The reference build is not finite anywhere in the given range."""
 

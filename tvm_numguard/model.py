@@ -7,11 +7,15 @@ inputs as :class:`InputSpec`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import hashlib
 import importlib.util
+import io
 import logging
 import os
+import re
 import sys
 import zipfile
 from typing import Mapping, Optional, Sequence, Union
@@ -274,12 +278,51 @@ def _load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
                         )
                     )
         shape_dict[inp.name] = shape
+    printed = io.StringIO()  # the frontend prints "Error converting operator X, with inputs: <IR>" on failure
     try:
-        return from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False)
-    except tvm.error.OpNotImplemented as err:
-        raise ModelError(f"{path}: {_first_line(err)}") from None
-    except Exception as err:
-        raise ModelError(f"{path}: the ONNX frontend cannot import this model: {_first_line(err)}") from None
+        with contextlib.redirect_stdout(printed):
+            return from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False)
+    except Exception as err:  # kept past the except block, to be freed quietly below
+        failure = err
+    if isinstance(failure, tvm.error.OpNotImplemented):
+        message = f"{path}: {_first_line(failure)}"
+    else:
+        failed = re.search(r"Error converting operator (\w+)", printed.getvalue())
+        where = f" (operator {failed.group(1)})" if failed else ""
+        moved = _moved_static_dims(graph_inputs, shapes)
+        message = (f"--shape {moved}, and the model does not import at that shape{where}: {_first_line(failure)}"
+                   if moved else f"{path}: the ONNX frontend cannot import this model{where}: {_first_line(failure)}")
+    with _silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
+        del failure
+        gc.collect()
+    raise ModelError(message)
+
+
+@contextlib.contextmanager
+def _silenced_stderr():
+    """File descriptor 2 goes to /dev/null inside the block (C++ logging writes there directly)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _moved_static_dims(graph_inputs, shapes: ShapeOverrides) -> str:
+    """'x: dimension 1 is 32 in the model, 16 given' for the first --shape that
+    changes a dimension the ONNX model fixes; '' if none does."""
+    for inp in graph_inputs:
+        if inp.name not in shapes or not inp.type.tensor_type.HasField("shape"):
+            continue
+        for axis, (dim, given) in enumerate(zip(inp.type.tensor_type.shape.dim, shapes[inp.name])):
+            if dim.HasField("dim_value") and dim.dim_value > 0 and dim.dim_value != int(given):
+                return f"{inp.name}: dimension {axis} is {dim.dim_value} in the model, {given} given"
+    return ""
 
 
 def _check_onnx_nodes(path: str, model) -> None:
@@ -369,7 +412,7 @@ def _load_tvmscript(path: str) -> tvm.IRModule:
 
 
 def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
+    text = str(err).strip().replace(_METADATA_NOTE, "")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     # TVMScript diagnostics: "error: <message>", " --> file:line:col", then the source
     diagnostic = next((ln for ln in lines if ln.lower().startswith("error:")), None)
@@ -381,3 +424,7 @@ def _first_line(err: BaseException) -> str:
         if "Error" in ln or "not supported" in ln or "not implemented" in ln.lower():
             return ln[:300]
     return (lines[-1] if lines else type(err).__name__)[:300]
+
+
+# what TVMScript puts in the middle of messages that print IR
+_METADATA_NOTE = "# Metadata omitted. Use show_meta=True in script() method to show it."

@@ -4,7 +4,10 @@ A Relax pipeline is a comma-separated list of parts run in order:
   - ``zero`` or ``default`` (the target's optimizing pipeline, ending in VM lowering),
   - a ``tvm.relax.transform`` pass that needs no arguments (``FastMathTransform``),
   - ``module:callable`` or ``path/to/file.py:callable`` returning a Pass (called
-    with the Target when it takes one argument).
+    with no arguments, or with the Target when it has one parameter without a
+    default, or a parameter named ``target``). A file's own folder is on the
+    import path while it loads, so it can import the modules beside it; file
+    paths are kept absolute, so a recorded pipeline replays from any folder.
 When no part is ``default``, the VM lowering (``relax.get_pipeline("default")``,
 the one ``tvm.compile`` uses) is appended so the result is buildable.
 
@@ -15,7 +18,9 @@ TIR with blocks, parts after it see lowered, flattened TIR.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -36,6 +41,13 @@ class CompileConfig:
     tir_pipeline: str = "default"
     target: str = "llvm"
     opt_level: int = 3
+
+    def __post_init__(self):
+        if isinstance(self.opt_level, bool) or not isinstance(self.opt_level, int) or not 0 <= self.opt_level <= 4:
+            raise PipelineError(f"opt level must be an integer from 0 to 4 (TVM's PassContext levels), "
+                                f"got {self.opt_level!r}")
+        object.__setattr__(self, "pipeline", absolute_file_parts(self.pipeline))
+        object.__setattr__(self, "tir_pipeline", absolute_file_parts(self.tir_pipeline))
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -72,6 +84,15 @@ def target_device(target: tvm.target.Target):
     """The device a build for ``target`` runs on."""
     kind = target.kind.name
     return tvm.cpu(0) if kind in ("llvm", "c") else tvm.device(kind, 0)
+
+
+def absolute_file_parts(text: str) -> str:
+    """``text`` with every ``file.py:callable`` part's path made absolute."""
+    parts = []
+    for part in text.split(","):
+        path, sep, attr = part.strip().rpartition(":")
+        parts.append(f"{os.path.abspath(path)}:{attr}" if sep and path.endswith(".py") else part)
+    return ",".join(parts)
 
 
 def _split(text: str, what: str) -> list:
@@ -139,22 +160,63 @@ def _named_pass(name: str, namespace, label: str) -> tvm.transform.Pass:
         result = factory()
     except TypeError:
         raise PipelineError(f"pass '{name}' needs arguments; wrap it in a module:callable part") from None
+    except Exception as err:
+        raise PipelineError(f"pass '{name}' fails to construct: {_one_line(err)}") from None
     if not isinstance(result, tvm.transform.Pass):
         raise PipelineError(f"'{name}' in {label} is not a pass")
     return result
 
 
+def _one_line(err: BaseException) -> str:
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    return f"{type(err).__name__}: {lines[-1] if lines else ''}"[:300]
+
+
 def _import_from_cwd(module_name: str):
     """Import like ``python -m`` would: modules in the working directory count."""
-    cwd = os.getcwd()
-    added = cwd not in sys.path
-    if added:
-        sys.path.insert(0, cwd)
-    try:
+    with _on_path(os.getcwd()):
         return importlib.import_module(module_name)
+
+
+@contextlib.contextmanager
+def _on_path(folder: str):
+    """``folder`` first on ``sys.path`` inside the block (if it was not there)."""
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        yield
     finally:
-        if added and cwd in sys.path:
-            sys.path.remove(cwd)
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+
+
+def _load_file(path: str):
+    """Execute a pipeline file as a module of its own; its folder is importable meanwhile."""
+    path = os.path.abspath(path)
+    name = "_numguard_pass_" + hashlib.sha1(path.encode()).hexdigest()[:12]
+    mspec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(mspec)
+    sys.modules[name] = module  # the TVMScript parser finds the source through sys.modules
+    try:
+        with _on_path(os.path.dirname(path)):
+            mspec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def _wants_target(factory) -> bool:
+    """Does ``factory`` ask for the Target: one parameter without a default, or
+    a parameter named ``target``? (``EliminateCommonSubexpr(call_only=False)``
+    does not.)"""
+    try:
+        params = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    return len(required) == 1 or (not required and any(p.name == "target" for p in positional))
 
 
 def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
@@ -165,27 +227,31 @@ def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
         if module_name.endswith(".py"):
             if not os.path.exists(module_name):
                 raise PipelineError(f"pipeline part '{spec}': file {module_name} not found")
-            name = "_numguard_pass_" + os.path.splitext(os.path.basename(module_name))[0]
-            mspec = importlib.util.spec_from_file_location(name, module_name)
-            module = importlib.util.module_from_spec(mspec)
-            sys.modules[name] = module  # TVMScript in the file needs it
-            mspec.loader.exec_module(module)
+            module = _load_file(module_name)
         else:
             module = _import_from_cwd(module_name)
     except PipelineError:
         raise
     except Exception as err:
-        raise PipelineError(f"pipeline part '{spec}': cannot import {module_name} ({type(err).__name__}: {err})") from None
+        raise PipelineError(f"pipeline part '{spec}': cannot import {module_name} ({_one_line(err)})") from None
     factory = getattr(module, attr, None)
     if factory is None:
         raise PipelineError(f"pipeline part '{spec}': {module_name} has no attribute '{attr}'")
     if isinstance(factory, tvm.transform.Pass):
         return factory
+    if not callable(factory):
+        raise PipelineError(f"pipeline part '{spec}': {attr} is neither a Pass nor a callable returning one")
     try:
-        takes_target = len(inspect.signature(factory).parameters) >= 1
-    except (TypeError, ValueError):
-        takes_target = False
-    result = factory(target) if takes_target else factory()
+        if not _wants_target(factory):
+            result = factory()
+        elif any(p.name == "target" for p in inspect.signature(factory).parameters.values()):
+            result = factory(target=target)
+        else:
+            result = factory(target)
+    except PipelineError:
+        raise
+    except Exception as err:
+        raise PipelineError(f"pipeline part '{spec}': {attr}() raised {_one_line(err)}") from None
     if not isinstance(result, tvm.transform.Pass):
         raise PipelineError(f"pipeline part '{spec}' returned {type(result).__name__}, not a tvm.transform.Pass")
     return result

@@ -135,11 +135,15 @@ def _short(text: str, limit: int = 120) -> str:
     return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
-def _locate(what: str, recorded: str, report_path: str) -> str:
+def _locate(what: str, recorded: str, report_path: str, typed_in: Optional[str]) -> str:
     """A file the report names: as recorded (relative to the working
-    directory), else relative to the report's folder, else next to the report."""
+    directory), else relative to the report's folder, else next to the report,
+    else relative to the folder the report's command ran in (``typed_in``)."""
     folder = os.path.dirname(os.path.abspath(report_path))
-    for candidate in (recorded, os.path.join(folder, recorded), os.path.join(folder, os.path.basename(recorded))):
+    candidates = [recorded, os.path.join(folder, recorded), os.path.join(folder, os.path.basename(recorded))]
+    if typed_in:
+        candidates.append(os.path.join(typed_in, recorded))
+    for candidate in candidates:
         if os.path.isfile(candidate):
             return candidate
     raise ReportError(f"{what} file not found: {recorded} (named in {report_path})")
@@ -158,8 +162,9 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     if data["verdict"] != "violation" or not data["witness"]["path"]:
         raise ReportError(f"{report_path}: nothing to replay: the report's verdict is {data['verdict']} "
                           "and it has no witness")
-    witness_path = _locate("witness", data["witness"]["path"], report_path)
-    model_path = _locate("model", data["model"]["source"], report_path)
+    typed_in = data["environment"].get("cwd")
+    witness_path = _locate("witness", data["witness"]["path"], report_path, typed_in)
+    model_path = _locate("model", data["model"]["source"], report_path, typed_in)
     sha = file_sha256(model_path)
     if sha != data["model"]["sha256"]:
         raise ReportError(f"{model_path}: the report was made from a different model file "

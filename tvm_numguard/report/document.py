@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import platform
 import shlex
 from importlib import resources
@@ -27,6 +28,7 @@ def environment(target: str) -> dict:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "target": target,
+        "cwd": os.getcwd(),  # relative paths in the report were typed here
     }
 
 
@@ -116,7 +118,7 @@ class Report:
         self._validated = False
         self.data["witness"]["path"] = path
         replay = self.data["replay"].split(" --inputs ")[0]
-        self.data["replay"] = replay + " --inputs " + shlex.quote(path)
+        self.data["replay"] = replay + " --inputs " + shlex.quote(os.path.abspath(path))
 
     def write_json(self, path: str) -> None:
         text = json.dumps(self.to_json(), indent=2, sort_keys=False, allow_nan=False)

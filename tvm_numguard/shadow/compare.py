@@ -9,9 +9,12 @@ is ``|opt-ref| / max(atol, rtol*|ref|)``, so score > 1 exactly when it violates.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional, Sequence
 
 import numpy as np
+
+from ..errors import ToleranceError
 
 # (rtol, atol) by output dtype; float32 as the issue asks, the others follow
 # torch.testing's defaults for the narrower types
@@ -29,6 +32,13 @@ class Tolerance:
 
     rtol: Optional[float] = None
     atol: Optional[float] = None
+
+    def __post_init__(self):
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value) or value < 0):
+                raise ToleranceError(f"{name} must be a finite number >= 0, got {value!r}")
 
     def for_dtype(self, dtype) -> tuple:
         name = str(dtype)
