@@ -202,3 +202,40 @@ def test_module_callable_parts_import_from_the_working_directory(tmp_path):
                           text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "FastMathTransform#0" in proc.stdout
+
+
+def test_outputs_that_ignore_the_inputs_are_called_out(capsys, tmp_path):
+    """Like the onnx wheel's light models with placeholder weights: y = x * 0 + b."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    nodes = [helper.make_node("Mul", ["x", "zero"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+                              initializer=[numpy_helper.from_array(np.zeros((1, 4), np.float32), "zero"),
+                                           numpy_helper.from_array(np.ones((1, 4), np.float32), "b")])
+    path = str(tmp_path / "constant.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    code, out, err = run_cli(capsys, "bisect", path, "--low", "0", "--high", "1", "--budget", "8",
+                             "--json", str(tmp_path / "r.json"))
+    assert code == 0, err
+    assert "the outputs were the same on every one of the 8 valid inputs tried" in out
+    assert "randomize_onnx_weights" in out
+    assert json.load(open(tmp_path / "r.json"))["search"]["outputs_constant"] is True
+    # the demo's outputs do depend on its inputs
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--budget", "8")
+    assert code == 0 and "the outputs were the same" not in out
+
+
+def test_a_time_limited_search_names_the_budget_that_repeats_it(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--budget", "300,0.05s",
+                             "--json", str(tmp_path / "r.json"))
+    assert code == 0, err
+    data = json.load(open(tmp_path / "r.json"))
+    done = data["search"]["evaluations"]
+    assert data["search"]["stopped_by"] == "time" and done < 300
+    assert f"the time limit stopped the search after {done} inputs; --budget {done}/300 repeats these inputs" in out
+    assert f"--budget {done}/300 " in data["replay"]
+    code, out, err = run_cli(capsys, *data["replay"].split()[1:], "--json", str(tmp_path / "again.json"))
+    again = json.load(open(tmp_path / "again.json"))
+    assert code == 0 and again["search"]["evaluations"] == done and again["search"]["stopped_by"] == "evaluations"

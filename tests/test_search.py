@@ -256,4 +256,7 @@ def test_budget_exhausted():
     assert Budget(seconds=1.0).exhausted(0, now - 2.0) and not Budget(seconds=1.0).exhausted(10**6, now)
     both = Budget(100, 1.0)
     assert both.exhausted(100, now) and both.exhausted(1, now - 5.0) and not both.exhausted(1, now)
-    assert str(both) == "100,1s" and both.part(0.2) == Budget(20, 0.2)
+    # with evaluations the plan is split by evaluations and the seconds stay one
+    # deadline (a time limit cuts the search short but never changes its course)
+    assert str(both) == "100,1s" and both.part(0.2) == Budget(20, 1.0)
+    assert Budget(seconds=1.0).part(0.2) == Budget(None, 0.2)  # a seconds-only plan is split by time

@@ -179,8 +179,11 @@ def _judge_witness(command, session: ShadowSession, options: Options, ranges, fo
     _require_valid_witness(found, ranges, invalid)
     witness = found.best_inputs
     comparison = session.compare(session.optimized, witness)
-    data = _base_report(session.model, session.config, options, ranges, session, command)
-    data["search"] = {**found.to_json(), "budget": options.budget, "invalid_causes": invalid}
+    # a search the time limit stopped is repeated by the budget that cuts the same plan there
+    repeat = found.repeat_budget if found.stopped_by == "time" else None
+    data = _base_report(session.model, session.config, options, ranges, session, command, budget=repeat)
+    data["search"] = {**found.to_json(), "budget": options.budget, "invalid_causes": invalid,
+                      "outputs_constant": session.outputs_constant}
     data["metrics"] = comparison.to_json()
     data["witness"] = {"path": None, "inputs": _input_stats(witness)}
     data["oracle"] = None
@@ -271,7 +274,7 @@ def _input_stats(inputs: Mapping[str, np.ndarray]) -> dict:
     return stats
 
 
-def _base_report(model, config, options, ranges, session, command) -> dict:
+def _base_report(model, config, options, ranges, session, command, budget: Optional[str] = None) -> dict:
     return {
         "command": command,
         "environment": environment(config.target),
@@ -289,12 +292,13 @@ def _base_report(model, config, options, ranges, session, command) -> dict:
             "ranges": {name: r.to_json() for name, r in ranges.items()},
         },
         "events": event_table(session),
-        "replay": replay_command(model, config, options, ranges),
+        "replay": replay_command(model, config, options, ranges, budget),
     }
 
 
-def replay_command(model, config, options, ranges) -> str:
-    """The CLI line that reruns this check (Report.save_witness adds --inputs)."""
+def replay_command(model, config, options, ranges, budget: Optional[str] = None) -> str:
+    """The CLI line that reruns this check (Report.save_witness adds --inputs);
+    ``budget`` replaces the options' budget (to repeat a search a time limit cut)."""
     source = os.path.abspath(model.source) if os.path.isfile(model.source) else model.source
     words = ["numguard", "bisect", source, "--pipeline", config.pipeline]
     if config.tir_pipeline != "default":
@@ -312,7 +316,7 @@ def replay_command(model, config, options, ranges) -> str:
         words += ["--rtol", repr(options.rtol)]
     if options.atol is not None:
         words += ["--atol", repr(options.atol)]
-    words += ["--search", options.search, "--budget", options.budget, "--seed", str(options.seed)]
+    words += ["--search", options.search, "--budget", budget or options.budget, "--seed", str(options.seed)]
     if options.strategy != "bisect":
         words += ["--strategy", options.strategy]
     if not options.oracle:

@@ -42,6 +42,15 @@ def render_summary(data: dict) -> str:
         f"  inputs    {search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite); "
         f"worst {_score(search['best_score'])}{where}"
     )
+    if search.get("outputs_constant"):
+        lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
+                     "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
+                     "Placeholder weights (the onnx wheel's light_*.onnx)? Randomize them: "
+                     "tvm_numguard.testing.light_model(name) or randomize_onnx_weights(onnx_model, seed)")
+    if search.get("stopped_by") == "time":
+        again = (f"--budget {search['repeat_budget']} repeats these inputs" if search.get("repeat_budget") else
+                 "a seconds-only budget cannot be repeated: give a number of evaluations too, e.g. --budget 200,60s")
+        lines.append(f"            the time limit stopped the search after {search['evaluations']} inputs; {again}")
     for cause in search.get("invalid_causes", []):
         lines.append(f"            invalid: {cause['op']} at {cause['binding']} got {cause['invalid']}/{cause['total']} "
                      f"elements outside {cause['domain']}")

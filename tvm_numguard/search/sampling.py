@@ -47,6 +47,10 @@ class SearchResult:
     invalid: int
     history: list  # score per evaluation, None for invalid
     strategy: str
+    # what ended the search: "evaluations", "time" (the seconds limit) or "target score"
+    stopped_by: str = "evaluations"
+    # the --budget that repeats exactly these inputs (None: a seconds-only budget cannot)
+    repeat_budget: Optional[str] = None
 
     def to_json(self) -> dict:
         return {
@@ -54,6 +58,8 @@ class SearchResult:
             "evaluations": self.evaluations,
             "invalid": self.invalid,
             "best_score": self.best_score,
+            "stopped_by": self.stopped_by,
+            "repeat_budget": self.repeat_budget,
         }
 
 

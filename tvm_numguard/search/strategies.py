@@ -6,7 +6,8 @@ violation) or None (invalid: the reference is not finite there). Every candidate
 lies in [low, high] of its input and has the input's dtype (integer inputs hold
 integers). Everything random comes from ``numpy.random.default_rng(seed)``, so the
 same seed gives the same history and witness (for an evaluation budget; a seconds
-budget cuts the same sequence at a time-dependent point).
+limit beside it cuts the same sequence at a time-dependent point, which the
+result's ``repeat_budget`` repeats).
 """
 
 from __future__ import annotations
@@ -179,6 +180,10 @@ class _Strategy:
             stop_at: Optional[float] = None, budget: Optional[Budget] = None) -> SearchResult:
         run = _Run(self.name, evaluate, budget or self.budget, stop_at)
         self.search(run, list(specs), ranges, np.random.default_rng(seed))
+        done = run.result.evaluations
+        run.result.stopped_by = "target score" if run.found() else run.budget.stopped_by(done)
+        repeat = run.budget.repeat(done)
+        run.result.repeat_budget = None if repeat is None else str(repeat)
         return run.result
 
     def search(self, run: _Run, specs, ranges, gen) -> None:
@@ -310,7 +315,10 @@ def _best(scored: list, k: int) -> list:
 
 
 def _one_more(run: _Run) -> Budget:
-    return Budget(run.result.evaluations + 1, run.budget.seconds)
+    """One more evaluation, within the run's own limits (its deadline, its stop)."""
+    more = run.result.evaluations + 1
+    stop = run.budget.stop
+    return Budget(more, run.budget.seconds, stop=None if stop is None else min(stop, more))
 
 
 STRATEGIES = {"random": RandomSearch, "boundary": BoundarySearch, "evolve": EvolveSearch}

@@ -50,6 +50,11 @@ class ShadowSession:
         self._ref_outputs: list = []
         self._opt_outputs: list = []
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
+        # the reference's outputs on the first valid input observed, and whether any
+        # later one differed: a model whose outputs never do ignores its inputs
+        self._first_valid: Optional[list] = None
+        self.valid_observed = 0
+        self.outputs_vary = False
 
     # -- builds ---------------------------------------------------------
     def build(self, skip: frozenset, record: bool = False, instruments=()) -> Build:
@@ -151,6 +156,7 @@ class ShadowSession:
             if len(self.invalid_samples) < 2:
                 self.invalid_samples.append(inputs)
             return Observation(None)
+        self._note_reference(ref)
         opt = self.optimized_outputs(inputs)
         comparison = compare_outputs(ref, opt, self.tol)
         if any(np.shape(r) != np.shape(o) for r, o in zip(ref, opt)):
@@ -159,6 +165,19 @@ class ShadowSession:
         return Observation(comparison.score,
                            np.concatenate([p[0].ravel() for p in pairs]) if pairs else np.zeros(0),
                            np.concatenate([p[2].ravel() for p in pairs]) if pairs else np.zeros(0))
+
+    def _note_reference(self, ref: list) -> None:
+        self.valid_observed += 1
+        if self._first_valid is None:
+            self._first_valid = ref
+        elif not self.outputs_vary:
+            self.outputs_vary = any(a.shape != b.shape or a.tobytes() != b.tobytes()
+                                    for a, b in zip(ref, self._first_valid))
+
+    @property
+    def outputs_constant(self) -> bool:
+        """The reference gave the very same outputs on every (at least two) valid inputs observed."""
+        return self.valid_observed >= 2 and not self.outputs_vary
 
     def is_deterministic(self, build: Build, inputs: Mapping[str, np.ndarray]) -> bool:
         """Same build, same inputs, twice: bit-identical outputs?"""
