@@ -285,3 +285,53 @@ def test_passes_that_do_not_replay_are_judged_by_their_chain(mlp):
     assert info["chain"]["verdict"] == "violation" and info["chain"]["first_bad_call"] == 2
     assert info["chain"]["pass"] == "OneShotFP16Weights"
     assert ex is not None
+
+
+def _scale_pass(factor):
+    """A pass named ScaleOutput, as a user edits it: v1 multiplies by 1.0 (harmless),
+    v2 by ``factor``. Written the common way, as a fresh function each time."""
+    from tvm.relax.expr_functor import PyExprMutator, mutator
+
+    @mutator
+    class Scale(PyExprMutator):
+        def visit_call_(self, op):
+            call = super().visit_call_(op)
+            if isinstance(call.op, tvm.ir.Op) and call.op.name == "relax.nn.softmax":
+                return relax.op.multiply(call, relax.const(factor, "float32"))
+            return call
+
+    @tvm.transform.module_pass(opt_level=0, name="ScaleOutput")
+    def scale(mod, ctx):
+        for gv, func in list(mod.functions.items()):
+            if isinstance(func, relax.Function):
+                mod[gv] = Scale(mod).visit_expr(func)
+        return mod
+
+    return scale
+
+
+@pytest.mark.parametrize("order", [("v1", "v2"), ("v2", "v1")])
+def test_cache_tells_a_pass_edited_under_the_same_name(tmp_path, order):
+    """The key was the pipeline's pass names: v2 (unsafe) got v1's 'clean', or v1 a stale violation."""
+    from patches.inplace_softmax import make_model
+
+    versions = {"v1": 1.0, "v2": 1.5}
+    cache = str(tmp_path / "cache")
+    verdicts = []
+    for version in order:
+        pipeline = tvm.transform.Sequential([_scale_pass(versions[version]), relax.get_pipeline("default")])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumericalRiskWarning)
+            with numguard.guard(LOW, HIGH, cache=cache, budget="6", action="report") as g:
+                tvm.compile(make_model(), "llvm", relax_pipeline=pipeline)
+        (entry,) = g.report
+        assert not entry.data["guard"]["cached"], f"{version} reused the verdict of the other version"
+        verdicts.append((version, entry.data["verdict"]))
+    assert dict(verdicts) == {"v1": "clean", "v2": "violation"}
+    # the same version again is a cache hit
+    pipeline = tvm.transform.Sequential([_scale_pass(versions[order[-1]]), relax.get_pipeline("default")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalRiskWarning)
+        with numguard.guard(LOW, HIGH, cache=cache, budget="6", action="report") as g:
+            tvm.compile(make_model(), "llvm", relax_pipeline=pipeline)
+    assert g.report[0].data["guard"]["cached"] and g.report[0].data["verdict"] == dict(verdicts)[order[-1]]

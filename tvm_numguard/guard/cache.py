@@ -1,7 +1,9 @@
 """The verdict cache: a directory of JSON files, one per checked compile.
 
-The key hashes what a verdict depends on: the module (structural hash), the
-pipeline identity, target, PassContext settings, TVM version, input ranges and
+The key hashes what a verdict depends on (``Guard._cache_key``): the module
+(structural hash), what the pipelines made of it (``Build.fingerprint``: a
+pass edited under the same name changes it), the call's settings, target,
+TVM and numguard versions, the catalog of required passes, input ranges and
 tolerances. An entry holds the verdict and the pass events to skip. Writes go
 through a temporary file and ``os.replace``, so two processes writing at once
 leave one whole entry; an entry that cannot be read is ignored (with a warning)

@@ -24,14 +24,15 @@ import tvm_ffi
 from tvm import relax
 
 from ..api import Options, check_session, finish_report
+from .. import __version__
 from ..errors import BuildError, ModelError, NumguardError, RangeError
+from ..instrument import DEPENDS_ON, REQUIRED_PASSES
 from ..model import from_irmodule
 from ..modules import pristine
 from ..report import Report
 from ..report.files import check_writable, write_atomic
 from ..search import Budget, make_strategy, parse_budget, resolve_ranges
 from ..search.strategies import random_candidate
-from ..shadow.build import compile_model
 from ..shadow.compare import is_finite_outputs
 from ..shadow.session import ShadowSession
 from .cache import VerdictCache, cache_key
@@ -155,17 +156,15 @@ class Guard:
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
             return original(*args, **kwargs)
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
-        key = cache_key({"module": model.sha256, "call": config.identity(), "tvm": tvm.__version__,
-                         "ranges": {n: r.to_json() for n, r in ranges.items()}, "rtol": self.options.rtol,
-                         "atol": self.options.atol, "oracle": self.options.oracle,
-                         "budget": self.options.budget, "seed": self.options.seed})
-        cached = self.cache.get(key) if self.cache else None
-        if cached is not None:
-            return self._from_cache(cached, kind, original, args, kwargs, model, config)
-
         session = ShadowSession(model, config, self.options.tolerance, self.progress)
         try:
-            session.prepare(instruments=list(tvm.transform.PassContext.current().instruments), record=False)
+            session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
+                                      record=False, fingerprint=self.cache is not None)
+            key = self._cache_key(model, config, ranges, session.optimized.fingerprint)
+            cached = self.cache.get(key) if self.cache else None
+            if cached is not None:
+                return self._from_cache(cached, session)
+            session.prepare_reference()
         except BuildError as err:
             result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
@@ -254,21 +253,32 @@ class Guard:
         warnings.warn(message, NumericalRiskWarning, stacklevel=5)
         return executable
 
-    def _from_cache(self, entry, kind, original, args, kwargs, model, config):
+    def _cache_key(self, model, config, ranges, compiled: str) -> str:
+        """What a verdict depends on: the module the block started from, what the
+        pipelines made of it (every pass's effect, Python or C++: a pass edited
+        under the same name changes it), the call's settings, TVM, numguard and
+        its catalog of required passes, the range and tolerances, the search."""
+        return cache_key({"module": model.sha256, "compiled": compiled, "call": config.identity(),
+                          "tvm": tvm.__version__, "numguard": __version__,
+                          "catalog": {"required": sorted(REQUIRED_PASSES), "depends_on": DEPENDS_ON},
+                          "ranges": {n: r.to_json() for n, r in ranges.items()}, "rtol": self.options.rtol,
+                          "atol": self.options.atol, "oracle": self.options.oracle,
+                          "budget": self.options.budget, "seed": self.options.seed})
+
+    def _from_cache(self, entry, session: ShadowSession):
+        """The cached verdict for a build the session already made (same fingerprint)."""
         data = dict(entry["report"])
         data["guard"] = {**data["guard"], "cached": True}
         report = Report(data)
         self.report.add(report)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
-        if entry["verdict"] != "violation" or self.action != "disable":
-            executable = original(*args, **kwargs)  # exactly the user's compile
-        else:
-            build = compile_model(model.mod, config, frozenset(entry["skip"]))
+        build = session.optimized
+        if entry["verdict"] == "violation" and self.action == "disable":
+            build = session.build(frozenset(entry["skip"]))
             if not build.ok:
                 raise BuildError(f"the cached disabled set no longer builds: {build.error}")
-            executable = build.executable
-        return self._act(report, executable)
+        return self._act(report, build.executable)
 
 
 def _has_relax_main(mod) -> bool:

@@ -11,6 +11,7 @@ import tvm
 from tvm import relax
 
 from ..instrument import PassEvent, PassGate, PassRecorder
+from ..instrument.fingerprint import TirPipelineOutput
 from ..modules import pristine
 from ..pipeline import CompileConfig, target_device
 from .interrupt import InterruptWatch
@@ -29,6 +30,9 @@ class Build:
     seconds: float
     device: object = None
     _vm: Optional[object] = None
+    # what the pipelines produced (compile_model(fingerprint=True)): equal
+    # fingerprints, same TVM, same executable
+    fingerprint: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -46,11 +50,15 @@ def compile_model(
     skip: frozenset = frozenset(),
     record: bool = False,
     instruments: Sequence = (),
+    fingerprint: bool = False,
 ) -> Build:
     """Compile ``mod`` with ``config``, skipping the pass events in ``skip``.
 
     ``record`` keeps module hashes (which events changed the module) and
     Relax snapshots. ``instruments`` run after ours (a guarded user's own).
+    ``fingerprint`` hashes what the pipelines produced: the module after the
+    Relax pipeline and the module the TIR pipeline returned (``Build.fingerprint``),
+    so that whatever pass changes, Python or C++, changes it.
     ``config`` may carry PassContext settings (``context_options()``) and
     ``relax.build`` options (``build_options()``) of a compile call it replays.
     The Relax pipeline and the TIR build run as two phases under one
@@ -66,19 +74,20 @@ def compile_model(
     # builds only need their event list
     recorder = PassRecorder(keep_snapshots=record, hash_modules=record)
     gate = PassGate(skip)
+    tir_output = TirPipelineOutput() if fingerprint else None
+    ours = [gate, recorder] + ([tir_output] if tir_output else [])
     start = time.perf_counter()
-    executable, error = None, None
+    executable, error, lowered = None, None, None
     with InterruptWatch() as watch:
         try:
             relax_pass = config.relax_pass(target)
             tir_pass = config.tir_pass(target)
             context = getattr(config, "context_options", dict)()
-            with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[gate, recorder, *instruments],
-                                           **context):
+            with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[*ours, *instruments], **context):
                 with target:
                     lowered = relax_pass(pristine(mod))
-                recorder.set_phase("tir")
-                gate.set_phase("tir")
+                for instrument in ours:
+                    instrument.set_phase("tir")
                 options = getattr(config, "build_options", dict)()
                 executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options)
         except Exception as err:  # TVM raises many types; all mean "does not build"
@@ -94,7 +103,16 @@ def compile_model(
         error=error,
         seconds=time.perf_counter() - start,
         device=target_device(target),
+        fingerprint=_fingerprint(lowered, tir_output.module) if executable is not None and tir_output else None,
     )
+
+
+def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule]) -> str:
+    import tvm_ffi
+
+    parts = [relax_result] + ([tir_result] if tir_result is not None else [])
+    # map_free_vars: lowered TIR refers to buffer vars outside their definitions (storage_alignment)
+    return "-".join("%016x" % (tvm_ffi.structural_hash(m, map_free_vars=True) & (2**64 - 1)) for m in parts)
 
 
 def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:

@@ -57,10 +57,11 @@ class ShadowSession:
         self.outputs_vary = False
 
     # -- builds ---------------------------------------------------------
-    def build(self, skip: frozenset, record: bool = False, instruments=()) -> Build:
+    def build(self, skip: frozenset, record: bool = False, instruments=(), fingerprint: bool = False) -> Build:
         skip = frozenset(skip)
         if skip not in self.builds:
-            build = compile_model(self.model.mod, self.config, skip, record=record, instruments=instruments)
+            build = compile_model(self.model.mod, self.config, skip, record=record, instruments=instruments,
+                                  fingerprint=fingerprint)
             self.build_count += 1
             self.build_seconds += build.seconds
             self.builds[skip] = build
@@ -75,14 +76,23 @@ class ShadowSession:
         """Build the pipeline as written (with ``instruments`` too: a guarded
         user's own), then the reference. Without ``record`` the first build
         keeps no hashes or snapshots (cheaper); ``ensure_recorded`` adds them."""
+        self.prepare_optimized(instruments, record)
+        self.prepare_reference()
+
+    def prepare_optimized(self, instruments=(), record: bool = True, fingerprint: bool = False) -> None:
+        """The first half of ``prepare``: the pipeline as written (``fingerprint``:
+        with ``Build.fingerprint``, what a verdict cache keys on)."""
         self.config.validate()
         self.progress("building the optimized model (pipeline as written)")
-        self.optimized = self.build(frozenset(), record=record, instruments=instruments)
+        self.optimized = self.build(frozenset(), record=record, instruments=instruments, fingerprint=fingerprint)
         self.recorded = record
         if not self.optimized.ok:
             raise BuildError(f"the pipeline '{self.config.pipeline}' does not build this model: {self.optimized.error}")
         self.events = self.optimized.events
         self.optional = optional_events(self.events)
+
+    def prepare_reference(self) -> None:
+        """The second half of ``prepare``: every optional event skipped."""
         self.progress(f"building the reference ({len(self.optional)} optional pass events skipped)")
         self.reference = self.build(self.reference_skip)
         if not self.reference.ok:
