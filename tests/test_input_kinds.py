@@ -113,3 +113,18 @@ def test_onnx_scalar_input_and_output(capsys, tmp_path):
     code, out, err = run_cli(capsys, "bisect", path, "--low", "-1", "--high", "1", "--budget", "10")
     assert code == 0, out + err
     assert "t[] float32" in out
+
+
+def test_onnx_inputs_keep_their_own_names(capsys, tmp_path):
+    """The frontend renamed an input "0" to "input_0": the user's --range 0=... was refused."""
+    nodes = [helper.make_node("Max", ["0", "input.1"], ["y"])]
+    graph = helper.make_graph(nodes, "names", [helper.make_tensor_value_info("0", TensorProto.FLOAT, [3]),
+                                              helper.make_tensor_value_info("input.1", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    path = str(tmp_path / "names.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    assert numguard.load_model(path).input_names() == ["0", "input.1"]
+    code, out, err = run_cli(capsys, "bisect", path, "--range", "0=0:1", "--range", "input.1=-1:0", "--budget", "6",
+                             "--pipeline", "FastMathTransform,default")
+    assert code == 0, out + err
+    assert "0[3] float32 in [0, 1], input.1[3] float32 in [-1, 0]" in out

@@ -281,7 +281,9 @@ def _load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
     printed = io.StringIO()  # the frontend prints "Error converting operator X, with inputs: <IR>" on failure
     try:
         with contextlib.redirect_stdout(printed):
-            return from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False)
+            # the inputs keep the model's own names ("0", "input.1"), which users type in --range and --shape
+            return from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False,
+                             sanitize_input_names=False)
     except Exception as err:  # kept past the except block, to be freed quietly below
         failure = err
     if isinstance(failure, tvm.error.OpNotImplemented):
