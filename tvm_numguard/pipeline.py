@@ -206,32 +206,32 @@ def _load_file(path: str):
     return module
 
 
-def _wants_target(factory) -> bool:
-    """Does ``factory`` ask for the Target: one parameter without a default, or
-    a parameter named ``target``? (``EliminateCommonSubexpr(call_only=False)``
-    does not.)"""
+def _call_factory(factory, target: tvm.target.Target):
+    """Call a pass factory with no arguments, or with the Target when it asks
+    for it: one parameter without a default, or a parameter named ``target``
+    (``EliminateCommonSubexpr(call_only=False)`` does not ask)."""
     try:
         params = list(inspect.signature(factory).parameters.values())
     except (TypeError, ValueError):
-        return False
+        params = []
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in positional if p.default is p.empty]
-    return len(required) == 1 or (not required and any(p.name == "target" for p in positional))
+    if len(required) == 1:
+        return factory(target)
+    if not required and any(p.name == "target" for p in params):
+        return factory(target=target)
+    return factory()
 
 
 def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
     module_name, _, attr = spec.rpartition(":")
     if not module_name or not attr:
         raise PipelineError(f"pipeline part '{spec}' must look like module:callable")
+    is_file = module_name.endswith(".py")
+    if is_file and not os.path.exists(module_name):
+        raise PipelineError(f"pipeline part '{spec}': file {module_name} not found")
     try:
-        if module_name.endswith(".py"):
-            if not os.path.exists(module_name):
-                raise PipelineError(f"pipeline part '{spec}': file {module_name} not found")
-            module = _load_file(module_name)
-        else:
-            module = _import_from_cwd(module_name)
-    except PipelineError:
-        raise
+        module = _load_file(module_name) if is_file else _import_from_cwd(module_name)
     except Exception as err:
         raise PipelineError(f"pipeline part '{spec}': cannot import {module_name} ({_one_line(err)})") from None
     factory = getattr(module, attr, None)
@@ -242,14 +242,7 @@ def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
     if not callable(factory):
         raise PipelineError(f"pipeline part '{spec}': {attr} is neither a Pass nor a callable returning one")
     try:
-        if not _wants_target(factory):
-            result = factory()
-        elif any(p.name == "target" for p in inspect.signature(factory).parameters.values()):
-            result = factory(target=target)
-        else:
-            result = factory(target)
-    except PipelineError:
-        raise
+        result = _call_factory(factory, target)
     except Exception as err:
         raise PipelineError(f"pipeline part '{spec}': {attr}() raised {_one_line(err)}") from None
     if not isinstance(result, tvm.transform.Pass):
