@@ -103,7 +103,7 @@ def case_arguments(case: dict) -> tuple:
 
     names = _graph_inputs(case["model"])
     given = _read_tensors(case["data"].get("inputs", []))
-    if not given:
+    if not given or any(v.dtype.kind not in "biuf" for v in given):  # strings: numguard says what it thinks
         return ["--low", "0", "--high", "1"], None
     args, inputs = [], {}
     for (name, dynamic), value in zip(names, given):
@@ -153,24 +153,29 @@ def run_case(case: dict, pipeline: str, budget: str) -> dict:
 
 
 def _classify(code, message, report) -> dict:
-    last = message[-1] if message else ""
+    """What the run did. A tool error is a traceback, a crash, an exit code that
+    is not 0/1/2, a verdict without its report, or an exit 2 whose output is not
+    one clear line; an exit 2 with one clear line is a refusal, named by its reason."""
     if code in (0, 1) and report is not None:
         bis = report.get("bisection") or {}
         culprit = (bis.get("culprit") or {}).get("id")
         return {"outcome": report["verdict"], "score": report["search"]["best_score"], "culprit": culprit,
                 "outputs_constant": report["search"].get("outputs_constant"),
                 "real": (report.get("oracle") or {}).get("real_violation")}
-    if code == 2 and last.startswith("numguard: error: "):
-        text = last[len("numguard: error: "):]
-        for fragment, outcome in (("cannot import", "not importable"), ("not supported", "not importable"),
-                                  ("malformed", "not importable"), ("not a readable ONNX", "not importable"),
-                                  ("frontend", "not importable"), ("NaN/Inf on every", "reference not finite"),
-                                  ("does not build", "does not build"), ("reference build", "reference fails"),
-                                  ("input '", "not importable")):
-            if fragment in text:
-                return {"outcome": outcome, "detail": text[:240]}
-        return {"outcome": "tool error", "detail": f"exit 2 with an unexpected message: {text[:200]}"}
-    return {"outcome": "tool error", "detail": f"exit {code!r}: {last[:200]}"}
+    if code == 2 and len(message) == 1 and message[0].startswith("numguard: error: "):
+        text = message[0][len("numguard: error: "):]
+        return {"outcome": _refusal(text), "detail": text[:240]}
+    return {"outcome": "tool error", "detail": f"exit {code!r}: {' | '.join(message)[-300:]}"}
+
+
+REFUSALS = (("not supported", "not importable"), ("cannot import", "not importable"), ("malformed", "not importable"),
+            ("not a readable ONNX", "not importable"), ("unsupported element type", "not importable"),
+            ("NaN/Inf on every", "reference not finite"), ("does not build", "does not build"),
+            ("reference build", "does not build"))
+
+
+def _refusal(text: str) -> str:
+    return next((outcome for fragment, outcome in REFUSALS if fragment in text), "refused")
 
 
 def baseline_error(case: dict, inputs) -> dict:
@@ -272,13 +277,12 @@ def print_tables(rows: list, pipelines) -> None:
     for pipeline in pipelines:
         mine = [r for r in rows if r["pipeline"] == pipeline]
         counts = Counter(r["outcome"] for r in mine)
-        imported = sum(counts[k] for k in ("clean", "violation", "benign", "reference not finite", "does not build",
-                                           "reference fails"))
+        imported = sum(counts[k] for k in ("clean", "violation", "benign", "reference not finite", "does not build"))
         print(f"\n== pipeline {pipeline}: {len(mine)} cases")
         print(f"  imported {imported} | not importable {counts['not importable']} | clean {counts['clean']} | "
               f"violation {counts['violation']} | benign {counts['benign']} | reference not finite "
-              f"{counts['reference not finite']} | does not build {counts['does not build'] + counts['reference fails']}"
-              f" | tool error {counts['tool error']}")
+              f"{counts['reference not finite']} | does not build {counts['does not build']} | other refusal "
+              f"{counts['refused']} | tool error {counts['tool error']}")
         constant = [r["case"] for r in mine if r.get("outputs_constant")]
         if constant:
             print(f"  outputs independent of the inputs ({len(constant)}): {', '.join(constant)}")
@@ -286,7 +290,7 @@ def print_tables(rows: list, pipelines) -> None:
             if r["outcome"] == "violation":
                 print(f"  violation  {r['case']}: culprit {r.get('culprit')}, score {r.get('score'):.3g}, "
                       f"real per float64 oracle: {r.get('real')}")
-        for kind in ("not importable", "reference not finite", "does not build", "reference fails", "tool error",
+        for kind in ("not importable", "reference not finite", "does not build", "refused", "tool error",
                      "no test data"):
             for r in mine:
                 if r["outcome"] == kind:

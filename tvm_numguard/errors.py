@@ -9,6 +9,10 @@ class NumguardError(ValueError):
     """Bad usage or bad input; the message is one line for the user."""
 
 
+class UsageError(NumguardError):
+    """Command-line options that do not fit together or do not parse."""
+
+
 class ModelError(NumguardError):
     """The model file cannot be loaded as a model."""
 

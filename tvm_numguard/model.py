@@ -25,6 +25,7 @@ import tvm
 from tvm import relax
 
 from .errors import ModelError
+from .quiet import held_stderr, silenced_stderr
 
 ShapeOverrides = Mapping[str, Sequence[int]]
 
@@ -161,8 +162,13 @@ def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
                 raise ValueError
         except (TypeError, ValueError):
             raise ModelError(f"--shape {name}: dimensions must be integers, got {dims!r}") from None
-        if not values or any(v <= 0 for v in values):
-            raise ModelError(f"--shape {name}: dimensions must be positive, got {','.join(map(str, values)) or '(none)'}")
+        if not values:
+            raise ModelError(f"--shape {name}: no dimensions given (a 0-d input needs no --shape)")
+        if any(v < 0 for v in values):
+            raise ModelError(f"--shape {name}: dimensions must be positive, got {','.join(map(str, values))}")
+        if any(v == 0 for v in values):
+            raise ModelError(f"--shape {name}={','.join(map(str, values))}: a dimension of 0 makes an empty tensor, "
+                             "with no values to compare; give every dimension a size >= 1")
         checked[str(name)] = values
     return checked
 
@@ -279,13 +285,18 @@ def _load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
                     )
         shape_dict[inp.name] = shape
     printed = io.StringIO()  # the frontend prints "Error converting operator X, with inputs: <IR>" on failure
-    try:
-        with contextlib.redirect_stdout(printed):
+    failure = None
+    with held_stderr() as held, contextlib.redirect_stdout(printed):  # a failure's C++ warnings are dropped
+        try:
             # the inputs keep the model's own names ("0", "input.1"), which users type in --range and --shape
-            return from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False,
-                             sanitize_input_names=False)
-    except Exception as err:  # kept past the except block, to be freed quietly below
-        failure = err
+            mod = from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False,
+                            sanitize_input_names=False)
+        except Exception as err:  # kept past the except block, to be freed quietly below
+            failure = err
+    if failure is None:
+        sys.stderr.write(held.text)
+        sys.stdout.write(printed.getvalue())
+        return mod
     if isinstance(failure, tvm.error.OpNotImplemented):
         message = f"{path}: {_first_line(failure)}"
     else:
@@ -294,25 +305,10 @@ def _load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
         moved = _moved_static_dims(graph_inputs, shapes)
         message = (f"--shape {moved}, and the model does not import at that shape{where}: {_first_line(failure)}"
                    if moved else f"{path}: the ONNX frontend cannot import this model{where}: {_first_line(failure)}")
-    with _silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
+    with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
         del failure
         gc.collect()
     raise ModelError(message)
-
-
-@contextlib.contextmanager
-def _silenced_stderr():
-    """File descriptor 2 goes to /dev/null inside the block (C++ logging writes there directly)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
 
 
 def _moved_static_dims(graph_inputs, shapes: ShapeOverrides) -> str:

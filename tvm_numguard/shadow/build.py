@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
+import os
 import time
+import traceback
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
@@ -14,6 +17,7 @@ from ..instrument import PassEvent, PassGate, PassRecorder
 from ..instrument.fingerprint import TirPipelineOutput
 from ..modules import pristine
 from ..pipeline import CompileConfig, target_device
+from ..quiet import silenced_stderr
 from .interrupt import InterruptWatch
 
 
@@ -91,9 +95,13 @@ def compile_model(
                 options = getattr(config, "build_options", dict)()
                 executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options)
         except Exception as err:  # TVM raises many types; all mean "does not build"
-            error = summarize_error(err)
+            error, failure = summarize_error(err), err
     if watch.interrupted:  # even where a pass swallowed the KeyboardInterrupt
         raise KeyboardInterrupt
+    if error is not None:
+        with silenced_stderr():  # the failed build's IR builders warn on stderr when freed
+            del failure
+            gc.collect()
     return Build(
         skip=frozenset(skip),
         executable=executable,
@@ -162,6 +170,11 @@ def summarize_error(err: BaseException) -> str:
         if ln.startswith(("tvm.error.", "InternalError", "ValueError", "TVMError")) or "Error:" in ln:
             return ln[:300]
     message = next((ln for ln in lines if not ln.startswith(("File ", "Traceback", "^"))), "")
+    if not message:  # a bare `assert` inside a pass: say where it failed
+        frames = traceback.extract_tb(err.__traceback__)
+        if frames:
+            where = frames[-1]
+            message = f"(no message) at {os.path.basename(where.filename)}:{where.lineno} in {where.name}"
     return f"{type(err).__name__}: {message}"[:300]
 
 
