@@ -312,20 +312,27 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pipelines", default=";".join(PIPELINES), help="';'-separated pipelines")
+    parser.add_argument("--match", help="only the cases whose name contains this (e.g. light/)")
     parser.add_argument("--sample", type=int, help="a seeded sample of this many cases")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds one case may run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--budget", default="20")
     parser.add_argument("--json", dest="json_path")
+    parser.add_argument("--tables", nargs="+", metavar="ROWS.json", help="print the tables of saved rows (merged)")
     args = parser.parse_args()
-    cases = onnx_cases()
+    if args.tables:
+        rows = [row for path in args.tables for row in json.load(open(path))]
+        print_tables(rows, list(dict.fromkeys(r["pipeline"] for r in rows)))
+        return 1 if any(r["outcome"] == "tool error" for r in rows) else 0
+    cases = [c for c in onnx_cases() if not args.match or args.match in c["name"]]
     if args.sample:
         import random
 
         cases = sorted(random.Random(args.seed).sample(cases, args.sample), key=lambda c: c["name"])
     pipelines = args.pipelines.split(";")
     started = time.perf_counter()
-    rows = sweep(cases, pipelines, args.jobs, args.budget)
+    rows = sweep(cases, pipelines, args.jobs, args.budget, args.timeout)
     print(f"{len(cases)} cases x {len(pipelines)} pipelines in {time.perf_counter() - started:.0f} s "
           f"({args.jobs} workers, budget {args.budget})")
     print_tables(rows, pipelines)

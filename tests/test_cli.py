@@ -239,3 +239,12 @@ def test_a_time_limited_search_names_the_budget_that_repeats_it(capsys, tmp_path
     code, out, err = run_cli(capsys, *data["replay"].split()[1:], "--json", str(tmp_path / "again.json"))
     again = json.load(open(tmp_path / "again.json"))
     assert code == 0 and again["search"]["evaluations"] == done and again["search"]["stopped_by"] == "evaluations"
+
+
+def test_a_range_of_one_point_is_not_called_input_independent(capsys, tmp_path):
+    """Every input tried was the same: identical outputs say nothing about the model."""
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0.5", "--high", "0.5", "--budget", "6",
+                             "--json", str(tmp_path / "r.json"))
+    assert code == 0, err
+    assert "the outputs were the same" not in out
+    assert json.load(open(tmp_path / "r.json"))["search"]["outputs_constant"] is False

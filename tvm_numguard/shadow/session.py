@@ -50,10 +50,12 @@ class ShadowSession:
         self._ref_outputs: list = []
         self._opt_outputs: list = []
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
-        # the reference's outputs on the first valid input observed, and whether any
-        # later one differed: a model whose outputs never do ignores its inputs
-        self._first_valid: Optional[list] = None
+        # the first valid (inputs, reference outputs) observed, and whether any later
+        # input and output differed from them: a model whose outputs never change
+        # while its inputs do ignores its inputs
+        self._first_valid: Optional[tuple] = None
         self.valid_observed = 0
+        self.inputs_vary = False
         self.outputs_vary = False
 
     # -- builds ---------------------------------------------------------
@@ -166,7 +168,7 @@ class ShadowSession:
             if len(self.invalid_samples) < 2:
                 self.invalid_samples.append(inputs)
             return Observation(None)
-        self._note_reference(ref)
+        self._note_reference(inputs, ref)
         opt = self.optimized_outputs(inputs)
         comparison = compare_outputs(ref, opt, self.tol)
         if any(np.shape(r) != np.shape(o) for r, o in zip(ref, opt)):
@@ -176,25 +178,32 @@ class ShadowSession:
                            np.concatenate([p[0].ravel() for p in pairs]) if pairs else np.zeros(0),
                            np.concatenate([p[2].ravel() for p in pairs]) if pairs else np.zeros(0))
 
-    def _note_reference(self, ref: list) -> None:
+    def _note_reference(self, inputs: Mapping[str, np.ndarray], ref: list) -> None:
         self.valid_observed += 1
         if self._first_valid is None:
-            self._first_valid = ref
-        elif not self.outputs_vary:
-            self.outputs_vary = any(a.shape != b.shape or a.tobytes() != b.tobytes()
-                                    for a, b in zip(ref, self._first_valid))
+            self._first_valid = (inputs, ref)
+            return
+        first_inputs, first_ref = self._first_valid
+        self.inputs_vary = self.inputs_vary or any(not _same_bytes(inputs[k], first_inputs[k]) for k in inputs)
+        self.outputs_vary = self.outputs_vary or any(not _same_bytes(a, b) for a, b in zip(ref, first_ref))
 
     @property
     def outputs_constant(self) -> bool:
-        """The reference gave the very same outputs on every (at least two) valid inputs observed."""
-        return self.valid_observed >= 2 and not self.outputs_vary
+        """The reference gave the very same outputs on every valid input observed,
+        and those inputs were not all the same (a range of one point proves nothing)."""
+        return self.inputs_vary and not self.outputs_vary
 
     def is_deterministic(self, build: Build, inputs: Mapping[str, np.ndarray]) -> bool:
         """Same build, same inputs, twice: bit-identical outputs?"""
         first = self.run(build, inputs)
         second = self.run(build, inputs)
-        return all(a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
-                   for a, b in zip(first, second))
+        return all(_same_bytes(a, b) for a, b in zip(first, second))
 
     def timing(self) -> dict:
         return {"builds": self.build_count, "build_seconds": round(self.build_seconds, 3)}
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-identical: same shape, dtype and bytes (NaNs included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
