@@ -18,7 +18,7 @@ SAMPLE, SEED = 32, 0
 @pytest.mark.slow
 def test_a_seeded_sample_of_real_models_gives_no_tool_error_and_no_false_alarm():
     cases = sorted(random.Random(SEED).sample(onnx_cases(), SAMPLE), key=lambda c: c["name"])
-    rows = sweep(cases, ["default"], jobs=2, budget="10", timeout=300)
+    rows = sweep(cases, ["default"], jobs=2, budget="10,20s", timeout=600)
     assert len(rows) == SAMPLE
     errors = [f"{r['case']}: {r.get('detail')}" for r in rows if r["outcome"] == "tool error"]
     assert not errors, "\n".join(errors)
