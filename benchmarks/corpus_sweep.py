@@ -288,7 +288,9 @@ def print_tables(rows: list, pipelines) -> None:
             print(f"  outputs independent of the inputs ({len(constant)}): {', '.join(constant)}")
         for r in mine:
             if r["outcome"] == "violation":
-                print(f"  violation  {r['case']}: culprit {r.get('culprit')}, score {r.get('score'):.3g}, "
+                score = r.get("score")
+                score = f"{score:.3g}" if isinstance(score, (int, float)) else score  # "inf" stays a word
+                print(f"  violation  {r['case']}: culprit {r.get('culprit')}, score {score}, "
                       f"real per float64 oracle: {r.get('real')}")
         for kind in ("not importable", "reference not finite", "does not build", "refused", "tool error",
                      "no test data"):
@@ -333,11 +335,11 @@ def main() -> int:
     pipelines = args.pipelines.split(";")
     started = time.perf_counter()
     rows = sweep(cases, pipelines, args.jobs, args.budget, args.timeout)
+    if args.json_path:  # first: the rows are what an hour of sweeping bought
+        json.dump(rows, open(args.json_path, "w"), indent=1, default=str)
     print(f"{len(cases)} cases x {len(pipelines)} pipelines in {time.perf_counter() - started:.0f} s "
           f"({args.jobs} workers, budget {args.budget})")
     print_tables(rows, pipelines)
-    if args.json_path:
-        json.dump(rows, open(args.json_path, "w"), indent=1, default=str)
     return 1 if any(r["outcome"] == "tool error" for r in rows) else 0
 
 
