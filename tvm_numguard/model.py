@@ -1,4 +1,5 @@
-"""Loading models into Relax: ONNX, torch .pt2, TVMScript .py, IRModule.
+"""Loading models into Relax: ONNX, torch .pt2, TVMScript .py, IRModule
+(the file formats are read by frontends.py).
 
 Every loader gives a :class:`Model`: a Relax IRModule whose ``main`` takes only
 the model's real inputs (weights are bound as constants) and the list of those
@@ -7,17 +8,9 @@ inputs as :class:`InputSpec`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import hashlib
-import importlib.util
-import io
-import logging
 import os
-import re
-import sys
-import zipfile
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -25,7 +18,7 @@ import tvm
 from tvm import relax
 
 from .errors import ModelError
-from .quiet import held_stderr, silenced_stderr
+from .frontends import first_line, load_onnx, load_pt2, load_tvmscript
 
 ShapeOverrides = Mapping[str, Sequence[int]]
 
@@ -109,8 +102,8 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
         raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     if ext == ".onnx":
         # the frontend imports the model at the given shapes; nothing left to bind
-        return from_irmodule(_load_onnx(path, shapes), path, digest)
-    mod = _load_pt2(path) if ext == ".pt2" else _load_tvmscript(path)
+        return from_irmodule(load_onnx(path, shapes), path, digest)
+    mod = load_pt2(path) if ext == ".pt2" else load_tvmscript(path)
     return from_irmodule(mod, path, digest, shapes)
 
 
@@ -214,7 +207,7 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict) -> relax.Funct
     try:
         bound = main.bind_symbolic_vars(binding)
     except Exception as err:
-        raise ModelError(f"{source}: cannot fix the shapes given with --shape: {_first_line(err)}") from None
+        raise ModelError(f"{source}: cannot fix the shapes given with --shape: {first_line(err)}") from None
     # dims that are expressions of the bound variables (e.g. 2*n) must come out as asked
     for param in bound.params:
         if param.name in shapes and hasattr(getattr(param.ty, "shape", None), "values"):
@@ -229,200 +222,3 @@ def _module_hash(mod: tvm.IRModule) -> str:
     import tvm_ffi
 
     return "structural:%016x" % (tvm_ffi.structural_hash(mod) & (2**64 - 1))
-
-
-def _load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
-    import onnx
-    from tvm.relax.frontend.onnx import from_onnx
-
-    try:
-        model = onnx.load(path)
-    except Exception as err:  # protobuf raises several unrelated types
-        raise ModelError(f"{path}: not a readable ONNX model ({type(err).__name__})") from None
-    if not model.graph.node:
-        raise ModelError(f"{path}: not a readable ONNX model (the graph has no nodes)")
-    _check_onnx_nodes(path, model)
-    initializers = {init.name for init in model.graph.initializer}
-    graph_inputs = [i for i in model.graph.input if i.name not in initializers]
-    names = [i.name for i in graph_inputs]
-    unknown = sorted(set(shapes) - set(names))
-    if unknown:
-        raise ModelError(f"--shape names unknown input(s) {', '.join(unknown)}; the model has {', '.join(names) or 'no inputs'}")
-    shape_dict, dtype_dict = {}, {}
-    for inp in graph_inputs:
-        if not inp.type.HasField("tensor_type"):
-            raise ModelError(f"{path}: input '{inp.name}' is not a tensor ({inp.type.WhichOneof('value') or 'no type'})")
-        ttype = inp.type.tensor_type
-        try:
-            dtype_dict[inp.name] = onnx.helper.tensor_dtype_to_np_dtype(ttype.elem_type).name
-        except (KeyError, ValueError, TypeError):
-            raise ModelError(f"{path}: input '{inp.name}' has an unsupported element type ({ttype.elem_type})") from None
-        if inp.name in shapes:
-            shape = [int(d) for d in shapes[inp.name]]
-            if ttype.HasField("shape") and len(shape) != len(ttype.shape.dim):
-                model_dims = ",".join(
-                    str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or "?")
-                    for d in ttype.shape.dim
-                )
-                raise ModelError(
-                    f"--shape {inp.name}: rank {len(shape)} given, the model's input has rank {len(ttype.shape.dim)} ({model_dims})"
-                )
-        elif not ttype.HasField("shape"):
-            raise ModelError(f"{path}: input '{inp.name}' has an unknown rank; give its shape with --shape {inp.name}=D0,D1,...")
-        else:
-            shape = []
-            for dim in ttype.shape.dim:
-                if dim.HasField("dim_value") and dim.dim_value > 0:
-                    shape.append(dim.dim_value)
-                else:
-                    label = dim.dim_param or "?"
-                    raise ModelError(
-                        f"{path}: input '{inp.name}' has a dynamic dimension '{label}'; "
-                        f"fix it with --shape {inp.name}=" + ",".join(
-                            str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else "N"
-                            for d in ttype.shape.dim
-                        )
-                    )
-        shape_dict[inp.name] = shape
-    printed = io.StringIO()  # the frontend prints "Error converting operator X, with inputs: <IR>" on failure
-    failure = None
-    with held_stderr() as held, contextlib.redirect_stdout(printed):  # a failure's C++ warnings are dropped
-        try:
-            # the inputs keep the model's own names ("0", "input.1"), which users type in --range and --shape
-            mod = from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False,
-                            sanitize_input_names=False)
-        except Exception as err:  # kept past the except block, to be freed quietly below
-            failure = err
-    if failure is None:
-        sys.stderr.write(held.text)
-        sys.stdout.write(printed.getvalue())
-        return mod
-    if isinstance(failure, tvm.error.OpNotImplemented):
-        message = f"{path}: {_first_line(failure)}"
-    else:
-        failed = re.search(r"Error converting operator (\w+)", printed.getvalue())
-        where = f" (operator {failed.group(1)})" if failed else ""
-        moved = _moved_static_dims(graph_inputs, shapes)
-        message = (f"--shape {moved}, and the model does not import at that shape{where}: {_first_line(failure)}"
-                   if moved else f"{path}: the ONNX frontend cannot import this model{where}: {_first_line(failure)}")
-    with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
-        del failure
-        gc.collect()
-    raise ModelError(message)
-
-
-def _moved_static_dims(graph_inputs, shapes: ShapeOverrides) -> str:
-    """'x: dimension 1 is 32 in the model, 16 given' for the first --shape that
-    changes a dimension the ONNX model fixes; '' if none does."""
-    for inp in graph_inputs:
-        if inp.name not in shapes or not inp.type.tensor_type.HasField("shape"):
-            continue
-        for axis, (dim, given) in enumerate(zip(inp.type.tensor_type.shape.dim, shapes[inp.name])):
-            if dim.HasField("dim_value") and dim.dim_value > 0 and dim.dim_value != int(given):
-                return f"{inp.name}: dimension {axis} is {dim.dim_value} in the model, {given} given"
-    return ""
-
-
-def _check_onnx_nodes(path: str, model) -> None:
-    """Reject nodes that break their operator's schema (TVM's frontend may crash on them).
-
-    Only the nodes of operators ONNX knows are checked: an unknown operator is
-    left to the frontend, which names it as unsupported. Whole-model checks are
-    not made here: the frontend only warns about those, and imports such models.
-    """
-    import onnx
-
-    ctx = onnx.checker.C.CheckerContext()
-    ctx.ir_version = model.ir_version
-    ctx.opset_imports = {opset.domain: opset.version for opset in model.opset_import}
-    for node in model.graph.node:
-        try:
-            if not onnx.defs.has(node.op_type, node.domain):
-                continue
-            onnx.checker.check_node(node, ctx)
-        except Exception as err:
-            label = f"{node.op_type} node '{node.name}'" if node.name else f"{node.op_type} node"
-            raise ModelError(f"{path}: malformed {label}: {_first_line(err)}") from None
-
-
-def _load_pt2(path: str) -> tvm.IRModule:
-    try:
-        import torch
-    except ImportError:
-        raise ModelError(f"{path}: loading .pt2 files needs torch (pip install torch==2.13.0)") from None
-    from tvm.relax.frontend.torch import from_exported_program
-
-    if not zipfile.is_zipfile(path):
-        raise ModelError(f"{path}: not a torch.export .pt2 file (not a zip archive; save one with torch.export.save)")
-    # torch logs the real error with a full traceback, then raises a vague one:
-    # collect the log record instead, and name its error in one line
-    torch_log = logging.getLogger("torch.export")
-    collected = _Collect()
-    saved = (torch_log.handlers[:], torch_log.propagate)
-    torch_log.handlers[:] = [collected]
-    torch_log.propagate = False
-    try:
-        program = torch.export.load(path)
-    except Exception as err:
-        cause = next((r.exc_info[1] for r in collected.records if r.exc_info and r.exc_info[1] is not None), err)
-        raise ModelError(f"{path}: not a torch.export .pt2 file ({_first_line(cause)})") from None
-    finally:
-        torch_log.handlers[:], torch_log.propagate = saved
-    try:
-        return from_exported_program(program, keep_params_as_input=False, unwrap_unit_return_tuple=True)
-    except Exception as err:
-        raise ModelError(f"{path}: the torch frontend cannot import this program: {_first_line(err)}") from None
-
-
-class _Collect(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.records: list = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-def _load_tvmscript(path: str) -> tvm.IRModule:
-    name = "_numguard_model_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ModelError(f"{path}: cannot be imported as Python")
-    module = importlib.util.module_from_spec(spec)
-    # the TVMScript parser looks the source up through sys.modules
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except (Exception, SystemExit) as err:  # a script may call sys.exit()
-        raise ModelError(f"{path}: the script failed to load: {type(err).__name__}: {_first_line(err)}") from None
-    finally:
-        sys.modules.pop(name, None)
-    found = [(k, v) for k, v in vars(module).items() if isinstance(v, tvm.IRModule)]
-    if not found:
-        raise ModelError(f"{path}: defines no IRModule (decorate a class with @I.ir_module)")
-    if len(found) > 1:
-        preferred = [kv for kv in found if kv[0] in ("Module", "mod", "model")]
-        if len(preferred) != 1:
-            names = ", ".join(k for k, _ in found)
-            raise ModelError(f"{path}: defines several IRModules ({names}); name the one to use 'Module'")
-        found = preferred
-    return found[0][1]
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().replace(_METADATA_NOTE, "")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    # TVMScript diagnostics: "error: <message>", " --> file:line:col", then the source
-    diagnostic = next((ln for ln in lines if ln.lower().startswith("error:")), None)
-    if diagnostic is not None:
-        where = next((ln[3:].strip() for ln in lines if ln.startswith("-->")), "")
-        return (diagnostic[len("error:"):].strip() + (f" (at {where})" if where else ""))[:300]
-    # TVM errors often start with a traceback header; the message is at the end
-    for ln in reversed(lines):
-        if "Error" in ln or "not supported" in ln or "not implemented" in ln.lower():
-            return ln[:300]
-    return (lines[-1] if lines else type(err).__name__)[:300]
-
-
-# what TVMScript puts in the middle of messages that print IR
-_METADATA_NOTE = "# Metadata omitted. Use show_meta=True in script() method to show it."
