@@ -12,20 +12,30 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import tempfile
+
+
+@contextlib.contextmanager
+def _stderr_to(fd: int):
+    """File descriptor 2 points at ``fd`` inside the block, and back after it."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextlib.contextmanager
 def silenced_stderr():
     """File descriptor 2 goes to /dev/null inside the block (C++ logging writes there directly)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
-        yield
+        with _stderr_to(devnull):
+            yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
         os.close(devnull)
 
 
@@ -40,17 +50,11 @@ class HeldStderr:
 def held_stderr():
     """File descriptor 2 goes to a temporary file inside the block; the caller
     decides afterwards whether what was written there is worth showing."""
-    import tempfile
-
     held = HeldStderr()
-    sys.stderr.flush()
-    saved = os.dup(2)
     with tempfile.TemporaryFile() as file:
         try:
-            os.dup2(file.fileno(), 2)
-            yield held
+            with _stderr_to(file.fileno()):
+                yield held
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
             file.seek(0)
             held.text = file.read().decode(errors="replace")
