@@ -3,6 +3,7 @@
 import pytest
 
 from tvm_numguard.cli import main
+from tvm_numguard.cli.console import PROGRESS_PREFIX
 
 
 def run_cli(capsys, *args):
@@ -13,10 +14,15 @@ def run_cli(capsys, *args):
     return exc.value.code, out, err
 
 
+def error_lines(err: str) -> list:
+    """stderr less the progress lines (``numguard: [  1.2s] ...``): what the user is told went wrong."""
+    return [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(PROGRESS_PREFIX)]
+
+
 def assert_one_line_error(code, err, *fragments):
     """Bad input: exit code 2 and one line on stderr holding every fragment, no traceback."""
     assert code == 2, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = error_lines(err)
     assert len(lines) == 1, err
     assert "Traceback" not in err
     for fragment in fragments:

@@ -11,7 +11,8 @@ from tvm_numguard.model import load_model
 from tvm_numguard.pipeline import CompileConfig
 from tvm_numguard.shadow.build import compile_model, run_build
 from tvm_numguard.shadow.compare import Tolerance
-from tvm_numguard.shadow.oracle import classify, has_real_violation, oracle_inputs, to_float64
+from tvm_numguard.shadow.float64 import oracle_inputs, to_float64
+from tvm_numguard.shadow.oracle import classify, has_real_violation
 from tvm_numguard.testing import run_module, tiny_cnn_onnx, unary_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -183,9 +184,9 @@ def test_identical_builds_have_no_violation():
 
 def test_op_without_float64_kernel_stays_float32(monkeypatch):
     """Without its decomposition layer_norm fails in float64: found by probing, kept float32."""
-    from tvm_numguard.shadow import oracle
+    from tvm_numguard.shadow import float64
 
-    monkeypatch.delitem(oracle._DECOMPOSE, "relax.nn.layer_norm")
+    monkeypatch.delitem(float64._DECOMPOSE, "relax.nn.layer_norm")
     rng = np.random.default_rng(6)
     c = relax.const(rng.normal(size=(3,)).astype(np.float32))
     mod = unary_module(lambda x: relax.op.tanh(relax.op.nn.layer_norm(x, c, c, axes=[-1])), shape=(2, 4, 3, 3))
@@ -212,7 +213,7 @@ def test_legalized_module_keeps_call_tir_float32():
 def test_oracle_object_and_classify_on_a_real_difference(tmp_path):
     """Oracle runs the CNN in float64; the float32 reference is benign against itself,
     and a float16-rounded 'optimized' output is a real violation."""
-    from tvm_numguard.shadow.oracle import Oracle
+    from tvm_numguard.shadow.float64 import Oracle
 
     model = load_model(tiny_cnn_onnx(tmp_path / "cnn.onnx"))
     oracle = Oracle(model.mod, model.input_names())

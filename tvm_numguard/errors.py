@@ -1,45 +1,89 @@
-"""Errors that mean: the user's input is wrong (not: the compiler is wrong).
+"""The error tree: whose fault it is decides what the user is told.
 
-Each carries one line that says what is wrong; the CLI prints it and exits 2.
-They subclass ValueError so Python callers can catch them the usual way.
+- ``UsageError`` and its subclasses: the user's input is wrong (a model that
+  does not load, a range that names no input, a report that is not one). One
+  line says what; the CLI prints it and exits 2. They subclass ValueError so
+  Python callers can catch them the usual way.
+- ``NumericalError``: the compiler is wrong: a guarded compile changed the
+  model's numbers (``guard(action="raise")``). Not a usage error; carries
+  the report. The CLI reports a violation with exit 1, not with an exception.
+- ``InternalError``: numguard itself is wrong (an invariant broke). The CLI
+  exits 3 and asks for a bug report; any unexpected exception is treated so.
 """
 
+import os
+import traceback
 
-class NumguardError(ValueError):
-    """Bad usage or bad input; the message is one line for the user."""
-
-
-class UsageError(NumguardError):
-    """Command-line options that do not fit together or do not parse."""
+BUG_REPORT = "please report it with the output of 'numguard --version' and the command that failed"
 
 
-class ModelError(NumguardError):
+class NumguardError(Exception):
+    """Every error numguard raises on purpose; the message is one line for the user."""
+
+
+class UsageError(NumguardError, ValueError):
+    """Bad usage or bad input: options that do not fit together or do not parse."""
+
+
+class ModelError(UsageError):
     """The model file cannot be loaded as a model."""
 
 
-class PipelineError(NumguardError):
+class PipelineError(UsageError):
     """A pipeline part, pass name or target is unknown or unusable."""
 
 
-class RangeError(NumguardError):
+class RangeError(UsageError):
     """Input bounds are malformed, or name inputs the model does not have."""
 
 
-class ToleranceError(NumguardError):
+class ToleranceError(UsageError):
     """rtol or atol is not a finite number >= 0."""
 
 
-class InvalidReferenceError(NumguardError):
+class InvalidReferenceError(UsageError):
     """The reference build is not finite anywhere in the given range."""
 
 
-class BuildError(NumguardError):
+class BuildError(UsageError):
     """The user's own pipeline does not build (nothing was skipped)."""
 
 
-class OutputPathError(NumguardError):
+class OutputPathError(UsageError):
     """A report or witness path cannot be written."""
 
 
-class ReportError(NumguardError):
+class ReportError(UsageError):
     """A report (or what it names: witness, model file) cannot be replayed."""
+
+
+class NumericalError(NumguardError):
+    """A guarded compile changes the results beyond tolerance (``action="raise"``).
+
+    ``.report`` is that compile's Report."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message)
+        self.report = report
+
+
+class InternalError(NumguardError):
+    """numguard broke one of its own invariants; a bug to report, not the user's fault."""
+
+    def __init__(self, message: str):
+        super().__init__(f"{message} ({BUG_REPORT})")
+
+
+def summarize_error(err: BaseException) -> str:
+    """One line out of a TVM error (they carry C++ tracebacks)."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith(("tvm.error.", "InternalError", "ValueError", "TVMError")) or "Error:" in ln:
+            return ln[:300]
+    message = next((ln for ln in lines if not ln.startswith(("File ", "Traceback", "^"))), "")
+    if not message:  # a bare `assert` inside a pass: say where it failed
+        frames = traceback.extract_tb(err.__traceback__)
+        if frames:
+            where = frames[-1]
+            message = f"(no message) at {os.path.basename(where.filename)}:{where.lineno} in {where.name}"
+    return f"{type(err).__name__}: {message}"[:300]

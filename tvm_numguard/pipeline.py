@@ -30,7 +30,7 @@ import sys
 import tvm
 from tvm import relax
 
-from .errors import PipelineError
+from .errors import PipelineError, summarize_error
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,15 +161,13 @@ def _named_pass(name: str, namespace, label: str) -> tvm.transform.Pass:
     except TypeError:
         raise PipelineError(f"pass '{name}' needs arguments; wrap it in a module:callable part") from None
     except Exception as err:
-        raise PipelineError(f"pass '{name}' fails to construct: {_one_line(err)}") from None
+        raise PipelineError(f"pass '{name}' fails to construct: {summarize_error(err)}") from None
     if not isinstance(result, tvm.transform.Pass):
         raise PipelineError(f"'{name}' in {label} is not a pass")
     return result
 
 
-def _one_line(err: BaseException) -> str:
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    return f"{type(err).__name__}: {lines[-1] if lines else ''}"[:300]
+
 
 
 def _import_from_cwd(module_name: str):
@@ -233,7 +231,7 @@ def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
     try:
         module = _load_file(module_name) if is_file else _import_from_cwd(module_name)
     except Exception as err:
-        raise PipelineError(f"pipeline part '{spec}': cannot import {module_name} ({_one_line(err)})") from None
+        raise PipelineError(f"pipeline part '{spec}': cannot import {module_name} ({summarize_error(err)})") from None
     factory = getattr(module, attr, None)
     if factory is None:
         raise PipelineError(f"pipeline part '{spec}': {module_name} has no attribute '{attr}'")
@@ -244,7 +242,7 @@ def _import_pass(spec: str, target: tvm.target.Target) -> tvm.transform.Pass:
     try:
         result = _call_factory(factory, target)
     except Exception as err:
-        raise PipelineError(f"pipeline part '{spec}': {attr}() raised {_one_line(err)}") from None
+        raise PipelineError(f"pipeline part '{spec}': {attr}() raised {summarize_error(err)}") from None
     if not isinstance(result, tvm.transform.Pass):
         raise PipelineError(f"pipeline part '{spec}' returned {type(result).__name__}, not a tvm.transform.Pass")
     return result

@@ -22,10 +22,11 @@ import numpy as np
 from . import __version__
 from .errors import RangeError, ReportError
 from .pipeline import CompileConfig
+from .bisect.result import BisectResult, blame_of
+from .numbers import from_json_number, plain
 from .report import environment, validate
-from .report.document import _plain
 from .report.files import read_witness, write_atomic
-from .report.text import _num, _score
+from .report.text import num, score_text
 from .search import resolve_ranges
 from .shadow import Tolerance
 from .shadow.compare import Comparison
@@ -69,7 +70,7 @@ class ReplayResult:
 
     def to_json(self) -> dict:
         """The replay result document (``--json``); inf/NaN as strings like a report's."""
-        return _plain({
+        return plain({
             "replay_version": 1, "tool": {"name": "tvm_numguard", "version": __version__},
             "report": self.report_path, "command": self.command,
             "model": {"source": self.model, "sha256": self.sha256},
@@ -89,7 +90,7 @@ class ReplayResult:
 
     def summary(self) -> str:
         since = "; ".join(self.changes) or "nothing in the environment changed"
-        score = f"score {_num(self.comparison.score)} now, {_num(self.recorded_score)} in the report"
+        score = f"score {num(self.comparison.score)} now, {num(self.recorded_score)} in the report"
         if not self.reproduces:
             return f"numguard replay: the finding no longer reproduces ({score}); {since}"
         cfg, mark = self.config, "" if self.witness_in_range else "  (outside the recorded range)"
@@ -98,17 +99,17 @@ class ReplayResult:
                  f"  pipeline  {cfg.pipeline}   tir: {cfg.tir_pipeline}   target: {cfg.target}",
                  f"  witness   {self.witness}{mark}"]
         for m in self.comparison.outputs:
-            lines.append(f"  output {m.index}  max abs {_num(m.max_abs)}  max rel {_num(m.max_rel)}  max ulp "
-                         f"{_num(m.max_ulp)}  violating {m.violations}/{math.prod(m.shape)}  {_score(m.score)}")
+            lines.append(f"  output {m.index}  max abs {num(m.max_abs)}  max rel {num(m.max_rel)}  max ulp "
+                         f"{num(m.max_ulp)}  violating {m.violations}/{math.prod(m.shape)}  {score_text(m.score)}")
         lines.append(f"  replayed  {score}")
         c = self.culprit
         if c is not None and c["still_clears"] is None:
             lines.append(f"  culprit   {c['id']}: not tested ({c['note']})")
         elif c is not None:
             does = "still clears" if c["still_clears"] else "no longer clears"
-            lines.append(f"  culprit   {c['id']}: skipping it alone {does} the violation ({_score(c['score'])})")
+            lines.append(f"  culprit   {c['id']}: skipping it alone {does} the violation ({score_text(c['score'])})")
         lines.append(f"  since     {since}")
-        lines.append(f"  builds    {self.builds['builds']} in all, {_num(self.builds['build_seconds'])} s compiling")
+        lines.append(f"  builds    {self.builds['builds']} in all, {num(self.builds['build_seconds'])} s compiling")
         return "\n".join(lines)
 
 
@@ -151,7 +152,7 @@ def _locate(what: str, recorded: str, report_path: str, typed_in: Optional[str])
 
 def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, on_build=None) -> ReplayResult:
     """Rebuild a report's configuration and rerun its witness (see the module docstring)."""
-    from .api import _check_given_inputs
+    from .engine import check_given_inputs
     from .model import file_sha256, load_model
     from .shadow.session import ShadowSession
 
@@ -176,7 +177,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     # the recorded shapes include any --shape the report was made with
     model = load_model(model_path, {i["name"]: i["shape"] for i in data["model"]["inputs"] if i["shape"]})
     try:
-        witness = _check_given_inputs(model, read_witness(witness_path))
+        witness = check_given_inputs(model, read_witness(witness_path))
         ranges = resolve_ranges(model.inputs, None, None,
                                 {n: (r["low"], r["high"]) for n, r in cfg["ranges"].items()})
     except RangeError as err:
@@ -194,13 +195,13 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
 
 def _check_culprit(session, witness, data: dict) -> Optional[dict]:
     """Does skipping the report's culprit alone still clear the violation?"""
-    bis = data.get("bisection") or {}
-    if bis.get("status") != "culprit" or not bis.get("culprit"):
+    blame = blame_of(BisectResult.from_json(data.get("bisection")))
+    if blame.kind != "culprit":
         return None
-    found = {"id": bis["culprit"]["id"], "still_clears": None, "score": None, "note": None}
+    found = {"id": blame.disable[0], "still_clears": None, "score": None, "note": None}
     if found["id"] not in {e.id for e in session.optional}:
         return {**found, "note": "it is no longer an optional pass event of this pipeline"}
-    build = session.build(session.close([found["id"]]))
+    build = session.build([found["id"]])
     if not build.ok:
         return {**found, "note": f"the build without it fails: {build.error}"}
     score = session.compare(build, witness).score
@@ -208,5 +209,5 @@ def _check_culprit(session, witness, data: dict) -> Optional[dict]:
 
 
 def _recorded_score(data: dict):
-    scores = [float(m["score"]) for m in data["metrics"]]  # "inf" parses; no score is ever NaN
+    scores = [from_json_number(m["score"]) for m in data["metrics"]]
     return max(scores) if scores else None

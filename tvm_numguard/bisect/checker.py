@@ -37,7 +37,7 @@ class WitnessChecker:
         self._memo: dict = {}
 
     def check(self, skip: frozenset) -> Verdict:
-        skip = self.session.close(skip)
+        skip = self.session.close(skip)  # skip sets that close to the same set are one check
         if skip not in self._memo:
             self._memo[skip] = self._check(skip)
         return self._memo[skip]

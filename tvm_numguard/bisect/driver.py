@@ -13,46 +13,17 @@ builds the same thing, and it cannot be the first bad event.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, Mapping, Optional
 
 import numpy as np
 
+from ..errors import UsageError
+from ..options import BISECT_STRATEGIES as STRATEGIES
+from ..progress import Detail, silent
 from ..shadow.session import ShadowSession
+from .result import BisectResult, Probe
 from .checker import BAD, GOOD, UNTESTABLE, WitnessChecker
 from .strategies import ddmin, linear_scan, prefix_bisect
-
-STRATEGIES = ("bisect", "linear")
-
-
-@dataclasses.dataclass
-class Probe:
-    k: int
-    status: str
-    score: Optional[float]
-    reason: Optional[str]
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass
-class BisectResult:
-    status: str  # "culprit", "minimal_set", "ambiguous", "nondeterministic"
-    strategy: str
-    events: list  # optional event ids, in order
-    changed: list = dataclasses.field(default_factory=list)  # those that changed the module
-    culprit: Optional[str] = None
-    score_before: Optional[float] = None  # f(k-1): culprit not run
-    score_after: Optional[float] = None  # f(k): culprit run
-    confirmed: Optional[bool] = None
-    confirm_score: Optional[float] = None
-    minimal_set: list = dataclasses.field(default_factory=list)
-    minimal_set_complete: bool = True
-    suspects: list = dataclasses.field(default_factory=list)  # when ambiguous
-    probes: list = dataclasses.field(default_factory=list)
-    builds: int = 0
-
 
 def bisect_session(
     session: ShadowSession,
@@ -63,8 +34,8 @@ def bisect_session(
 ) -> BisectResult:
     """Find the event that introduces the violation the witness shows."""
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy '{strategy}' (expected {', '.join(STRATEGIES)})")
-    progress = progress or (lambda message: None)
+        raise UsageError(f"unknown strategy '{strategy}' (expected {', '.join(STRATEGIES)})")
+    progress = progress or silent
     builds_before = session.build_count
     events = [e.id for e in session.optional]
     changed = [e.id for e in session.optional if e.changed is not False]
@@ -91,8 +62,8 @@ def bisect_session(
         verdict = checker.check(skip_after(j))
         result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
         label = events[k - 1] if k else "(none)"
-        progress(f"prefix {k}/{n} (last run: {label}): {verdict.status}"
-                 + (f", score {verdict.score:.3g}" if verdict.score is not None else ""))
+        progress(Detail(f"prefix {k}/{n} (last run: {label}): {verdict.status}"
+                        + (f", score {verdict.score:.3g}" if verdict.score is not None else "")))
         return None if verdict.status == UNTESTABLE else verdict.status == BAD
 
     search = prefix_bisect if strategy == "bisect" else linear_scan
@@ -108,7 +79,7 @@ def bisect_session(
         alone = checker.check(frozenset([result.culprit]))
         result.confirmed = alone.status == GOOD
         result.confirm_score = alone.score
-        progress(f"confirm: skipping {result.culprit} alone: {alone.status}")
+        progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"))
         if result.confirmed:
             result.status = "culprit"
             result.minimal_set = [result.culprit]

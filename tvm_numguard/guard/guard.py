@@ -23,12 +23,13 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from ..api import Options, check_session, finish_report
-from .. import __version__
-from ..errors import BuildError, ModelError, NumguardError, RangeError
+from .. import __version__, engine
+from ..errors import BuildError, ModelError, NumericalError, UsageError
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
 from ..model import from_irmodule
 from ..modules import pristine
+from ..options import Options
+from ..progress import silent
 from ..report import Report
 from ..report.files import check_writable, write_atomic
 from ..search import Budget, make_strategy, parse_budget, resolve_ranges
@@ -37,7 +38,7 @@ from ..shadow.compare import is_finite_outputs
 from ..shadow.session import ShadowSession
 from .cache import VerdictCache, cache_key
 from .call import CallConfig, describe
-from .chain import judge_chain
+from .chain import ChainVerdict, judge_chain
 from .intercept import Busy, Interceptor, PassCallLog
 from .report import GuardReport
 
@@ -56,12 +57,28 @@ class GuardWarning(UserWarning):
     """A compile in a guard block could not be checked."""
 
 
-class NumericalError(NumguardError):
-    """Raised by ``action="raise"``; ``.report`` is the compile's report."""
+@dataclasses.dataclass
+class GuardInfo:
+    """The ``guard`` section of a guarded compile's report: the call, what was
+    done (``returned``: "optimized", "culprit disabled" or "reference"), the
+    events ``disabled`` and on how many inputs that build was verified."""
 
-    def __init__(self, message: str, report: Report):
-        super().__init__(message)
-        self.report = report
+    call: str
+    action: str
+    budget: Budget
+    note: Optional[str] = None
+    prelude: list = dataclasses.field(default_factory=list)
+    cached: bool = False
+    disabled: list = dataclasses.field(default_factory=list)
+    verified_inputs: int = 0
+    returned: str = "optimized"
+    chain: Optional[ChainVerdict] = None
+
+    def to_json(self) -> dict:
+        return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,
+                "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
+                "verified_inputs": self.verified_inputs, "returned": self.returned,
+                "chain": self.chain.to_json() if self.chain is not None else None}
 
 
 def guard(low: Optional[float] = None, high: Optional[float] = None, *, ranges: Optional[Mapping] = None,
@@ -81,33 +98,23 @@ def guard(low: Optional[float] = None, high: Optional[float] = None, *, ranges: 
 class Guard:
     def __init__(self, low, high, *, ranges, rtol, atol, action, budget, seed, report_path, cache, oracle, progress):
         if action not in ACTIONS:
-            raise NumguardError(f"unknown guard action '{action}'; choose one of {', '.join(ACTIONS)}")
-        for name, bounds in [("all inputs", (low, high))] + list((ranges or {}).items()):
-            lo, hi = bounds
-            if lo is not None and hi is not None:
-                if not (np.isfinite(lo) and np.isfinite(hi)):
-                    raise RangeError(f"bounds for {name} must be finite, got [{lo}, {hi}]")
-                if lo > hi:
-                    raise RangeError(f"low > high for {name}: [{lo}, {hi}]")
-        if (low is None) != (high is None):
-            raise RangeError("give both low and high, or neither (with ranges for every input)")
-        if budget != "auto":
-            parse_budget(budget)  # a malformed budget fails here, not at the first compile
+            raise UsageError(f"unknown guard action '{action}'; choose one of {', '.join(ACTIONS)}")
         if report_path is not None:
             check_writable(report_path)
+        # Options checks the ranges, tolerances and budget: a bad one fails here, not at the first compile
         self.options = Options(low=low, high=high, ranges=dict(ranges or {}), rtol=rtol, atol=atol, seed=seed,
                                budget=budget, oracle=oracle)
         self.action = action
         self.report_path = report_path
         self.cache = VerdictCache(cache) if cache else None
-        self.progress = progress or (lambda message: None)
+        self.progress = progress or silent
         self.report = GuardReport()
         self.log = PassCallLog()
         self._interceptor: Optional[Interceptor] = None
 
     def __enter__(self) -> "Guard":
         if self._interceptor is not None:
-            raise NumguardError("this guard is already active; make a new one to nest")
+            raise UsageError("this guard is already active; make a new one to nest")
         self._interceptor = Interceptor(self._on_compile, self.log)
         self._interceptor.install()
         return self
@@ -141,7 +148,7 @@ class Guard:
         origin = chain[0].input if chain else mod
         try:
             config = CallConfig.from_call(target, relax_pipeline, tir_pipeline, prelude, build_kwargs)
-        except NumguardError:  # a target TVM cannot build for: its own error says it best
+        except UsageError:  # a target TVM cannot build for: its own error says it best
             return original(*args, **kwargs)
         note, chain_modules = None, None
         if prelude and not _replays(config, origin, mod):
@@ -161,32 +168,29 @@ class Guard:
             session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
                                       record=False, fingerprint=self.cache is not None)
             key = self._cache_key(model, config, ranges, session.optimized.fingerprint)
-            cached = self.cache.get(key) if self.cache else None
+            cached = self._from_cache(self.cache.get(key), session) if self.cache else None
             if cached is not None:
-                return self._from_cache(cached, session)
+                return cached
             session.prepare_reference()
         except BuildError as err:
             result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
             return result
         strategy = self._strategy(session, started)
-        data, witness = check_session(session, self.options, ranges, strategy, "guard", self.progress)
-        data["search"]["budget"] = str(strategy.budget)
-        guard_info = {"call": kind, "action": self.action, "cached": False, "note": note,
-                      "prelude": [describe(p) for p in prelude], "budget": strategy.budget.to_json(),
-                      "disabled": [], "verified_inputs": 0, "returned": "optimized", "chain": None}
+        finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
+                               budget=str(strategy.budget))
+        info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude])
         if chain_modules is not None:
             self.progress("judging the passes that do not replay by the modules they made")
-            guard_info["chain"] = judge_chain(chain_modules, prelude, model.inputs, ranges, config.target_obj,
-                                              self.options.tolerance, self.options.seed)
-        data["guard"] = guard_info
-        data["replay"] = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
+            info.chain = judge_chain(session, chain_modules, prelude, ranges, self.options.seed)
+        finding.guard = info
+        finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
         build, skip = session.optimized, frozenset()
-        if data["verdict"] == "violation" and self.action == "disable":
-            build, skip, verified = self._disable(session, data, witness, ranges)
-            guard_info.update(disabled=sorted(skip), verified_inputs=verified,
-                              returned="culprit disabled" if build is not session.reference else "reference")
-        report = finish_report(data, session, witness, started)
+        if finding.violation and self.action == "disable":
+            build, skip, info.verified_inputs = self._disable(session, finding, ranges)
+            info.disabled = sorted(skip)
+            info.returned = "culprit disabled" if build is not session.reference else "reference"
+        report = Report.from_finding(engine.finish(finding, session, started))
         self._record(report, key, skip)
         return self._act(report, build.executable)
 
@@ -201,17 +205,16 @@ class Guard:
         budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST)
         return make_strategy(self.options.search, budget=budget)
 
-    def _disable(self, session: ShadowSession, data: dict, witness, ranges) -> tuple:
-        """The build with the culprit (or minimal set) skipped, if it matches the
-        reference on the witness and fresh inputs; else the reference build."""
-        bis = data["bisection"] or {}
-        ids = [e["id"] for e in bis.get("minimal_set") or []]
-        if not ids and bis.get("culprit"):
-            ids = [bis["culprit"]["id"]]
+    def _disable(self, session: ShadowSession, finding, ranges) -> tuple:
+        """(build, skip set, inputs verified on): the build with what the finding
+        blames switched off, if it matches the reference on the witness and on
+        fresh inputs; else the reference build."""
+        blame = finding.blame()
         rng = np.random.default_rng(self.options.seed + 1)
-        checks = [witness] + [random_candidate(session.model.inputs, ranges, rng) for _ in range(FRESH_INPUTS)]
+        checks = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
+                                      for _ in range(FRESH_INPUTS)]
         checks = [x for x in checks if is_finite_outputs(session.reference_outputs(x))]
-        for skip in ([session.close(ids)] if ids else []) + [session.reference_skip]:
+        for skip in ([session.close(blame.disable)] if blame.disable else []):
             build = session.build(skip)
             if build.ok and all(session.compare(build, x).score <= 1.0 for x in checks):
                 return build, skip, len(checks)
@@ -232,21 +235,22 @@ class Guard:
         info = report.data["guard"]
         chain = info.get("chain") or {}
         if chain.get("verdict") == "violation":
-            who = f"pass call #{chain['first_bad_call']} ({chain['pass']})" if chain["pass"] else \
-                "the passes applied before the compile call (no single call isolated)"
-            message = (f"numguard: {who}, applied before the compile call, changes the results beyond tolerance "
-                       f"(score {chain['score']:.3g}); it does not replay, so it cannot be disabled")
+            verdict = ChainVerdict(chain["verdict"], float(chain["score"]), chain["first_bad_call"], chain["pass"])
+            message = (f"numguard: {verdict.who}, applied before the compile call, changes the results beyond "
+                       f"tolerance (score {verdict.score:.3g}); it does not replay, so it cannot be disabled")
             if self.action == "raise":
                 raise NumericalError(message, report)
             warnings.warn(message, NumericalRiskWarning, stacklevel=5)
-        if report.data["verdict"] != "violation":
+        if not report.violation:
             return executable
-        message = _risk_message(report)
+        score = max((float(m["score"]) for m in report.data["metrics"]), default=float("inf"))
+        message = f"numguard: {report.blame().describe()} changes the results beyond tolerance " \
+                  f"(score {score:.3g} on the witness)"
         if self.action == "raise":
             raise NumericalError(message, report)
         if self.action == "disable":
             what = ", ".join(info["disabled"]) if info["returned"] == "culprit disabled" else \
-                "every optional pass (disabling the culprit alone did not verify)"
+                "every optional pass (disabling what the bisection blames did not verify)"
             message += f"; disabled {what}, verified on {info['verified_inputs']} inputs"
         else:
             message += "; returned the build as written (action='report')"
@@ -266,18 +270,22 @@ class Guard:
                           "budget": self.options.budget, "seed": self.options.seed})
 
     def _from_cache(self, entry, session: ShadowSession):
-        """The cached verdict for a build the session already made (same fingerprint)."""
+        """The cached verdict for a build the session already made (same
+        fingerprint), acted on; None for no entry, or an entry whose disabled
+        set no longer builds (stale: the compile is checked anew)."""
+        if entry is None:
+            return None
+        build = session.optimized
+        if entry["verdict"] == "violation" and self.action == "disable":
+            build = session.build(frozenset(entry["skip"]))
+            if not build.ok:
+                return None
         data = dict(entry["report"])
         data["guard"] = {**data["guard"], "cached": True}
         report = Report(data)
         self.report.add(report)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
-        build = session.optimized
-        if entry["verdict"] == "violation" and self.action == "disable":
-            build = session.build(frozenset(entry["skip"]))
-            if not build.ok:
-                raise BuildError(f"the cached disabled set no longer builds: {build.error}")
         return self._act(report, build.executable)
 
 
@@ -297,17 +305,3 @@ def _replays(config: CallConfig, origin: tvm.IRModule, mod: tvm.IRModule) -> boo
         return bool(tvm_ffi.structural_equal(out, mod))
     except Exception:  # a pass that cannot run twice is not replayable
         return False
-
-
-def _risk_message(report: Report) -> str:
-    data = report.data
-    bis = data.get("bisection") or {}
-    scores = [m["score"] for m in data["metrics"]]
-    score = max((float(v) for v in scores), default=float("inf"))
-    if bis.get("status") == "culprit" and bis.get("culprit"):
-        who = f"pass {bis['culprit']['id']} ({bis['culprit']['level']} level)"
-    elif bis.get("minimal_set"):
-        who = "passes " + " + ".join(e["id"] for e in bis["minimal_set"])
-    else:
-        who = "the pipeline (no pass could be isolated)"
-    return f"numguard: {who} changes the results beyond tolerance (score {score:.3g} on the witness)"

@@ -3,10 +3,13 @@
 ``Interceptor.install`` replaces ``tvm.compile``, ``tvm.relax.build`` and
 ``tvm.transform.Pass.__call__`` with wrappers and ``restore`` puts back exactly
 what was there, so guards nest (each restores what the one outside installed).
-While a guard works on a call, ``busy`` is set for the thread: every compile and
-pass call made meanwhile (its own shadow builds, TVM's calls inside
-``tvm.compile``) goes straight to the original, so nothing is caught twice and
-the innermost guard is the one that judges.
+The wrappers are process-wide, but a guard block is code in one thread: only
+calls from the thread that entered the block are caught; another thread's
+compiles (a server compiling beside it) go straight to TVM, unchecked and
+undisturbed. While a guard works on a call, ``busy`` is set for its thread:
+every compile and pass call made meanwhile (its own shadow builds, TVM's calls
+inside ``tvm.compile``) goes straight to the original, so nothing is caught
+twice and the innermost guard is the one that judges.
 """
 
 from __future__ import annotations
@@ -83,17 +86,23 @@ class Interceptor:
         self.on_compile = on_compile
         self.log = log
         self.saved: Optional[dict] = None
+        self.owner: Optional[int] = None  # the thread that entered the guard block
+
+    def _passes_through(self) -> bool:
+        return busy() or threading.get_ident() != self.owner
 
     def install(self) -> None:
+        self.owner = threading.get_ident()
         saved = {"compile": tvm.compile, "relax.build": relax.build, "Pass.__call__": tvm.transform.Pass.__call__}
         self.saved = saved
         tvm.compile = self._wrap("tvm.compile", saved["compile"])
         relax.build = self._wrap("tvm.relax.build", saved["relax.build"])
         original_call = saved["Pass.__call__"]
         log = self.log
+        passes_through = self._passes_through
 
         def pass_call(pass_self, mod):
-            if busy() or not isinstance(mod, tvm.IRModule):
+            if passes_through() or not isinstance(mod, tvm.IRModule):
                 return original_call(pass_self, mod)
             before = pristine(mod)
             with Busy():  # passes this pass calls are not the user's
@@ -114,9 +123,10 @@ class Interceptor:
 
     def _wrap(self, kind: str, original: Callable) -> Callable:
         on_compile = self.on_compile
+        passes_through = self._passes_through
 
         def wrapper(*args, **kwargs):
-            if busy():
+            if passes_through():
                 return original(*args, **kwargs)
             return on_compile(kind, original, args, kwargs)
 

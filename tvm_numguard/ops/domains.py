@@ -233,11 +233,13 @@ def check_domains(mod, inputs: Union[Mapping[str, np.ndarray], Sequence[np.ndarr
     import tvm
     from tvm import relax
 
+    from ..pipeline import target_device
+
     instrumented, calls = _instrument(mod)
     if not calls:
         return []
     ex = tvm.compile(instrumented, target)
-    dev = tvm.cpu(0) if target.split()[0] in ("llvm", "c") else tvm.device(target.split()[0], 0)
+    dev = target_device(tvm.target.Target(target))
     vm = relax.VirtualMachine(ex, dev)
     params = mod["main"].params
     if isinstance(inputs, Mapping):

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
-import platform
 import shlex
 from importlib import resources
 from typing import Mapping, Optional
@@ -14,22 +12,12 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .. import __version__
+from ..bisect.result import BisectResult, Blame, blame_of
+from ..numbers import plain
 from .files import write_atomic, write_witness
+from .sections import document
 
 SCHEMA_VERSION = 1
-
-
-def environment(target: str) -> dict:
-    import tvm
-
-    return {
-        "tvm_version": tvm.__version__,
-        "numpy_version": np.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "target": target,
-        "cwd": os.getcwd(),  # relative paths in the report were typed here
-    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -57,47 +45,43 @@ def validate(document: dict) -> None:
         raise error
 
 
-def _plain(value):
-    """JSON-safe copy: numpy scalars to Python, inf/nan to strings."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
-    return value
-
-
 class Report:
-    """What a run found, as data. ``summary()`` is the text a terminal shows."""
+    """What a run found, as a document. ``summary()`` is the text a terminal shows.
 
-    def __init__(self, data: dict, witness: Optional[Mapping[str, np.ndarray]] = None):
-        self.data = _plain({"schema_version": SCHEMA_VERSION, "tool": {"name": "tvm_numguard", "version": __version__},
-                            **data})
+    ``Report.from_finding`` makes one of a Finding (kept as ``.finding``);
+    ``Report(data)`` wraps a document read back (a verdict cache, a file)."""
+
+    def __init__(self, data: dict, witness: Optional[Mapping[str, np.ndarray]] = None, finding=None):
+        self.data = plain({"schema_version": SCHEMA_VERSION, "tool": {"name": "tvm_numguard", "version": __version__},
+                           **data})
         self.witness = witness
+        self.finding = finding
         self._validated = False
+
+    @classmethod
+    def from_finding(cls, finding) -> "Report":
+        """The report of ``finding``; it keeps the witness of a violation."""
+        return cls(document(finding), witness=finding.witness if finding.violation else None, finding=finding)
 
     @property
     def violation(self) -> bool:
         return self.data["verdict"] == "violation"
 
+    def blame(self) -> Blame:
+        """What the report blames (the Finding's rule, also for a document read back)."""
+        if self.finding is not None:
+            return self.finding.blame()
+        return blame_of(BisectResult.from_json(self.data.get("bisection")))
+
     @property
     def culprit(self) -> Optional[str]:
-        bis = self.data.get("bisection") or {}
-        culprit = bis.get("culprit")
-        return culprit["id"] if culprit and bis.get("status") == "culprit" else None
+        """The one event blamed, if the bisection isolated one."""
+        blame = self.blame()
+        return blame.disable[0] if blame.kind == "culprit" else None
 
     @property
     def minimal_set(self) -> list:
-        bis = self.data.get("bisection") or {}
-        return [e["id"] for e in bis.get("minimal_set", [])]
+        return list(self.blame().disable)
 
     @property
     def exit_code(self) -> int:

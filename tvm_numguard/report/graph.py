@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..numbers import from_json_number
 from .plot import figure_bytes, pyplot
 
 
@@ -18,7 +19,8 @@ def _score(node) -> float | None:
     value = node.get("score")
     if value is None:
         return None
-    return float("inf") if value in ("inf", "nan") else float(value)
+    value = from_json_number(value)
+    return float("inf") if math.isnan(value) else value
 
 
 def _colour(score) -> str:

@@ -9,7 +9,7 @@ import html
 
 from .graph import propagation_dot, propagation_svg
 from .plot import pass_errors_png
-from .text import _num
+from .text import num
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; max-width: 1200px; }
@@ -28,7 +28,7 @@ def _e(value) -> str:
 def _score(entry) -> str:
     if not entry:
         return "—"
-    return _e(_num(entry.get("score")))
+    return _e(num(entry.get("score")))
 
 
 def _pass_table(trace: dict) -> str:

@@ -4,7 +4,9 @@ the trace (error added by each pass)."""
 from __future__ import annotations
 
 import io
+import math
 
+from ..numbers import from_json_number
 from .files import write_atomic
 
 
@@ -25,9 +27,9 @@ def figure_bytes(fig, fmt: str = "png") -> bytes:
 
 
 def _number(value) -> float:
-    if value in ("inf", "nan"):
-        return float("inf")
-    return float(value or 0.0)
+    """A document's score as a float to plot (NaN drawn as inf: off the chart)."""
+    value = from_json_number(value) or 0.0
+    return float("inf") if math.isnan(value) else value
 
 
 def search_plot_png(data: dict) -> bytes:

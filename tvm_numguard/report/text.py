@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+from ..numbers import exceeds
 
-def _num(value) -> str:
+
+def num(value) -> str:
     if value is None:
         return "-"
     if isinstance(value, str):
@@ -15,11 +17,11 @@ def _num(value) -> str:
     return f"{value:.3g}"
 
 
-def _score(value) -> str:
+def score_text(value) -> str:
     if value is None:
         return "untestable"
     verdict = "violation" if (value == "inf" or (not isinstance(value, str) and value > 1)) else "clean"
-    return f"score {_num(value)} ({verdict})"
+    return f"score {num(value)} ({verdict})"
 
 
 def render_summary(data: dict) -> str:
@@ -29,8 +31,8 @@ def render_summary(data: dict) -> str:
                "benign": "benign (differences, but the optimized build is not worse against float64)"}
     lines = [f"numguard {data['command']}: {verdict[data['verdict']]}"]
     inputs = ", ".join(
-        f"{i['name']}{i['shape']} {i['dtype']} in [{_num(cfg['ranges'][i['name']]['low'])}, "
-        f"{_num(cfg['ranges'][i['name']]['high'])}]"
+        f"{i['name']}{i['shape']} {i['dtype']} in [{num(cfg['ranges'][i['name']]['low'])}, "
+        f"{num(cfg['ranges'][i['name']]['high'])}]"
         for i in model["inputs"]
     )
     lines.append(f"  model     {model['source']}  ({inputs})")
@@ -40,7 +42,7 @@ def render_summary(data: dict) -> str:
     where = f", saved to {witness['path']}" if witness.get("path") else ""
     lines.append(
         f"  inputs    {search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite); "
-        f"worst {_score(search['best_score'])}{where}"
+        f"worst {score_text(search['best_score'])}{where}"
     )
     if search.get("outputs_constant"):
         lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
@@ -56,13 +58,13 @@ def render_summary(data: dict) -> str:
                      f"elements outside {cause['domain']}")
     for m in data["metrics"]:
         lines.append(
-            f"  output {m['index']}  max abs {_num(m['max_abs'])}  max rel {_num(m['max_rel'])}  "
-            f"max ulp {_num(m['max_ulp'])}  p99 abs {_num(m['p99_abs'])}  "
+            f"  output {m['index']}  max abs {num(m['max_abs'])}  max rel {num(m['max_rel'])}  "
+            f"max ulp {num(m['max_ulp'])}  p99 abs {num(m['p99_abs'])}  "
             f"violating {m['violations']}/{math.prod(m['shape']) if m['shape'] else 1}"
         )
         lines.append(
-            f"            would pass with atol >= {_num(m['min_atol'])} (rtol {_num(m['rtol'])}) "
-            f"or rtol >= {_num(m['min_rtol'])} (atol {_num(m['atol'])})"
+            f"            would pass with atol >= {num(m['min_atol'])} (rtol {num(m['rtol'])}) "
+            f"or rtol >= {num(m['min_rtol'])} (atol {num(m['atol'])})"
         )
         if m["nan_opt"] or m["inf_opt"]:
             lines.append(f"            non-finite in the optimized build: {m['nan_opt']} NaN, {m['inf_opt']} Inf")
@@ -73,8 +75,8 @@ def render_summary(data: dict) -> str:
     if bis:
         lines += _bisection_lines(bis)
     builds = data["builds"]
-    lines.append(f"  builds    {builds['builds']} in all, {_num(builds['build_seconds'])} s compiling; "
-                 f"{_num(data['timings']['total_s'])} s total")
+    lines.append(f"  builds    {builds['builds']} in all, {num(builds['build_seconds'])} s compiling; "
+                 f"{num(data['timings']['total_s'])} s total")
     if data["verdict"] == "violation":
         lines.append(f"  replay    {data['replay']}")
     return "\n".join(lines)
@@ -90,11 +92,11 @@ def _bisection_lines(bis: dict) -> list:
     if culprit:
         label = "culprit  " if status == "culprit" else "first bad"
         lines.append(f"  {label} {culprit['id']}  [{culprit['level']}, opt_level {culprit['opt_level']}]")
-        lines.append(f"            error without it: {_score(bis['score_before'])}; with it: {_score(bis['score_after'])}")
+        lines.append(f"            error without it: {score_text(bis['score_before'])}; with it: {score_text(bis['score_after'])}")
         if bis["confirmed"]:
-            lines.append(f"            confirmed: skipping it alone clears the violation ({_score(bis['confirm_score'])})")
+            lines.append(f"            confirmed: skipping it alone clears the violation ({score_text(bis['confirm_score'])})")
         else:
-            lines.append(f"            skipping it alone does not clear the violation ({_score(bis['confirm_score'])})")
+            lines.append(f"            skipping it alone does not clear the violation ({score_text(bis['confirm_score'])})")
     elif bis["suspects"]:
         lines.append(f"  suspects  {', '.join(bis['suspects'])} (configurations between them do not build)")
     if status == "minimal_set":
@@ -114,9 +116,53 @@ def _oracle_lines(oracle) -> list:
         return [f"  oracle    unavailable ({oracle['reason']}); every violation counts"]
     lines = []
     for v in oracle["outputs"]:
-        lines.append(f"  oracle    output {v['index']}: error against float64 {_num(v['max_err_opt'])} optimized, "
-                     f"{_num(v['max_err_ref'])} reference; {v['benign']} of {v['violations']} violating elements "
-                     f"benign (not worse than {_num(oracle['k'])}x the reference's)")
+        lines.append(f"  oracle    output {v['index']}: error against float64 {num(v['max_err_opt'])} optimized, "
+                     f"{num(v['max_err_ref'])} reference; {v['benign']} of {v['violations']} violating elements "
+                     f"benign (not worse than {num(oracle['k'])}x the reference's)")
     if oracle["kept_float32"]:
         lines.append(f"            float32 in the oracle: {', '.join(oracle['kept_float32'])}")
     return lines
+
+
+def trace_lines(traced: dict) -> str:
+    """The terminal lines of a trace: the passes that added error, the origin, the graph's size."""
+    lines = []
+    adding = [r for r in traced["passes"] if r["local"] and exceeds(r["local"]["score"], 0.0)]
+    lines.append(f"  passes    {len(traced['passes'])} measured, {len(adding)} added error"
+                 + (": " + ", ".join(f"{r['id']} ({num(r['local']['score'])})" for r in adding[:6]) if adding else ""))
+    origin = traced.get("origin")
+    if origin:
+        where = f"; in your model: {origin['source']}" if origin.get("source") else ""
+        lines.append(f"  origin    {origin['value']} ({origin['op']}, kernel {origin['kernel']}), "
+                     f"score {num(origin['score'])}{where}")
+        lines.append(f"            before the pass: {origin['binding_before'][:100]}")
+        lines.append(f"            after the pass: {origin['binding_after'][:100]}")
+    else:
+        lines.append(f"  origin    none: {traced.get('reason')}")
+    graph, matching = traced["graph"], traced.get("matching") or {}
+    on_path = sum(1 for n in graph["nodes"] if n["on_path"])
+    lines.append(f"  spread    {len(graph['nodes'])} values downstream of the origin, {on_path} on a path to a "
+                 f"violating output; {matching.get('matched', 0)}/{matching.get('values', 0)} values matched")
+    return "\n".join(lines)
+
+
+def strategies_line(results: list) -> str:
+    """One line comparing the search strategies of ``numguard search``."""
+    return "  strategies " + "; ".join(
+        f"{r['strategy']}: best score {num(r['best_score'])} in {r['evaluations']} evaluations ({r['invalid']} invalid)"
+        for r in results)
+
+
+def event_table(rows: list, nested_hidden: bool = False) -> str:
+    """The table of ``numguard passes``."""
+    header = f"{'#':>4}  {'event id':<44} {'level':<5} {'opt':>3}  {'kind':<8} {'changed':<7} {'ms':>8}"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        kind = "wrapper" if r["wrapper"] else ("required" if r["required"] else ("optional" if r["optional"] else "nested"))
+        changed = {True: "yes", False: "no", None: "-"}[r["changed"]]
+        lines.append(f"{r['index']:>4}  {r['id']:<44} {r['level']:<5} {r['opt_level']:>3}  {kind:<8} {changed:<7} "
+                     f"{r['duration_s'] * 1000:>8.1f}")
+    optional = sum(1 for r in rows if r["optional"])
+    lines.append(f"{len(rows)} events ran, {optional} optional (a bisection may skip them)"
+                 + ("; nested events hidden (--all shows them)" if nested_hidden else ""))
+    return "\n".join(lines)

@@ -1,7 +1,7 @@
 """Input search inside the user's range (DESIGN 5.2)."""
 
 from .budget import DEFAULT_BUDGET, Budget, parse_budget
-from .ranges import InputRange, parse_range_spec, resolve_ranges
+from .ranges import InputRange, check_span, parse_range_spec, resolve_ranges
 from .sampling import FixedInputs, Observation, SearchResult, score_of
 from .strategies import STRATEGIES, make_strategy
 
@@ -14,6 +14,7 @@ __all__ = [
     "Observation",
     "SearchResult",
     "make_strategy",
+    "check_span",
     "parse_budget",
     "parse_range_spec",
     "resolve_ranges",

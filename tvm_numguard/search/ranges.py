@@ -54,11 +54,17 @@ def resolve_ranges(
     return ranges
 
 
-def check_bounds(name: str, lo: float, hi: float, dtype: str) -> None:
+def check_span(name: str, lo: float, hi: float) -> None:
+    """The bounds rule that needs no model: finite and ordered (``name``: whose bounds)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RangeError(f"bounds for '{name}' must be finite, got [{lo}, {hi}]")
     if lo > hi:
         raise RangeError(f"low > high for '{name}': [{lo}, {hi}]")
+
+
+def check_bounds(name: str, lo: float, hi: float, dtype: str) -> None:
+    """``check_span``, and the bounds fit the input's dtype."""
+    check_span(name, lo, hi)
     kind = np.dtype(dtype).kind if dtype != "bfloat16" else "f"
     if kind in "iu":
         info = np.iinfo(dtype)

@@ -20,7 +20,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..errors import NumguardError
+from ..errors import UsageError
 from .budget import DEFAULT_BUDGET, Budget
 from .cancellation import ZeroCrossing
 from .ranges import InputRange
@@ -327,5 +327,5 @@ STRATEGIES = {"random": RandomSearch, "boundary": BoundarySearch, "evolve": Evol
 def make_strategy(name: str, **kw):
     """``make_strategy("evolve", budget=parse_budget("500,60s"))``."""
     if name not in STRATEGIES:
-        raise NumguardError(f"unknown search strategy '{name}'; choose one of {', '.join(STRATEGIES)}")
+        raise UsageError(f"unknown search strategy '{name}'; choose one of {', '.join(STRATEGIES)}")
     return STRATEGIES[name](**kw)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import os
 import time
-import traceback
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import tvm
 from tvm import relax
 
+from ..errors import summarize_error
 from ..instrument import PassEvent, PassGate, PassRecorder
 from ..instrument.fingerprint import TirPipelineOutput
 from ..modules import pristine
@@ -37,6 +36,7 @@ class Build:
     # what the pipelines produced (compile_model(fingerprint=True)): equal
     # fingerprints, same TVM, same executable
     fingerprint: Optional[str] = None
+    events_recorded: bool = False  # built with record=True: module hashes and snapshots kept
 
     @property
     def ok(self) -> bool:
@@ -112,6 +112,7 @@ def compile_model(
         seconds=time.perf_counter() - start,
         device=target_device(target),
         fingerprint=_fingerprint(lowered, tir_output.module) if executable is not None and tir_output else None,
+        events_recorded=record,
     )
 
 
@@ -126,8 +127,18 @@ def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule])
 def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
     """``mod`` compiled on its own by ``tvm.compile`` (TVM's plain lowering, no
     gating, no record): for snapshots and chain modules, which are not the
-    model a session was made for. Raises what TVM raises."""
-    return Build(frozenset(), tvm.compile(pristine(mod), target), [], [], {}, None, 0.0, device=target_device(target))
+    model a session was made for. A failure is ``Build.error``, never raised."""
+    start = time.perf_counter()
+    executable, error = None, None
+    with InterruptWatch() as watch:
+        try:
+            executable = tvm.compile(pristine(mod), target)
+        except Exception as err:  # a snapshot after the VM lowering may not build on its own
+            error = summarize_error(err)
+    if watch.interrupted:
+        raise KeyboardInterrupt
+    return Build(frozenset(), executable, [], [], {}, error, time.perf_counter() - start,
+                 device=target_device(target))
 
 
 def run_build(build: Build, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:
@@ -161,21 +172,6 @@ def _flatten(value, out: list) -> None:
     else:
         for item in value:
             _flatten(item, out)
-
-
-def summarize_error(err: BaseException) -> str:
-    """One line out of a TVM error (they carry C++ tracebacks)."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    for ln in lines:
-        if ln.startswith(("tvm.error.", "InternalError", "ValueError", "TVMError")) or "Error:" in ln:
-            return ln[:300]
-    message = next((ln for ln in lines if not ln.startswith(("File ", "Traceback", "^"))), "")
-    if not message:  # a bare `assert` inside a pass: say where it failed
-        frames = traceback.extract_tb(err.__traceback__)
-        if frames:
-            where = frames[-1]
-            message = f"(no message) at {os.path.basename(where.filename)}:{where.lineno} in {where.name}"
-    return f"{type(err).__name__}: {message}"[:300]
 
 
 def optional_events(events: Sequence[PassEvent]) -> list:

@@ -14,7 +14,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..errors import ToleranceError
+from ..errors import InternalError, ToleranceError
+from ..numbers import plain
 
 # (rtol, atol) by output dtype; float32 as the issue asks, the others follow
 # torch.testing's defaults for the narrower types
@@ -84,12 +85,7 @@ class OutputMetrics:
         return self.score > 1.0
 
     def to_json(self) -> dict:
-        data = dataclasses.asdict(self)
-        for key, value in data.items():
-            if isinstance(value, float):
-                data[key] = _json_float(value)
-        data["worst"] = [{k: _json_float(v) if isinstance(v, float) else v for k, v in w.items()} for w in self.worst]
-        return data
+        return plain(dataclasses.asdict(self))
 
 
 @dataclasses.dataclass
@@ -108,16 +104,6 @@ class Comparison:
         return [o.to_json() for o in self.outputs]
 
 
-def _json_float(value: float):
-    if value is None:
-        return None
-    if np.isnan(value):
-        return "nan"
-    if np.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return float(value)
-
-
 def is_float(dtype) -> bool:
     """Floating point, numpy's own (kind "f") or an extended type numpy keeps
     as kind "V" (ml_dtypes' bfloat16 and float8 types, which TVM uses)."""
@@ -131,7 +117,7 @@ def is_finite_outputs(outputs: Sequence[np.ndarray]) -> bool:
 
 def compare_outputs(ref: Sequence[np.ndarray], opt: Sequence[np.ndarray], tol: Tolerance, top_k: int = 5) -> Comparison:
     if len(ref) != len(opt):
-        raise ValueError(f"the builds return {len(ref)} and {len(opt)} outputs")
+        raise InternalError(f"the builds compared return {len(ref)} and {len(opt)} outputs")
     return Comparison([compare_output(i, r, o, tol, top_k) for i, (r, o) in enumerate(zip(ref, opt))])
 
 

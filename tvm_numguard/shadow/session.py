@@ -1,8 +1,12 @@
 """A shadow session: one model, one configuration, every build made of it.
 
 The session owns the optimized build (the pipeline as written), the reference
-build (every optional event skipped) and any build a bisection asks for, all
-memoized by skip set, and counts how many it really compiled.
+build (every optional event skipped), any build a bisection asks for and the
+plain builds of IR snapshots a trace measures. Every compile goes through it:
+it closes a skip set over the catalog's dependencies itself, memoizes builds
+by everything that changes them (the closed skip set, the instruments, whether
+snapshots were recorded or a fingerprint taken; a module's structure for
+snapshot builds) and counts each compile it really made.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import numpy as np
 from ..errors import BuildError
 from ..instrument import close_skip_set
 from ..pipeline import CompileConfig
-from .build import Build, compile_model, optional_events, run_build, summarize_error
+from .build import Build, compile_model, compile_plain, optional_events, run_build, summarize_error
 from ..search.sampling import Observation
 from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
 
@@ -40,6 +44,7 @@ class ShadowSession:
         self.tol = tol
         self.progress = progress or (lambda message: None)
         self.builds: dict = {}
+        self._module_builds: dict = {}  # structural hash -> Build or error line
         self.build_count = 0
         self.build_seconds = 0.0
         self.optimized: Optional[Build] = None
@@ -58,20 +63,47 @@ class ShadowSession:
         self.outputs_vary = False
 
     # -- builds ---------------------------------------------------------
-    def build(self, skip: frozenset, record: bool = False, instruments=(), fingerprint: bool = False) -> Build:
-        skip = frozenset(skip)
-        if skip not in self.builds:
-            build = compile_model(self.model.mod, self.config, skip, record=record, instruments=instruments,
-                                  fingerprint=fingerprint)
-            self.build_count += 1
-            self.build_seconds += build.seconds
-            self.builds[skip] = build
-            if self.on_build is not None:
-                self.on_build(build)
-        return self.builds[skip]
+    def build(self, skip=frozenset(), record: bool = False, instruments=(), fingerprint: bool = False) -> Build:
+        """The model built with the events ``skip`` names skipped (closed over the
+        catalog's dependencies here: a caller names what it means to skip)."""
+        skip = self.close(skip)
+        key = (skip, tuple(id(i) for i in instruments))
+        known = self.builds.get(key)
+        # a recorded or fingerprinted build serves a request for less
+        if known is None or (record and not known.events_recorded) or (fingerprint and known.fingerprint is None):
+            known = self._compile(skip, record, instruments, fingerprint)
+            if known.ok or key not in self.builds:
+                self.builds[key] = known
+        return known
+
+    def _compile(self, skip: frozenset, record: bool, instruments, fingerprint: bool) -> Build:
+        build = compile_model(self.model.mod, self.config, skip, record=record, instruments=instruments,
+                              fingerprint=fingerprint)
+        self._count(build)
+        return build
+
+    def _count(self, build: Build) -> None:
+        self.build_count += 1
+        self.build_seconds += build.seconds
+        if self.on_build is not None:
+            self.on_build(build)
+
+    def build_module(self, mod) -> Build:
+        """``mod`` (an IR snapshot of this model, or a module a guarded user made
+        of it) built alone with the plain lowering, memoized by structure; a
+        failed Build's ``error`` says why."""
+        import tvm_ffi
+
+        key = tvm_ffi.structural_hash(mod)
+        if key not in self._module_builds:
+            build = compile_plain(mod, self.config.make_target())
+            self._count(build)
+            self._module_builds[key] = build
+        return self._module_builds[key]
 
     def close(self, skip) -> frozenset:
-        return close_skip_set(skip, self.optional)
+        """``skip`` and every optional event that needs one of its events (the catalog's DEPENDS_ON)."""
+        return close_skip_set(skip, self.optional) if self.optional else frozenset(skip)
 
     def prepare(self, instruments=(), record: bool = True) -> None:
         """Build the pipeline as written (with ``instruments`` too: a guarded
@@ -105,11 +137,9 @@ class ShadowSession:
         if self.recorded:
             return
         self.progress("recording the pipeline's pass events")
-        build = compile_model(self.model.mod, self.config, frozenset(), record=True)
-        self.build_count += 1
-        self.build_seconds += build.seconds
+        build = self.build(frozenset(), record=True)
         if build.ok and [e.id for e in build.events] == [e.id for e in self.events]:
-            self.builds[frozenset()] = self.optimized = build
+            self.optimized = build
             self.events = build.events
             self.optional = optional_events(self.events)
         self.recorded = True

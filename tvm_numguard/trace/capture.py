@@ -16,11 +16,10 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from ..errors import NumguardError
 from ..shadow.build import device_array
 
 
-class CaptureError(NumguardError):
+class CaptureError(Exception):
     """The kernel calls of a run do not line up with the module's bindings."""
 
 

@@ -74,7 +74,8 @@ class ValueGraph:
         return out
 
 
-def _base_kernel_name(name: str) -> str:
+def base_kernel_name(name: str) -> str:
+    """A kernel's name less its counter (``fused_conv2d_add3`` -> ``fused_conv2d_add``)."""
     return re.sub(r"\d+$", "", name).rstrip("_") or name
 
 
@@ -178,7 +179,7 @@ def value_graph(module: tvm.IRModule, source: Optional[tvm.IRModule] = None) -> 
         if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op) and value.op.name == "relax.call_tir":
             kind, kernel = "kernel", value.args[0].name_hint
             args = names.args(value.args[1].fields if isinstance(value.args[1], relax.Tuple) else [value.args[1]])
-            op = _base_kernel_name(kernel)
+            op = base_kernel_name(kernel)
         elif isinstance(value, relax.Call):
             kind = "op"
             op = value.op.name if isinstance(value.op, tvm.ir.Op) else str(getattr(value.op, "name_hint", "call"))

@@ -21,6 +21,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from ..errors import summarize_error
 from ..pipeline import target_device
 from ..shadow.compare import Tolerance, compare_output
 from .capture import CaptureError, capture_values
@@ -128,7 +129,7 @@ def localize_relax(before_mod: tvm.IRModule, after_mod: tvm.IRModule, input_name
             return Localization(None, None, {"nodes": [], "edges": []}, f"capture failed: {err}")
         except Exception as err:  # a snapshot that does not build on its own
             return Localization(None, None, {"nodes": [], "edges": []},
-                                f"a snapshot does not build on its own: {str(err).splitlines()[0][:200]}")
+                                f"a snapshot does not build on its own: {summarize_error(err)}")
         graphs.append(graph)
     before, after = graphs
     matching = match_values(before, after)

@@ -25,11 +25,10 @@ of the model's run and are left out.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 
-from .graph import ValueGraph, ValueNode
+from .graph import ValueGraph, ValueNode, base_kernel_name
 
 
 @dataclasses.dataclass
@@ -135,7 +134,7 @@ def _key(node: ValueNode) -> str:
     name (less its counter) where there is a kernel, since relax.concat's kernel is
     ``concatenate`` and relax.exp's ``tir_exp``; else the operator's last name part."""
     if node.kernel:
-        return re.sub(r"\d+$", "", node.kernel).rstrip("_") or node.kernel
+        return base_kernel_name(node.kernel)
     return node.op.rsplit(".", 1)[-1]
 
 

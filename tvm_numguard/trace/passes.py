@@ -22,7 +22,8 @@ from typing import Mapping, Optional
 import numpy as np
 import tvm
 
-from ..shadow.build import compile_plain, optional_events, run_build, summarize_error
+from ..errors import summarize_error
+from ..shadow.build import optional_events, run_build
 from ..shadow.compare import Tolerance, compare_outputs
 
 
@@ -47,31 +48,32 @@ def _error(ref: list, out: list, tol: Tolerance) -> dict:
 
 
 class SnapshotRunner:
-    """Builds Relax snapshots on their own (memoized by structural hash) and runs them."""
+    """Runs Relax snapshots on the witness, each built alone by the session
+    (which memoizes and counts the builds)."""
 
-    def __init__(self, input_names, witness: Mapping[str, np.ndarray], target):
-        self.input_names, self.witness, self.target = input_names, witness, target
+    def __init__(self, session, witness: Mapping[str, np.ndarray]):
+        self.session, self.witness = session, witness
         self.outputs: dict = {}
         self.builds = 0
 
     def run(self, mod: tvm.IRModule):
         """The outputs of ``mod`` built with the plain lowering, or an error string."""
-        import tvm_ffi
-
-        key = tvm_ffi.structural_hash(mod)
-        if key not in self.outputs:
+        build = self.session.build_module(mod)
+        if id(build) not in self.outputs:
             self.builds += 1
-            try:
-                self.outputs[key] = run_build(compile_plain(mod, self.target), self.input_names, self.witness)
-            except Exception as err:  # a snapshot after the VM lowering may not build on its own
-                self.outputs[key] = summarize_error(err)
-        return self.outputs[key]
+            if not build.ok:
+                self.outputs[id(build)] = build.error
+            else:
+                try:
+                    self.outputs[id(build)] = run_build(build, self.session.model.input_names(), self.witness)
+                except Exception as err:  # a snapshot that builds but does not run alone
+                    self.outputs[id(build)] = summarize_error(err)
+        return self.outputs[id(build)]
 
 
 def relax_rows(session, witness, tol: Tolerance, runner: Optional[SnapshotRunner] = None) -> tuple:
     """(rows, runner) for the Relax-level events that changed the module."""
-    target = session.config.make_target()
-    runner = runner or SnapshotRunner(session.model.input_names(), witness, target)
+    runner = runner or SnapshotRunner(session, witness)
     snapshots = session.optimized.snapshots
     first = runner.run(session.model.mod)
     if isinstance(first, str):
@@ -100,11 +102,11 @@ def tir_rows(session, witness, tol: Tolerance) -> list:
     if not tir:
         return []
     full = session.optimized_outputs(witness)
-    base = session.build(session.close(e.id for e in tir))
+    base = session.build(e.id for e in tir)
     cumulative = _error(session.run(base, witness), full, tol) if base.ok else None
     rows = []
     for event in tir:
-        build = session.build(session.close([event.id]))
+        build = session.build([event.id])
         if not build.ok:
             rows.append(PassRow(event.id, event.name, "tir", "gated", None, cumulative,
                                 f"the build without it fails: {build.error}"))

@@ -1,59 +1,73 @@
 """``numguard trace``: bisect, then explain: the per-pass table and the origin.
 
 Runs what ``numguard bisect`` runs (search, oracle, bisection), then on the
-witness: the per-pass shadow table (passes.py) and, for the culprit, the
-origin and propagation graph (localize.py). The report is the bisect report
-with ``command: "trace"`` and a ``trace`` section.
+witness: the per-pass shadow table (passes.py) and, for the event the finding
+blames (``Blame.localize``), the origin and propagation graph (localize.py).
+The report is the bisect report with ``command: "trace"`` and a ``trace``
+section.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable, Optional
 
 import tvm
 
-from ..api import Options, _as_model, check_session, finish_report
+from .. import engine
+from ..finding import Finding
 from ..instrument.snapshot import EventSnapshot
+from ..options import Options
 from ..pipeline import CompileConfig
+from ..progress import Progress, silent
 from ..report import Report
-from ..search import make_strategy, parse_budget, resolve_ranges
-from ..shadow.build import compile_model
 from ..shadow.session import ShadowSession
 from .capture import capture_values
 from .graph import value_graph
 from .localize import Localization, localize_kernels, localize_relax
 from .passes import relax_rows, tir_rows
 
-Progress = Optional[Callable[[str], None]]
+
+@dataclasses.dataclass
+class TraceResult:
+    """The ``trace`` section: the per-pass rows (passes.PassRow), the builds they
+    took, the event localized and its Localization."""
+
+    passes: list
+    snapshot_builds: int
+    gated_builds: int
+    culprit: Optional[str]
+    localization: Localization
+
+    def to_json(self) -> dict:
+        return {"passes": [r.to_json() for r in self.passes], "snapshot_builds": self.snapshot_builds,
+                "gated_builds": self.gated_builds, "culprit": self.culprit, **self.localization.to_json()}
 
 
-def trace(model, config: CompileConfig = CompileConfig(), options: Options = Options(), progress: Progress = None,
+def trace(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None, progress: Progress = None,
           on_build: Optional[Callable] = None, on_witness: Optional[Callable[[dict], None]] = None) -> Report:
-    """Bisect, then measure every pass and localize the culprit's error.
+    """Bisect, then measure every pass and localize the blamed event's error.
     ``on_witness`` as in ``api.bisect``: called with a violation's witness before the long work."""
     started = time.perf_counter()
-    progress = progress or (lambda message: None)
-    model = _as_model(model)
-    ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    strategy = make_strategy(options.search, budget=parse_budget(options.budget))
-    session = ShadowSession(model, config, options.tolerance, progress, on_build)
-    session.prepare()
-    data, witness = check_session(session, options, ranges, strategy, "trace", progress, on_witness)
-    data["search"]["budget"] = options.budget
-    data["trace"] = None
-    if witness is not None and data["verdict"] != "clean":
-        data["trace"] = explain(session, data, witness, options, progress)
-    return finish_report(data, session, witness, started)
+    options = options or Options()
+    progress = progress or silent
+    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build)
+    finding = engine.check(session, options, ranges, engine.strategies(options), "trace", progress, on_witness)
+    if finding.witness is not None and finding.verdict != "clean":
+        finding.trace = explain(session, finding, progress)
+    return Report.from_finding(engine.finish(finding, session, started))
 
 
-def explain(session: ShadowSession, data: dict, witness, options: Options, progress) -> dict:
-    tol = options.tolerance
+def explain(session: ShadowSession, finding: Finding, progress: Progress = None) -> TraceResult:
+    progress = progress or silent
+    tol, witness = finding.options.tolerance, finding.witness
     progress("measuring every pass that changed the module on the witness (per-pass table)")
     before_builds = session.build_count
     rows, runner = relax_rows(session, witness, tol)
     rows += tir_rows(session, witness, tol)
-    culprit = _culprit(data)
+    gated = session.build_count - before_builds - runner.builds
+    culprit = finding.blame().localize
     localization = Localization(None, None, {"nodes": [], "edges": []}, "no culprit to localize")
     if culprit is not None:
         progress(f"localizing the error of {culprit}")
@@ -64,21 +78,7 @@ def explain(session: ShadowSession, data: dict, witness, options: Options, progr
                                           witness, session.config.make_target(), tol)
         else:
             localization = _localize_tir(session, culprit, witness, tol)
-    return {
-        "passes": [r.to_json() for r in rows],
-        "snapshot_builds": runner.builds,
-        "gated_builds": session.build_count - before_builds,
-        "culprit": culprit,
-        **localization.to_json(),
-    }
-
-
-def _culprit(data: dict) -> Optional[str]:
-    bis = data.get("bisection") or {}
-    if bis.get("culprit"):
-        return bis["culprit"]["id"]
-    minimal = bis.get("minimal_set") or []
-    return minimal[-1]["id"] if minimal else None
+    return TraceResult(rows, runner.builds, gated, culprit, localization)
 
 
 def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:
@@ -94,10 +94,9 @@ def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:
 
 def _localize_tir(session: ShadowSession, culprit: str, witness, tol) -> Localization:
     """Both builds share the Relax structure of the last snapshot with kernels."""
-    config = session.config
     snap = EventSnapshot(culprit)
-    full = compile_model(session.model.mod, config, frozenset(), instruments=[snap])
-    without = session.build(session.close([culprit]))
+    full = session.build(frozenset(), instruments=[snap])
+    without = session.build([culprit])
     if not full.ok or not without.ok:
         return Localization(None, None, {"nodes": [], "edges": []}, "the builds around the culprit fail")
     names = session.model.input_names()
@@ -118,4 +117,4 @@ def _localize_tir(session: ShadowSession, culprit: str, witness, tol) -> Localiz
             continue
         return localize_kernels(graph, before, after, tol, snap.before, snap.after)
     return Localization(None, None, {"nodes": [], "edges": []},
-                        "no Relax snapshot's kernels line up with the executable's kernel calls")
+                       "no Relax snapshot's kernels line up with the executable's kernel calls")

@@ -1,0 +1,87 @@
+"""The ``numguard`` command line (see ``numguard --help`` for the exit codes).
+
+Errors are told in one line with one prefix, ``numguard: error:``: a usage
+error exits 2, an internal error 3 (with a line asking for a bug report),
+Ctrl-C 130. Nothing from deep inside TVM reaches the user as a traceback.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import warnings
+
+import click
+
+from .. import __version__
+from ..errors import BUG_REPORT, InternalError, UsageError, summarize_error
+from .commands import COMMANDS, EXIT_CODES
+from .console import Interrupted
+
+ERROR = "numguard: error:"
+
+
+def version_text() -> str:
+    """numguard, TVM and Python versions: what a bug report needs first."""
+    try:
+        import tvm
+
+        tvm_version = tvm.__version__
+    except Exception as err:  # a broken TVM install is worth knowing about, not a crash here
+        tvm_version = f"not importable ({summarize_error(err)})"
+    return f"numguard {__version__}\nTVM {tvm_version}\nPython {platform.python_version()} ({sys.executable})"
+
+
+def _print_version(ctx, param, value):
+    if value and not ctx.resilient_parsing:
+        click.echo(version_text())
+        ctx.exit(0)
+
+
+@click.group(epilog=EXIT_CODES)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the numguard, TVM and Python versions and exit.")
+def cli():
+    """Find the TVM compiler pass that changes what a model computes."""
+
+
+for _command in COMMANDS:
+    _command.register(cli)
+
+
+def main(argv=None) -> None:
+    """The console script: run ``numguard ARGS`` and exit with its code."""
+    try:
+        with warnings.catch_warnings():
+            # TVM's own Python warnings (e.g. "Tag 'broadcast' declared via TagScope was not used") are
+            # about TVM's internals; the user asked numguard a question and gets its answer
+            warnings.filterwarnings("ignore", module=r"tvm(\.|$)")
+            code = cli.main(args=argv, prog_name="numguard", standalone_mode=False)
+    except UsageError as err:
+        click.echo(f"{ERROR} {err}", err=True)
+        sys.exit(2)
+    except InternalError as err:
+        click.echo(f"{ERROR} internal error: {err}", err=True)
+        sys.exit(3)
+    except Interrupted as err:
+        click.echo(f"numguard: {err}", err=True)
+        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("numguard: interrupted", err=True)
+        sys.exit(130)
+    except click.UsageError as err:
+        hint = f" (see 'numguard {err.ctx.info_name} --help')" if err.ctx is not None and err.ctx.parent else \
+            " (see 'numguard --help')"
+        click.echo(f"{ERROR} {err.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.ClickException as err:
+        click.echo(f"{ERROR} {err.format_message()}", err=True)
+        sys.exit(2)
+    except Exception as err:  # a bug of ours, or a failure nobody turned into a clear error
+        click.echo(f"{ERROR} internal error: {summarize_error(err)} ({BUG_REPORT})", err=True)
+        sys.exit(3)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

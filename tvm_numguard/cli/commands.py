@@ -1,0 +1,203 @@
+"""One class per subcommand. Each names its option groups and what it adds;
+``run`` gets the groups' objects and returns the exit code. Rendering lives
+in ``report/``; here results are only written where the options say."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .. import api
+from ..report.files import read_witness, write_atomic, write_witness
+from ..report.text import event_table, strategies_line, trace_lines
+from .console import Console
+from .groups import CheckArgs, CompileArgs, ModelArgs, OutputArgs, Outputs
+
+EXIT_CODES = """\b
+Exit codes:
+  0  clean: no violation on the inputs checked (or the command has no verdict)
+  1  violation: the optimized build differs from the reference beyond tolerance
+  2  bad usage or input (one line on stderr says what)
+  3  internal error in numguard (please report it)
+  130  interrupted (a violation's witness is kept)"""
+
+
+HELP_ORDER = ("model", "config", "options", "outputs")
+
+
+class Command:
+    """``name``, ``help``; ``groups()`` in the order they parse (model last:
+    loading is the slow part, after every cheap check); ``run(**objects)``."""
+
+    name = ""
+    help = ""
+    arguments: tuple = ()  # click decorators for what only this command takes (handed to ``run`` as is)
+    extra: tuple = ()
+
+    def groups(self) -> dict:
+        raise NotImplementedError
+
+    def register(self, group: click.Group) -> None:
+        groups = self.groups()
+
+        def callback(**values):
+            parsed = {key: g.parse(values) for key, g in groups.items()}
+            return self.run(**parsed, **values)
+
+        for decorator in reversed(self.extra):
+            callback = decorator(callback)
+        # --help lists the groups model first, outputs last (click shows the outermost decorator first)
+        for key in reversed([k for k in HELP_ORDER if k in groups]):
+            callback = groups[key].apply(callback)
+        for decorator in reversed(self.arguments):
+            callback = decorator(callback)
+        group.command(self.name, help=self.help, epilog=EXIT_CODES)(callback)
+
+    @staticmethod
+    def console(outputs: Outputs) -> Console:
+        return Console(outputs.verbose, outputs.quiet)
+
+
+def deliver(report, outputs: Outputs) -> int:
+    """Keep the witness of every violation, write the report, show the summary."""
+    if report.violation:
+        report.save_witness(outputs.witness_path)
+    if outputs.json:
+        report.write_json(outputs.json)
+    click.echo(report.summary())
+    return report.exit_code
+
+
+def keep_witness(outputs: Outputs, console: Console):
+    """Write a violation's witness as soon as it is found: a bisection that is
+    interrupted (Ctrl-C, a crash inside TVM) must not lose it."""
+    path = outputs.witness_path
+
+    def keep(witness) -> None:
+        write_witness(path, witness)
+        console.witness_path = path
+        console.progress(f"witness saved to {path} (kept whatever happens to the bisection)")
+    return keep
+
+
+class Bisect(Command):
+    name = "bisect"
+    help = "Find the pass that makes MODEL's optimized build differ from its reference build."
+
+    def groups(self) -> dict:
+        return {"outputs": OutputArgs("json", "save_inputs"), "options": CheckArgs(), "config": CompileArgs(),
+                "model": ModelArgs()}
+
+    extra = (click.option("--inputs", "inputs_path", type=click.Path(),
+                          help="Check these inputs (.npz, e.g. a saved witness) instead of searching."),)
+
+    def run(self, outputs, options, config, model, inputs_path=None) -> int:
+        console = self.console(outputs)
+        given = read_witness(inputs_path) if inputs_path else None
+        with console.interruptible():
+            report = api.bisect(model, config, options, inputs=given, progress=console.progress,
+                                on_build=console.on_build, on_witness=keep_witness(outputs, console))
+        return deliver(report, outputs)
+
+
+class Search(Command):
+    name = "search"
+    help = "Search the range for the inputs where MODEL's optimized build is worst (no bisection)."
+
+    def groups(self) -> dict:
+        return {"outputs": OutputArgs("json", "save_inputs", "plot"),
+                "options": CheckArgs(search_default=api.DEFAULT_SEARCHES, bisect=False), "config": CompileArgs(),
+                "model": ModelArgs()}
+
+    def run(self, outputs, options, config, model) -> int:
+        from ..report.plot import write_search_plot
+
+        console = self.console(outputs)
+        with console.interruptible():
+            report = api.search(model, config, options, progress=console.progress, on_build=console.on_build)
+        if outputs.plot:
+            write_search_plot(report.data, outputs.plot)
+        code = deliver(report, outputs)
+        click.echo(strategies_line(report.data["search"]["strategies"]))
+        return code
+
+
+class Trace(Command):
+    name = "trace"
+    help = "Bisect MODEL's pipeline, then show which pass added how much error, where it starts, how it spreads."
+
+    def groups(self) -> dict:
+        return {"outputs": OutputArgs("json", "save_inputs", "html", "dot", "plot"), "options": CheckArgs(),
+                "config": CompileArgs(), "model": ModelArgs()}
+
+    def run(self, outputs, options, config, model) -> int:
+        from ..report.graph import propagation_dot
+        from ..report.html import render_html
+        from ..report.plot import pass_errors_png
+        from ..trace.tracer import trace
+
+        console = self.console(outputs)
+        with console.interruptible():
+            report = trace(model, config, options, progress=console.progress, on_build=console.on_build,
+                           on_witness=keep_witness(outputs, console))
+        code = deliver(report, outputs)
+        traced = report.data.get("trace")
+        if traced is None:
+            click.echo("  trace     nothing to trace: no violation on the searched inputs")
+            return code
+        click.echo(trace_lines(traced))
+        if outputs.html:
+            write_atomic(outputs.html, render_html(report.data).encode())
+        if outputs.dot:
+            write_atomic(outputs.dot, propagation_dot(traced["graph"]).encode())
+        if outputs.plot and traced["passes"]:
+            write_atomic(outputs.plot, pass_errors_png(report.data))
+        return code
+
+
+class Passes(Command):
+    name = "passes"
+    help = ("List the pass events of one compilation: id, level, kind, changed, time. Top-level events only "
+            "(what a bisection may skip); --all adds the nested ones.")
+
+    def groups(self) -> dict:
+        return {"outputs": OutputArgs("json"), "config": CompileArgs(), "model": ModelArgs()}
+
+    extra = (click.option("--all", "show_all", is_flag=True,
+                          help="Also list nested events (passes run inside other passes)."),)
+
+    def run(self, outputs, config, model, show_all=False) -> int:
+        console = self.console(outputs)
+        with console.interruptible():
+            rows = api.list_passes(model, config, progress=console.progress, on_build=console.on_build)
+        rows = [r for r in rows if r["ran"] and (show_all or "/" not in r["id"])]
+        if outputs.json:
+            write_atomic(outputs.json, (json.dumps({"events": rows}, indent=2) + "\n").encode())
+        click.echo(event_table(rows, nested_hidden=not show_all))
+        return 0
+
+
+class Replay(Command):
+    name = "replay"
+    help = "Rerun a report's witness with its recorded configuration: does the violation still show?"
+
+    def groups(self) -> dict:
+        return {"outputs": OutputArgs("json")}
+
+    arguments = (click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=True)),)
+
+    def run(self, outputs, report_path) -> int:
+        from ..replay import replay as replay_report
+
+        console = self.console(outputs)
+        with console.interruptible():
+            result = replay_report(report_path, progress=console.progress, on_build=console.on_build)
+        if outputs.json:
+            result.write_json(outputs.json)
+        click.echo(result.summary())
+        return result.exit_code
+
+
+COMMANDS = (Bisect(), Search(), Trace(), Passes(), Replay())
+

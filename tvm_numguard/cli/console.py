@@ -1,0 +1,58 @@
+"""Where the CLI's own words go (stderr), and how a Ctrl-C is told."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+
+import click
+
+from ..progress import Detail
+
+PROGRESS_PREFIX = "numguard: ["  # a progress line: "numguard: [  12.3s] building ..."
+
+
+class Interrupted(Exception):
+    """Ctrl-C: ``main`` prints the message and exits 130."""
+
+
+class Console:
+    """Progress on stderr: every phase, with the time since the command
+    started, also when stderr is not a terminal (a CI log must not sit silent
+    for minutes); finer steps (``progress.Detail``) on a terminal or with
+    ``-v``; nothing with ``-q``. ``-v`` also prints the opt-bisect style trace
+    of every build. It remembers where a violation's witness was kept, to say
+    so on Ctrl-C."""
+
+    def __init__(self, verbose: bool = False, quiet: bool = False):
+        self.verbose = verbose
+        self.quiet = quiet
+        self.interactive = sys.stderr.isatty()
+        self.started = time.perf_counter()
+        self.builds = 0
+        self.witness_path = None
+
+    @contextlib.contextmanager
+    def interruptible(self):
+        """Turn a Ctrl-C inside the block into Interrupted, naming the witness if one was kept."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
+                    else "no violation had been found yet")
+            raise Interrupted(f"interrupted; {kept}") from None
+
+    def progress(self, message: str) -> None:
+        if self.quiet or (isinstance(message, Detail) and not (self.interactive or self.verbose)):
+            return
+        click.echo(f"{PROGRESS_PREFIX}{time.perf_counter() - self.started:6.1f}s] {message.strip()}", err=True)
+
+    def on_build(self, build) -> None:
+        self.builds += 1
+        if not self.verbose:
+            return
+        click.echo(f"BISECT: build {self.builds}: {len(build.skip)} events skipped"
+                   + ("" if build.ok else f", FAILED: {build.error}"), err=True)
+        for line in build.trace:
+            click.echo(line, err=True)

@@ -1,0 +1,172 @@
+"""Option groups, in the Polygraphy manner: each declares its options once
+(one meaning, one help text) and parses what they got into one object:
+``ModelArgs`` -> Model, ``CompileArgs`` -> CompileConfig, ``CheckArgs`` ->
+Options, ``OutputArgs`` -> Outputs. A command lists its groups; the group
+adds its options to the command and takes its values back out."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional
+
+import click
+
+from ..errors import UsageError
+from ..options import BISECT_STRATEGIES, Options
+from ..pipeline import CompileConfig
+from ..report.files import check_writable
+from ..search import STRATEGIES, parse_range_spec
+
+
+class OptionGroup:
+    """``options``: the click parameters it adds; ``parse(values)`` pops them from
+    the command's keyword values and returns the group's object."""
+
+    options: tuple = ()
+
+    def apply(self, function):
+        for option in reversed(self.options):
+            function = option(function)
+        return function
+
+    def parse(self, values: dict):
+        raise NotImplementedError
+
+
+class ModelArgs(OptionGroup):
+    options = (
+        click.argument("model", type=click.Path(dir_okay=True)),
+        click.option("--shape", "shapes", multiple=True, metavar="NAME=D0,D1,...",
+                     help="Fix an input's shape (dynamic dims, or another shape for ONNX)."),
+    )
+
+    def parse(self, values: dict):
+        """The Model (loaded last: the cheap checks of the other groups come first)."""
+        from ..model import load_model
+
+        return load_model(values.pop("model"), parse_shapes(values.pop("shapes")))
+
+
+def parse_shapes(texts) -> dict:
+    shapes = {}
+    for text in texts:
+        name, sep, dims = text.rpartition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            shapes[name] = [int(d) for d in dims.split(",")]
+        except ValueError:
+            raise UsageError(f"--shape '{text}' must look like NAME=1,3,224,224") from None
+    return shapes
+
+
+class CompileArgs(OptionGroup):
+    options = (
+        click.option("--pipeline", default="default", show_default=True,
+                     help="Comma-separated Relax parts: zero, default, a relax.transform pass name, "
+                          "module:callable."),
+        click.option("--tir-pipeline", default="default", show_default=True,
+                     help="Comma-separated TIR parts around 'default'."),
+        click.option("--target", default="llvm", show_default=True, help="The TVM target to build for."),
+        click.option("--opt-level", default=3, show_default=True, type=int, help="The PassContext opt_level (0-4)."),
+    )
+
+    def parse(self, values: dict) -> CompileConfig:
+        config = CompileConfig(pipeline=values.pop("pipeline"), tir_pipeline=values.pop("tir_pipeline"),
+                               target=values.pop("target"), opt_level=values.pop("opt_level"))
+        config.validate()
+        return config
+
+
+class CheckArgs(OptionGroup):
+    """The input range, the tolerance and the search: everything a check's verdict depends on."""
+
+    def __init__(self, search_default: str = "evolve", bisect: bool = True):
+        self.bisect = bisect
+        options = [
+            click.option("--low", type=float, help="Lower bound for every input."),
+            click.option("--high", type=float, help="Upper bound for every input."),
+            click.option("--range", "range_specs", multiple=True, metavar="NAME=LO:HI", help="Bounds for one input."),
+            click.option("--rtol", type=float, help="Relative tolerance (default by dtype: 1e-5 for float32)."),
+            click.option("--atol", type=float, help="Absolute tolerance (default by dtype: 1e-6 for float32)."),
+            click.option("--search", default=search_default, show_default=True, metavar="NAMES",
+                         help=f"Search strategies, comma-separated ({', '.join(STRATEGIES)}); each runs with the "
+                              "same budget and seed, and the worst input any finds is the witness."),
+            click.option("--budget", default="200,60s", show_default=True,
+                         help="Search budget per strategy: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
+            click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice."),
+            click.option("--no-oracle", "no_oracle", is_flag=True,
+                         help="Do not excuse differences that a float64 build shows are not worse than the "
+                              "reference's."),
+        ]
+        if bisect:
+            options.append(click.option(
+                "--strategy", type=click.Choice(BISECT_STRATEGIES), default="bisect", show_default=True,
+                help="How to isolate the pass: bisect (log2(events) builds) or linear (one build per event)."))
+        self.options = tuple(options)
+
+    def parse(self, values: dict) -> Options:
+        ranges = {}
+        for spec in values.pop("range_specs"):
+            name, lo, hi = parse_range_spec(spec)
+            ranges[name] = (lo, hi)
+        extra = {"strategy": values.pop("strategy")} if self.bisect else {}
+        return Options(low=values.pop("low"), high=values.pop("high"), ranges=ranges, rtol=values.pop("rtol"),
+                       atol=values.pop("atol"), search=values.pop("search"), budget=values.pop("budget"),
+                       seed=values.pop("seed"), oracle=not values.pop("no_oracle"), **extra)
+
+
+@dataclasses.dataclass
+class Outputs:
+    """Where results go; every path is checked writable before any build."""
+
+    json: Optional[str] = None
+    save_inputs: Optional[str] = None
+    html: Optional[str] = None
+    dot: Optional[str] = None
+    plot: Optional[str] = None
+    verbose: bool = False
+    quiet: bool = False
+
+    @property
+    def witness_path(self) -> str:
+        """Every violation keeps its witness, asked for or not: --save-inputs, else
+        next to the JSON report, else in the working directory."""
+        if self.save_inputs:
+            return self.save_inputs
+        if self.json:
+            return os.path.splitext(self.json)[0] + ".witness.npz"
+        return "numguard-witness.npz"
+
+
+_OUTPUT_OPTIONS = {
+    "json": click.option("--json", "json", type=click.Path(),
+                         help="Write the result as JSON (a report is validated against the shipped schema)."),
+    "save_inputs": click.option("--save-inputs", type=click.Path(),
+                                help="Where to save a violation's witness (.npz); default: next to --json, "
+                                     "else ./numguard-witness.npz."),
+    "html": click.option("--html", type=click.Path(),
+                         help="Write a self-contained HTML report: error per pass, origin, propagation graph."),
+    "dot": click.option("--dot", type=click.Path(), help="Write the propagation graph as Graphviz DOT."),
+    "plot": click.option("--plot", type=click.Path(), help="Write a PNG plot (search: best score over "
+                                                            "evaluations; trace: error per pass)."),
+}
+
+
+class OutputArgs(OptionGroup):
+    def __init__(self, *names: str):
+        self.names = names
+        self.options = tuple(_OUTPUT_OPTIONS[n] for n in names) + (
+            click.option("-v", "--verbose", is_flag=True,
+                         help="Show every progress step and an opt-bisect style line per pass event of every build."),
+            click.option("-q", "--quiet", is_flag=True, help="No progress on stderr."),
+        )
+
+    def parse(self, values: dict) -> Outputs:
+        outputs = Outputs(**{n: values.pop(n) for n in self.names}, verbose=values.pop("verbose"),
+                          quiet=values.pop("quiet"))
+        for name in self.names:
+            if getattr(outputs, name):
+                check_writable(getattr(outputs, name))
+        return outputs

@@ -1,0 +1,178 @@
+"""The engine: search a session's range, judge the witness, bisect a violation.
+
+Every command starts the same way (``open_session``) and checks the same way
+(``check``); what they return is a Finding. Nothing here prints: long work
+reports through ``progress(message)`` (a ``progress.Detail`` message is below
+phase level).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .bisect import bisect_session
+from .errors import InvalidReferenceError, RangeError
+from .finding import BuildCount, Finding, ModelInfo, SearchOutcome
+from .model import Model, load_model
+from .ops import check_domains
+from .options import Options
+from .pipeline import CompileConfig
+from .progress import Detail, Progress, silent
+from .search import make_strategy, parse_budget, resolve_ranges, score_of
+from .shadow import oracle
+from .shadow.session import ShadowSession
+
+OnWitness = Optional[Callable[[dict], None]]
+
+
+def as_model(model) -> Model:
+    """A Model, or what ``load_model`` takes (a path, an IRModule)."""
+    return model if isinstance(model, Model) else load_model(model)
+
+
+def open_session(model, config: CompileConfig, options: Options, progress: Progress = None,
+                 on_build: Optional[Callable] = None, record: bool = True) -> tuple:
+    """(prepared ShadowSession, ranges): the model loaded, its ranges resolved
+    (a bad range fails before any build), both builds made."""
+    model = as_model(model)
+    ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
+    session = ShadowSession(model, config, options.tolerance, progress or silent, on_build)
+    session.prepare(record=record)
+    return session, ranges
+
+
+def strategies(options: Options, budget=None) -> list:
+    """The options' search strategies, each with ``budget`` (default: the options')."""
+    budget = budget if budget is not None else parse_budget(options.budget)
+    return [make_strategy(name, budget=budget) for name in options.searches]
+
+
+def search_range(session: ShadowSession, strategy, ranges, seed: int, progress: Progress = None):
+    """Run ``strategy`` over the range against the session; a SearchResult."""
+    progress = progress or silent
+    budget = getattr(strategy, "budget", None)
+    progress(f"searching the range for inputs where the builds differ ({strategy.name}"
+             + (f", budget {budget})" if budget is not None else ")"))
+    return strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed, stop_at=None)
+
+
+def check(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str,
+          progress: Progress = None, on_witness: OnWitness = None, budget: Optional[str] = None,
+          bisect: bool = True) -> Finding:
+    """On a prepared session: search with each of ``searches`` (strategies, or
+    one FixedInputs), judge the worst input found (oracle included) and, with
+    ``bisect``, bisect a violation. ``on_witness`` sees a violation's witness
+    before the (long) bisection, so a caller can keep it whatever happens next;
+    ``budget``: the budget to record (default: the options')."""
+    progress = progress or silent
+    results = [search_range(session, s, ranges, options.seed, progress) for s in searches]
+    found = max(results, key=lambda r: r.best_score)
+    finding = judge(command, session, options, ranges, found, progress,
+                    budget=options.budget if budget is None else budget,
+                    strategies=results if len(results) > 1 or command == "search" else ())
+    if not bisect:
+        return finding
+    if finding.violation:
+        if on_witness is not None:
+            on_witness(finding.witness)
+        bisect_finding(finding, session, options, progress)
+    return finding
+
+
+def judge(command: str, session: ShadowSession, options: Options, ranges, found, progress: Progress = None,
+          budget: Optional[str] = None, strategies=()) -> Finding:
+    """The Finding of a search: its witness compared, the oracle's verdict, no bisection yet."""
+    progress = progress or silent
+    invalid = invalid_causes(session)
+    require_valid_witness(found, ranges, invalid)
+    witness = found.best_inputs
+    comparison = session.compare(session.optimized, witness)
+    verdict = "violation" if comparison.violated else "clean"
+    judgement = None
+    if comparison.violated and options.oracle:
+        progress("building the float64 oracle")
+        judgement = oracle.judge(session, witness, options.tolerance, options.oracle_k)
+        if judgement.available and not judgement.real_violation:
+            verdict = "benign"
+    search = SearchOutcome(found, budget, invalid, session.outputs_constant, list(strategies))
+    return Finding(command, ModelInfo.of(session.model), session.config, options, ranges, list(session.events),
+                   frozenset(e.id for e in session.optional), search, witness, comparison, judgement, verdict)
+
+
+def bisect_finding(finding: Finding, session: ShadowSession, options: Options, progress: Progress = None) -> None:
+    """Bisect the pipeline on the finding's witness; fills ``finding.bisection``
+    (and its events, recorded anew when the first build kept no hashes)."""
+    progress = progress or silent
+    session.ensure_recorded()
+    finding.events = list(session.events)
+    finding.optional = frozenset(e.id for e in session.optional)
+    progress(f"violation (score {finding.comparison.score:.3g}); bisecting {len(session.optional)} optional events")
+    finding.bisection = bisect_session(session, finding.witness, options.strategy, progress)
+
+
+def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
+    """Stamp the session's build count and the time taken on ``finding``."""
+    finding.counts = BuildCount(session.build_count, round(session.build_seconds, 3),
+                                round(time.perf_counter() - started, 3), round(session.optimized.seconds, 3))
+    return finding
+
+
+def _reporting(evaluate, progress, every: int = 25):
+    """``evaluate`` that reports the count and the best score every ``every`` calls."""
+    state = {"count": 0, "best": None}
+
+    def wrapped(inputs):
+        outcome = evaluate(inputs)
+        score = score_of(outcome)
+        state["count"] += 1
+        if score is not None and (state["best"] is None or score > state["best"]):
+            state["best"] = score
+        if state["count"] % every == 0:
+            best = "none valid yet" if state["best"] is None else f"best score {state['best']:.3g}"
+            progress(Detail(f"  {state['count']} inputs evaluated, {best}"))
+        return outcome
+
+    return wrapped
+
+
+def invalid_causes(session: ShadowSession) -> list:
+    """Which vulnerable operators left their domain on the invalid candidates (ops.InvalidCall)."""
+    causes = []
+    for sample in session.invalid_samples:
+        try:
+            calls = check_domains(session.model.mod, sample, target=session.config.target)
+        except Exception:  # explaining is best effort; the count is reported anyway
+            continue
+        for call in calls:
+            if not any(c.op == call.op and c.binding == call.binding for c in causes):
+                causes.append(call)
+    return causes
+
+
+def require_valid_witness(found, ranges, invalid) -> None:
+    if found.best_inputs is not None:
+        return
+    span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
+    why = ""
+    if invalid:
+        why = " (" + "; ".join(f"{c.op} at {c.binding}: needs {c.domain}" for c in invalid[:3]) + ")"
+    raise InvalidReferenceError(
+        f"the reference build gives NaN/Inf on every one of {found.evaluations} searched inputs in {span}{why}: "
+        "the input range is wrong, not the compiler"
+    )
+
+
+def check_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:
+    """``inputs`` (e.g. a saved witness) as the model's inputs, each coerced to its spec."""
+    out = {}
+    for spec in model.inputs:
+        if spec.name not in inputs:
+            raise RangeError(f"the given inputs lack '{spec.name}' (they have {', '.join(sorted(inputs))})")
+        try:
+            out[spec.name] = spec.coerce(inputs[spec.name])
+        except ValueError as err:
+            raise RangeError(f"given {err}") from None
+    return out

@@ -1,0 +1,64 @@
+"""What the user asked a check for, as replayable values (``--low`` .. ``--no-oracle``).
+
+Options are checked when made: a bad range, tolerance, budget or search name
+fails here with one line, before any build.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Optional
+
+from .errors import RangeError, UsageError
+from .search import STRATEGIES, check_span, parse_budget
+from .shadow.compare import Tolerance
+
+BISECT_STRATEGIES = ("bisect", "linear")
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    low: Optional[float] = None
+    high: Optional[float] = None
+    ranges: Mapping[str, tuple] = dataclasses.field(default_factory=dict)  # input name -> (low, high)
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+    search: str = "evolve"  # search.STRATEGIES names, comma-separated: each runs, the worst input wins
+    budget: str = "200,60s"  # evaluations and/or seconds, as --budget takes it ("auto" in a guard)
+    seed: int = 0
+    strategy: str = "bisect"  # how to bisect: one of BISECT_STRATEGIES
+    oracle: bool = True  # excuse differences that are not worse against float64
+    oracle_k: float = 2.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "ranges", {name: tuple(b) for name, b in dict(self.ranges).items()})
+        if (self.low is None) != (self.high is None):
+            raise RangeError("give both low and high, or neither (with a range for every input)")
+        if self.low is None and not self.ranges:
+            raise RangeError("give the input range: --low and --high, or --range NAME=LO:HI for each input")
+        if self.low is not None:
+            check_span("all inputs", float(self.low), float(self.high))
+        for name, (lo, hi) in self.ranges.items():
+            check_span(name, float(lo), float(hi))
+        self.tolerance  # noqa: B018 - a bad rtol/atol fails here
+        unknown = [n for n in self.searches if n not in STRATEGIES]
+        if not self.searches or unknown:
+            raise UsageError(f"unknown search strategy '{(unknown or [self.search])[0]}'; --search takes a "
+                             f"comma-separated list of {', '.join(STRATEGIES)}")
+        if self.strategy not in BISECT_STRATEGIES:
+            raise UsageError(f"unknown bisection strategy '{self.strategy}'; choose one of "
+                             f"{', '.join(BISECT_STRATEGIES)}")
+        if self.budget != "auto":
+            parse_budget(self.budget)
+
+    @property
+    def searches(self) -> tuple:
+        """The search strategies' names, in the order given."""
+        return tuple(n.strip() for n in self.search.split(",") if n.strip())
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return Tolerance(self.rtol, self.atol)
+
+    def replace(self, **changes) -> "Options":
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,124 @@
+"""A Finding as a report document: the one place the schema's dict is made.
+
+``document(finding)`` gives the sections the schema (schema.json) names, in
+its words; ``replay_command`` the CLI line that reruns a finding.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ..instrument import is_required
+
+
+def document(finding) -> dict:
+    """The report sections of ``finding`` (a finding.Finding; numbers not yet made JSON-safe)."""
+    f = finding
+    options, search = f.options, f.search
+    result = search.result
+    by_id = {e.id: e for e in f.events}
+
+    def describe(event_id):
+        e = by_id[event_id]
+        return {"id": e.id, "name": e.name, "level": e.level, "opt_level": e.opt_level}
+
+    # a search the time limit stopped is repeated by the budget that cuts the same plan there
+    repeat = result.repeat_budget if result.stopped_by == "time" else None
+    data = {
+        "command": f.command,
+        "environment": environment(f.config.target),
+        "model": f.model.to_json(),
+        "configuration": {
+            **f.config.to_json(),
+            "rtol": options.rtol,
+            "atol": options.atol,
+            "search": options.search,
+            "budget": options.budget,
+            "seed": options.seed,
+            "strategy": options.strategy,
+            "oracle": options.oracle,
+            "oracle_k": options.oracle_k,
+            "ranges": {name: r.to_json() for name, r in f.ranges.items()},
+        },
+        "events": [event_row(e, e.id in f.optional) for e in f.events],
+        "replay": f.replay or replay_command(f.model, f.config, options, f.ranges, repeat),
+        "search": {**result.to_json(), "budget": search.budget,
+                   "invalid_causes": [c.to_json() for c in search.invalid_causes],
+                   "outputs_constant": search.outputs_constant},
+        "metrics": f.comparison.to_json(),
+        "witness": {"path": None, "inputs": input_stats(f.witness)},
+        "oracle": f.oracle.to_json() if f.oracle is not None else None,
+        "verdict": f.verdict,
+        "bisection": f.bisection.to_json(describe) if f.bisection is not None else None,
+    }
+    if search.strategies:
+        data["search"]["strategies"] = [{**r.to_json(), "history": r.history} for r in search.strategies]
+    if f.counts is not None:
+        data["builds"] = {"builds": f.counts.builds, "build_seconds": f.counts.build_seconds}
+        data["timings"] = {"total_s": f.counts.total_s, "optimized_build_s": f.counts.optimized_build_s}
+    if f.command == "trace":
+        data["trace"] = f.trace.to_json() if f.trace is not None else None
+    if f.guard is not None:
+        data["guard"] = f.guard.to_json()
+    return data
+
+
+def event_row(event, optional: bool) -> dict:
+    """One row of the report's ``events`` (and of ``numguard passes``)."""
+    return {**event.to_json(), "required": is_required(event.name), "optional": optional}
+
+
+def environment(target: str) -> dict:
+    import platform
+
+    import tvm
+
+    return {
+        "tvm_version": tvm.__version__,
+        "numpy_version": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "target": target,
+        "cwd": os.getcwd(),  # relative paths in the report were typed here
+    }
+
+
+def input_stats(inputs: Optional[Mapping[str, np.ndarray]]) -> dict:
+    stats = {}
+    for name, value in (inputs or {}).items():
+        v = np.asarray(value, dtype=np.float64)
+        stats[name] = {"shape": list(value.shape), "dtype": str(value.dtype), "min": float(v.min()),
+                       "max": float(v.max()), "mean": float(v.mean())}
+    return stats
+
+
+def replay_command(model, config, options, ranges, budget: Optional[str] = None) -> str:
+    """The CLI line that reruns this check (Report.save_witness adds --inputs);
+    ``budget`` replaces the options' budget (to repeat a search a time limit cut)."""
+    source = os.path.abspath(model.source) if os.path.isfile(model.source) else model.source
+    words = ["numguard", "bisect", source, "--pipeline", config.pipeline]
+    if config.tir_pipeline != "default":
+        words += ["--tir-pipeline", config.tir_pipeline]
+    if config.target != "llvm":
+        words += ["--target", config.target]
+    if config.opt_level != 3:
+        words += ["--opt-level", str(config.opt_level)]
+    if str(model.source).endswith(".onnx"):  # ONNX takes any input shape: state the one checked
+        for spec in model.inputs:
+            words += ["--shape", f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
+    for name, r in ranges.items():
+        words += ["--range", f"{name}={r.low!r}:{r.high!r}"]
+    if options.rtol is not None:
+        words += ["--rtol", repr(options.rtol)]
+    if options.atol is not None:
+        words += ["--atol", repr(options.atol)]
+    words += ["--search", options.search, "--budget", budget or options.budget, "--seed", str(options.seed)]
+    if options.strategy != "bisect":
+        words += ["--strategy", options.strategy]
+    if not options.oracle:
+        words += ["--no-oracle"]
+    return " ".join(shlex.quote(w) for w in words)
