@@ -5,7 +5,7 @@ import pytest
 from tvm import relax
 
 from tvm_numguard.ops import DOMAINS, check_domains, domain_of, find_invalid_ops, is_vulnerable
-from tvm_numguard.testing import run_module, unary_module
+from relax_modules import run_module, unary_module
 
 
 

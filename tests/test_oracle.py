@@ -13,7 +13,8 @@ from tvm_numguard.shadow.build import compile_model, run_build
 from tvm_numguard.shadow.compare import Tolerance
 from tvm_numguard.shadow.float64 import oracle_inputs, to_float64
 from tvm_numguard.shadow.oracle import classify, has_real_violation
-from tvm_numguard.testing import run_module, tiny_cnn_onnx, unary_module
+from relax_modules import run_module, unary_module
+from tvm_numguard.testing import tiny_cnn_onnx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

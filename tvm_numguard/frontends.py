@@ -22,14 +22,15 @@ from typing import Mapping, Sequence
 import tvm
 
 from .errors import ModelError
+from .origins import name_bindings, onnx_labels, torch_labels
 from .quiet import held_stderr, silenced_stderr
 
 ShapeOverrides = Mapping[str, Sequence[int]]
 
 
-def load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
+def load_onnx(path: str, shapes: ShapeOverrides) -> tuple:
+    """(IRModule, origins: binding name -> origins.Origin)."""
     import onnx
-    from tvm.relax.frontend.onnx import from_onnx
 
     try:
         model = onnx.load(path)
@@ -85,14 +86,13 @@ def load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
     with held_stderr() as held, contextlib.redirect_stdout(printed):  # a failure's C++ warnings are dropped
         try:
             # the inputs keep the model's own names ("0", "input.1"), which users type in --range and --shape
-            mod = from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False,
-                            sanitize_input_names=False)
+            mod, origins = _import_onnx(model, shape_dict, dtype_dict)
         except Exception as err:  # kept past the except block, to be freed quietly below
             failure = err
     if failure is None:
         sys.stderr.write(held.text)
         sys.stdout.write(printed.getvalue())
-        return mod
+        return mod, origins
     if isinstance(failure, tvm.error.OpNotImplemented):
         message = f"{path}: {first_line(failure)}"
     else:
@@ -105,6 +105,22 @@ def load_onnx(path: str, shapes: ShapeOverrides) -> tvm.IRModule:
         del failure
         gc.collect()
     raise ModelError(message)
+
+
+def _import_onnx(model, shape_dict: dict, dtype_dict: dict) -> tuple:
+    """What ``tvm.relax.frontend.onnx.from_onnx`` does (the model's opset from
+    its default domain), with the importer kept: its tensor table names the
+    values (origins.py)."""
+    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+
+    opset = next((i.version for i in model.opset_import if str(i.domain) in ("ai.onnx", "")), 1)
+    importer = ONNXGraphImporter(shape_dict, dtype_dict, keep_params_in_input=False, sanitize=False)
+    mod = importer.from_onnx(model.graph, opset)
+    try:
+        origins = name_bindings(mod, onnx_labels(importer._nodes, model.graph))
+    except Exception:  # naming is a help; a frontend that changed its internals just gives no names
+        origins = {}
+    return mod, origins
 
 
 def _moved_static_dims(graph_inputs, shapes: ShapeOverrides) -> str:
@@ -141,12 +157,12 @@ def _check_onnx_nodes(path: str, model) -> None:
             raise ModelError(f"{path}: malformed {label}: {first_line(err)}") from None
 
 
-def load_pt2(path: str) -> tvm.IRModule:
+def load_pt2(path: str) -> tuple:
+    """(IRModule, origins: binding name -> origins.Origin)."""
     try:
         import torch
     except ImportError:
         raise ModelError(f"{path}: loading .pt2 files needs torch (pip install torch==2.13.0)") from None
-    from tvm.relax.frontend.torch import from_exported_program
 
     if not zipfile.is_zipfile(path):
         raise ModelError(f"{path}: not a torch.export .pt2 file (not a zip archive; save one with torch.export.save)")
@@ -165,9 +181,30 @@ def load_pt2(path: str) -> tvm.IRModule:
     finally:
         torch_log.handlers[:], torch_log.propagate = saved
     try:
-        return from_exported_program(program, keep_params_as_input=False, unwrap_unit_return_tuple=True)
+        return _import_program(program)
     except Exception as err:
         raise ModelError(f"{path}: the torch frontend cannot import this program: {first_line(err)}") from None
+
+
+def _import_program(program) -> tuple:
+    """What ``tvm.relax.frontend.torch.from_exported_program`` does (decompose to
+    core ATen, import), with the importer kept: its FX node table names the values."""
+    import itertools
+
+    import torch
+    from tvm.relax.frontend.torch.exported_program_translator import ExportedProgramImporter
+
+    tensors = itertools.chain((t for _, t in program.named_buffers()), (t for _, t in program.named_parameters()),
+                              program.constants.values(), program.tensor_constants.values())
+    if not any(isinstance(t, torch.Tensor) and t.layout != torch.strided for t in tensors):  # sparse ones stay
+        program = program.run_decompositions()
+    importer = ExportedProgramImporter()
+    mod = importer.from_exported_program(program, False, True, False, None)
+    try:
+        origins = name_bindings(mod, torch_labels(importer.env))
+    except Exception:  # naming is a help; a frontend that changed its internals just gives no names
+        origins = {}
+    return mod, origins
 
 
 class _Collect(logging.Handler):

@@ -57,6 +57,8 @@ class Model:
     inputs: list
     source: str  # file path, or "<IRModule>"
     sha256: str
+    # binding name in main -> origins.Origin: where the value is in the user's model
+    origins: dict = dataclasses.field(default_factory=dict)
 
     def input_names(self) -> list:
         return [spec.name for spec in self.inputs]
@@ -102,13 +104,16 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
         raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     if ext == ".onnx":
         # the frontend imports the model at the given shapes; nothing left to bind
-        return from_irmodule(load_onnx(path, shapes), path, digest)
-    mod = load_pt2(path) if ext == ".pt2" else load_tvmscript(path)
-    return from_irmodule(mod, path, digest, shapes)
+        mod, origins = load_onnx(path, shapes)
+        return from_irmodule(mod, path, digest, origins=origins)
+    mod, origins = load_pt2(path) if ext == ".pt2" else (load_tvmscript(path), {})
+    return from_irmodule(mod, path, digest, shapes, origins)
 
 
-def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[ShapeOverrides] = None) -> Model:
-    """Wrap a Relax IRModule; ``shapes`` binds the symbolic dimensions of main's inputs."""
+def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[ShapeOverrides] = None,
+                  origins: Optional[dict] = None) -> Model:
+    """Wrap a Relax IRModule; ``shapes`` binds the symbolic dimensions of main's inputs;
+    ``origins`` names its values in the user's model (origins.py)."""
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         raise ModelError(f"{source}: the IRModule has no 'main' function")
     main = mod["main"]
@@ -134,7 +139,7 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
                 )
             dims.append(int(dim))
         specs.append(InputSpec(param.name, tuple(dims), str(ty.dtype)))
-    return Model(mod=mod, inputs=specs, source=source, sha256=digest)
+    return Model(mod=mod, inputs=specs, source=source, sha256=digest, origins=dict(origins or {}))
 
 
 def _is_static(dim) -> bool:

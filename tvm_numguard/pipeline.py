@@ -41,8 +41,11 @@ class CompileConfig:
     tir_pipeline: str = "default"
     target: str = "llvm"
     opt_level: int = 3
+    # pass event ids every build of this configuration skips (``--disable``: to verify a fix)
+    disable: tuple = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "disable", tuple(self.disable))
         if isinstance(self.opt_level, bool) or not isinstance(self.opt_level, int) or not 0 <= self.opt_level <= 4:
             raise PipelineError(f"opt level must be an integer from 0 to 4 (TVM's PassContext levels), "
                                 f"got {self.opt_level!r}")
@@ -124,7 +127,8 @@ def tir_pipeline(text: str, target: tvm.target.Target) -> str:
 
     ``tvm.tirx.build`` only takes a pipeline by name, so a pipeline with parts
     of its own is registered under a name derived from its text (the same text
-    always registers the same factory, so this is idempotent). The finalize
+    always registers the same factory, so this is idempotent; the target is in the
+    name too, since the factory resolves parts for it). The finalize
     passes (LowerTVMBuiltin, LowerIntrin) stay TVM's default ones.
     """
     parts = _split(text, "TIR pipeline")
@@ -133,7 +137,9 @@ def tir_pipeline(text: str, target: tvm.target.Target) -> str:
     # resolve every part now, so a typo fails before any build
     for part in parts:
         _tir_part(part, target)
-    name = "numguard:" + text
+    # the factory closes over the target: one registered name per (target, text), so a
+    # later build for another target never runs a factory made for this one
+    name = f"numguard:{target}:{text}"
 
     def factory():
         default_main, finalize_host, finalize_device = tvm.tirx.get_tir_pipeline("default")

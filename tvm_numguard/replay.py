@@ -172,7 +172,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
                           f"(sha256 {data['model']['sha256'][:12]}, this file has {sha[:12]})")
     cfg = data["configuration"]
     config = CompileConfig(pipeline=cfg["pipeline"], tir_pipeline=cfg["tir_pipeline"], target=cfg["target"],
-                           opt_level=cfg["opt_level"])
+                           opt_level=cfg["opt_level"], disable=tuple(cfg.get("disable", ())))
     config.validate()
     # the recorded shapes include any --shape the report was made with
     model = load_model(model_path, {i["name"]: i["shape"] for i in data["model"]["inputs"] if i["shape"]})

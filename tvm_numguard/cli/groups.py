@@ -70,11 +70,16 @@ class CompileArgs(OptionGroup):
                      help="Comma-separated TIR parts around 'default'."),
         click.option("--target", default="llvm", show_default=True, help="The TVM target to build for."),
         click.option("--opt-level", default=3, show_default=True, type=int, help="The PassContext opt_level (0-4)."),
+        click.option("--disable", multiple=True, metavar="EVENT",
+                     help="Skip this pass event (an id from 'numguard passes', e.g. FoldConstant#0) in every "
+                          "build: check that switching it off fixes a violation."),
     )
 
     def parse(self, values: dict) -> CompileConfig:
         config = CompileConfig(pipeline=values.pop("pipeline"), tir_pipeline=values.pop("tir_pipeline"),
-                               target=values.pop("target"), opt_level=values.pop("opt_level"))
+                               target=values.pop("target"), opt_level=values.pop("opt_level"),
+                               disable=tuple(d.strip() for text in values.pop("disable") for d in text.split(",")
+                                             if d.strip()))
         config.validate()
         return config
 

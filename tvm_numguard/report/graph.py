@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..numbers import from_json_number
-from .plot import figure_bytes, pyplot
+from .plot import figure_bytes, new_figure
 
 
 def _score(node) -> float | None:
@@ -77,8 +77,7 @@ def propagation_svg(graph: dict) -> str:
     pos = {k: (x, -y) for k, (x, y) in pos.items()}  # origin at the top
     layers = max(depth.values()) + 1
     width = max(sum(1 for d in depth.values() if d == k) for k in range(layers))
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(min(3 + 2.2 * width, 40), min(2 + 1.1 * layers, 60)), dpi=80)
+    fig, ax = new_figure((min(3 + 2.6 * width, 40), min(2 + 1.3 * layers, 60)), 80)
     by_id = {n["id"]: n for n in graph["nodes"]}
     on_path = [(e["src"], e["dst"]) for e in graph["edges"] if e.get("on_path")]
     off_path = [(e["src"], e["dst"]) for e in graph["edges"] if not e.get("on_path")]
@@ -87,7 +86,7 @@ def propagation_svg(graph: dict) -> str:
     for name, (x, y) in pos.items():
         node = by_id[name]
         matched = node.get("matched") is not None
-        ax.text(x, y, _label(node).replace("\\n", "\n"), ha="center", va="center", fontsize=7,
+        ax.text(x, y, _label(node).replace("\\n", "\n"), ha="center", va="center", fontsize=11,
                 bbox={"boxstyle": "round", "facecolor": _colour(_score(node) if matched else None),
                       "edgecolor": "black", "linewidth": 3 if node.get("origin") else 1,
                       "linestyle": "-" if matched else "--"})

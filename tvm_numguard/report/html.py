@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 
+from .advice import SCORE_RULE, fix_lines
 from .graph import propagation_dot, propagation_svg
 from .plot import pass_errors_png
 from .text import num
+
+FOLD_AT = 160  # characters: longer runs inside a line (an inlined constant's values) are folded
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; max-width: 1200px; }
@@ -18,6 +22,8 @@ td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 tr.culprit td { background: #fdd; font-weight: bold; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; font-size: 12px; }
 .bad { color: #b00; font-weight: bold; } .good { color: #070; }
+.summary td:first-child { font-weight: bold; }
+#propagation svg { max-width: 100%; height: auto; }
 """
 
 
@@ -42,6 +48,40 @@ def _pass_table(trace: dict) -> str:
     return "\n".join(rows)
 
 
+def _fold(text: str) -> str:
+    """``text`` with long bracketed runs (a constant's values) cut to their ends."""
+    def cut(match):
+        run = match.group(0)
+        return run[:60] + f" … {len(run) - 100} characters folded … " + run[-40:]
+    return re.sub(r"[\[(][^\n]{%d,}?[\])]" % FOLD_AT, cut, text)
+
+
+def _summary(data: dict) -> str:
+    """The numbers a reader looks for first: verdict, worst errors, what ran, versions."""
+    env, cfg = data["environment"], data["configuration"]
+    metrics = data["metrics"]
+    rows = [("verdict", f"<span class='{'bad' if data['verdict'] == 'violation' else 'good'}'>"
+                        f"{_e(data['verdict'])}</span>")]
+    for m in metrics:
+        rows.append((f"output {m['index']}", f"max abs error {_e(num(m['max_abs']))}, max rel error "
+                                             f"{_e(num(m['max_rel']))}, score {_e(num(m['score']))} "
+                                             f"({m['violations']} elements beyond tolerance)"))
+    rows.append(("score", _e(SCORE_RULE)))
+    rows.append(("pipeline", f"<code>{_e(cfg['pipeline'])}</code>, TIR <code>{_e(cfg['tir_pipeline'])}</code>, "
+                             f"target <code>{_e(cfg['target'])}</code>, opt_level {_e(cfg['opt_level'])}"))
+    rows.append(("versions", f"numguard {_e(data['tool']['version'])}, TVM {_e(env['tvm_version'])}, "
+                             f"Python {_e(env['python'])}, numpy {_e(env['numpy_version'])}"))
+    cells = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
+    return f"<table class='summary' id='summary'>{cells}</table>"
+
+
+def _fix(data: dict) -> str:
+    lines = fix_lines(data)
+    if not lines:
+        return ""
+    return "<h2>What to do</h2><pre id='fix'>" + _e("\n".join(line[2:] for line in lines)) + "</pre>"
+
+
 def _origin(trace: dict) -> str:
     origin = trace.get("origin")
     if not origin:
@@ -51,12 +91,13 @@ def _origin(trace: dict) -> str:
         f"(operator <code>{_e(origin['op'])}</code>, kernel <code>{_e(origin['kernel'])}</code>), "
         f"score {_score(origin)} on the witness; it was <code>{_e(origin['value_before'])}</code> "
         f"(<code>{_e(origin['op_before'])}</code>) before the pass.</p>",
-        f"<p>Before the pass:</p><pre>{_e(origin['binding_before'])}</pre>",
-        f"<p>After the pass:</p><pre>{_e(origin['binding_after'])}</pre>",
+        f"<p>In your model: <b id='source'>{_e(origin.get('source') or 'not known')}</b></p>",
+        f"<p>Before the pass:</p><pre>{_e(_fold(origin['binding_before']))}</pre>",
+        f"<p>After the pass:</p><pre>{_e(_fold(origin['binding_after']))}</pre>",
     ]
     for key, title in (("tir_before", "TIR of the kernel before the pass"), ("tir_after", "TIR of the kernel after it")):
         if origin.get(key):
-            parts.append(f"<details><summary>{title}</summary><pre>{_e(origin[key])}</pre></details>")
+            parts.append(f"<details><summary>{title}</summary><pre>{_e(_fold(origin[key]))}</pre></details>")
     return "\n".join(parts)
 
 
@@ -74,9 +115,11 @@ def render_html(data: dict) -> str:
         f"<p>pipeline <code>{_e(data['configuration']['pipeline'])}</code>, TIR pipeline "
         f"<code>{_e(data['configuration']['tir_pipeline'])}</code>, target <code>{_e(data['configuration']['target'])}</code>; "
         f"verdict <span class='{verdict_cls}'>{_e(data['verdict'])}</span>.</p>",
+        _summary(data),
         f"<h2>Culprit</h2><p id='culprit'><b>{_e(culprit)}</b> [{_e((bis.get('culprit') or {}).get('level', ''))}]"
         f" — {_e(bis.get('status', ''))}, {_e(bis.get('builds', ''))} bisection builds.</p>"
         if culprit else "<h2>Culprit</h2><p>none isolated</p>",
+        _fix(data),
         "<h2>Error per pass</h2>",
         f"<img id='pass-plot' alt='error per pass' src='data:image/png;base64,{plot}'>" if plot else "<p>no pass changed the module</p>",
         _pass_table(trace),

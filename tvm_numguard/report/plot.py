@@ -10,19 +10,21 @@ from ..numbers import from_json_number
 from .files import write_atomic
 
 
-def pyplot():
-    import matplotlib
+def new_figure(figsize, dpi: int):
+    """(figure, axes) drawn off screen. A bare ``Figure`` with its own Agg canvas,
+    not pyplot: no backend is switched and no figure is registered in the host
+    program (a notebook's or a GUI's plotting is left as it was)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")  # no display; never opens a window
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=figsize, dpi=dpi)
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
 
 
 def figure_bytes(fig, fmt: str = "png") -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt)
-    pyplot().close(fig)
     return buffer.getvalue()
 
 
@@ -33,8 +35,7 @@ def _number(value) -> float:
 
 
 def search_plot_png(data: dict) -> bytes:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    fig, ax = new_figure((9, 4), 100)
     for run in data["search"].get("strategies", []):
         best, curve = 0.0, []
         for score in run["history"]:
@@ -48,7 +49,7 @@ def search_plot_png(data: dict) -> bytes:
     ax.set_xlabel("evaluations")
     ax.set_ylabel("best score so far")
     ax.set_title(f"input search: {data['model']['source']}  [{data['configuration']['pipeline']}]", fontsize=9)
-    ax.legend()
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside, not on, the curves
     fig.tight_layout()
     return figure_bytes(fig)
 
@@ -61,8 +62,7 @@ def pass_errors_png(data: dict) -> bytes:
     """Local error of each pass event that changed the module (bars) and the
     cumulative error after it (line), as scores on a log axis."""
     rows = data["trace"]["passes"]
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(rows) + 2), 4.5), dpi=100)
+    fig, ax = new_figure((max(6.0, 0.35 * len(rows) + 2) + 3.0, 4.5), 100)  # + the legend beside
     x = list(range(len(rows)))
 
     def plotted(entry):  # zero (no error) has no place on a log axis: no bar
@@ -74,7 +74,7 @@ def pass_errors_png(data: dict) -> bytes:
               ("tab:purple" if r["level"] == "tir" else "tab:blue") for r in rows]
     ax.bar(x, local, color=colors, label="local error (this pass)")
     for level, style, label in (("relax", "-", "cumulative error (relax snapshots)"),
-                                ("tir", ":", "cumulative error of the TIR level")):
+                                ("tir", ":", "error of the whole build")):
         xs = [i for i in x if rows[i]["level"] == level]
         if xs:
             ax.plot(xs, [plotted(rows[i]["cumulative"]) for i in xs], color="black", linestyle=style, marker=".",
@@ -85,6 +85,6 @@ def pass_errors_png(data: dict) -> bytes:
     ax.set_xticklabels([r["id"] for r in rows], rotation=70, ha="right", fontsize=7)
     ax.set_ylabel("score on the witness")
     ax.set_title("error per pass (relax: blue, tir: purple, culprit: red)", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside, not on, the bars
     fig.tight_layout()
     return figure_bytes(fig)

@@ -107,6 +107,8 @@ def replay_command(model, config, options, ranges, budget: Optional[str] = None)
         words += ["--target", config.target]
     if config.opt_level != 3:
         words += ["--opt-level", str(config.opt_level)]
+    for event_id in getattr(config, "disable", ()):
+        words += ["--disable", event_id]
     if str(model.source).endswith(".onnx"):  # ONNX takes any input shape: state the one checked
         for spec in model.inputs:
             words += ["--shape", f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]

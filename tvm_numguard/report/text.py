@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+from ..bisect.result import BisectResult, blame_of
 from ..numbers import exceeds
+from .advice import SCORE_RULE, fix_lines
 
 
 def num(value) -> str:
@@ -29,14 +31,18 @@ def render_summary(data: dict) -> str:
     model = data["model"]
     verdict = {"violation": "VIOLATION", "clean": "clean",
                "benign": "benign (differences, but the optimized build is not worse against float64)"}
-    lines = [f"numguard {data['command']}: {verdict[data['verdict']]}"]
+    head = f"numguard {data['command']}: {verdict[data['verdict']]}"
+    if data["verdict"] == "violation" and data.get("bisection"):
+        head += f": {blame_of(BisectResult.from_json(data['bisection'])).describe()} changes what the model computes"
+    lines = [head]
     inputs = ", ".join(
         f"{i['name']}{i['shape']} {i['dtype']} in [{num(cfg['ranges'][i['name']]['low'])}, "
         f"{num(cfg['ranges'][i['name']]['high'])}]"
         for i in model["inputs"]
     )
     lines.append(f"  model     {model['source']}  ({inputs})")
-    lines.append(f"  pipeline  {cfg['pipeline']}   tir: {cfg['tir_pipeline']}   target: {cfg['target']}")
+    disabled = f"   disabled: {', '.join(cfg['disable'])}" if cfg.get("disable") else ""
+    lines.append(f"  pipeline  {cfg['pipeline']}   tir: {cfg['tir_pipeline']}   target: {cfg['target']}{disabled}")
     search = data["search"]
     witness = data["witness"]
     where = f", saved to {witness['path']}" if witness.get("path") else ""
@@ -70,6 +76,7 @@ def render_summary(data: dict) -> str:
             lines.append(f"            non-finite in the optimized build: {m['nan_opt']} NaN, {m['inf_opt']} Inf")
         if m["finding"]:
             lines.append(f"            {m['finding']}")
+    lines.append(f"  score     {SCORE_RULE}")
     lines += _oracle_lines(data.get("oracle"))
     bis = data.get("bisection")
     if bis:
@@ -77,6 +84,7 @@ def render_summary(data: dict) -> str:
     builds = data["builds"]
     lines.append(f"  builds    {builds['builds']} in all, {num(builds['build_seconds'])} s compiling; "
                  f"{num(data['timings']['total_s'])} s total")
+    lines += fix_lines(data)
     if data["verdict"] == "violation":
         lines.append(f"  replay    {data['replay']}")
     return "\n".join(lines)

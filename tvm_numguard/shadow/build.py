@@ -77,7 +77,7 @@ def compile_model(
     # a full record (hashes, snapshots) is for the build as written; gated
     # builds only need their event list
     recorder = PassRecorder(keep_snapshots=record, hash_modules=record)
-    gate = PassGate(skip)
+    gate = PassGate(frozenset(skip) | frozenset(getattr(config, "disable", ())))
     tir_output = TirPipelineOutput() if fingerprint else None
     ours = [gate, recorder] + ([tir_output] if tir_output else [])
     start = time.perf_counter()

@@ -15,7 +15,7 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
-from ..errors import BuildError
+from ..errors import BuildError, UsageError
 from ..instrument import close_skip_set
 from ..pipeline import CompileConfig
 from .build import Build, compile_model, compile_plain, optional_events, run_build, summarize_error
@@ -116,6 +116,7 @@ class ShadowSession:
         """The first half of ``prepare``: the pipeline as written (``fingerprint``:
         with ``Build.fingerprint``, what a verdict cache keys on)."""
         self.config.validate()
+        self._check_disabled(built=False)
         self.progress("building the optimized model (pipeline as written)")
         self.optimized = self.build(frozenset(), record=record, instruments=instruments, fingerprint=fingerprint)
         self.recorded = record
@@ -123,6 +124,22 @@ class ShadowSession:
             raise BuildError(f"the pipeline '{self.config.pipeline}' does not build this model: {self.optimized.error}")
         self.events = self.optimized.events
         self.optional = optional_events(self.events)
+        self._check_disabled(built=True)
+
+    def _check_disabled(self, built: bool) -> None:
+        """Every event the configuration disables is an optional event of its
+        pipeline: before the build, by its name; after it, that it exists."""
+        from ..instrument import is_required
+
+        known = {e.id for e in self.events}
+        for event_id in getattr(self.config, "disable", ()):
+            if not built and "/" in event_id:
+                raise UsageError(f"--disable {event_id}: the event is nested inside another pass (disable that one)")
+            if not built and is_required(event_id.split("#")[0]):
+                raise UsageError(f"--disable {event_id}: the pass is required (the build fails without it)")
+            if built and event_id not in known:
+                raise UsageError(f"--disable {event_id}: no such pass event in this pipeline "
+                                 "('numguard passes' lists the event ids)")
 
     def prepare_reference(self) -> None:
         """The second half of ``prepare``: every optional event skipped."""

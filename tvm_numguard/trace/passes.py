@@ -9,9 +9,10 @@ is the one after the previous changed event, built once.
 
 TIR level: TIR snapshots are not whole models, so each TIR event that changed
 its module is measured by gating it: the full build against the full build
-with that event skipped gives its local error; the cumulative error of the
-TIR level is the full build against the build with every optional TIR event
-skipped.
+with that event skipped gives its local error. Gated events are not measured
+in order, so a TIR row's cumulative error is where the whole build ends up:
+the full build against the reference (the score the report names), not
+something of the TIR level alone that would read 0 while the build is off.
 """
 
 from __future__ import annotations
@@ -102,8 +103,7 @@ def tir_rows(session, witness, tol: Tolerance) -> list:
     if not tir:
         return []
     full = session.optimized_outputs(witness)
-    base = session.build(e.id for e in tir)
-    cumulative = _error(session.run(base, witness), full, tol) if base.ok else None
+    cumulative = _error(session.reference_outputs(witness), full, tol)
     rows = []
     for event in tir:
         build = session.build([event.id])

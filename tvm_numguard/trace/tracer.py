@@ -19,6 +19,7 @@ from .. import engine
 from ..finding import Finding
 from ..instrument.snapshot import EventSnapshot
 from ..options import Options
+from ..origins import describe as describe_origin
 from ..pipeline import CompileConfig
 from ..progress import Progress, silent
 from ..report import Report
@@ -78,6 +79,9 @@ def explain(session: ShadowSession, finding: Finding, progress: Progress = None)
                                           witness, session.config.make_target(), tol)
         else:
             localization = _localize_tir(session, culprit, witness, tol)
+    if localization.origin is not None:
+        origin = localization.origin
+        origin["source"] = describe_origin(session.model.origins, origin["value_before"], origin["op_before"])
     return TraceResult(rows, runner.builds, gated, culprit, localization)
 
 

@@ -1,0 +1,98 @@
+"""Where a Relax value comes from in the user's own model.
+
+TVM 0.27's ONNX and torch frontends keep no spans or names: the model's
+values become ``lv``, ``lv1``... What they do keep, while they import, is the
+table from each ONNX tensor (ONNX importer's ``_nodes``) or torch FX node
+(``env``) to the Relax expression it became. ``name_bindings`` walks main's
+bindings in order and names each one its importer made: a binding whose
+var or value is in that table is the node's output; the bindings before it
+that are in no table (a Conv's bias reshape, a Linear's weight transpose)
+were made while converting that same node. A value a pass made later has no
+entry: ``describe`` says so rather than guess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Optional
+
+from tvm import relax
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """A binding of the imported main: what made it (``label``) and its op, to
+    check a later module's binding of the same name is still the same value."""
+
+    label: str
+    op: Optional[str]
+    inside: bool = False  # made while converting the node, not its output
+
+    def text(self) -> str:
+        return f"inside the conversion of {self.label}" if self.inside else self.label
+
+
+def _op_name(value) -> Optional[str]:
+    op = getattr(value, "op", None)
+    return getattr(op, "name", None)
+
+
+def name_bindings(mod, labels: Mapping) -> dict:
+    """{binding var name: Origin} for main's bindings; ``labels`` maps the
+    importer's Relax expressions to what they were in the user's model."""
+    if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
+        return {}
+    body = mod["main"].body
+    if not isinstance(body, relax.SeqExpr):
+        return {}
+    origins, pending = {}, []
+    for block in body.blocks:
+        for binding in block.bindings:
+            value = getattr(binding, "value", None)
+            label = labels.get(binding.var) or (labels.get(value) if value is not None else None)
+            if label is None:
+                pending.append(binding)
+                continue
+            for earlier in pending:
+                origins[earlier.var.name] = Origin(label, _op_name(getattr(earlier, "value", None)), inside=True)
+            pending = []
+            origins[binding.var.name] = Origin(label, _op_name(value))
+    return origins
+
+
+def onnx_labels(nodes: Mapping, graph) -> dict:
+    """Relax expression -> "ONNX Conv node 'conv1' (output 'x1')" from the ONNX
+    importer's tensor table ``nodes`` and the ONNX ``graph``."""
+    labels = {}
+    for node in graph.node:
+        for output in node.output:
+            expr = nodes.get(output)
+            if expr is not None and expr not in labels:
+                labels[expr] = (f"ONNX {node.op_type} node '{node.name}' (output '{output}')" if node.name
+                                else f"ONNX {node.op_type} node producing '{output}'")
+    return labels
+
+
+def torch_labels(env: Mapping) -> dict:
+    """Relax expression -> "torch module fc (Linear), node 'linear'" from the
+    torch importer's FX node table ``env``."""
+    labels = {}
+    for node, expr in env.items():
+        if getattr(node, "op", None) != "call_function" or not isinstance(expr, relax.Expr):
+            continue
+        stack = list((node.meta.get("nn_module_stack") or {}).values())
+        path, cls = stack[-1] if stack else ("", "")
+        where = f"module {path} ({str(cls).rsplit('.', 1)[-1]}), " if path else ""
+        labels.setdefault(expr, f"torch {where}node '{node.name}'")
+    return labels
+
+
+def describe(origins: Mapping, name: Optional[str], op: Optional[str]) -> str:
+    """Where the value ``name`` (an ``op`` binding of a module made from the model)
+    comes from in the user's model, or why that cannot be said."""
+    if not origins:
+        return "the model's frontend kept no names for its values"
+    origin = origins.get(name)
+    if origin is None or (op is not None and origin.op is not None and origin.op != op):
+        return f"{name} was made by a pass, not imported from the model: no name in the model"
+    return origin.text()
