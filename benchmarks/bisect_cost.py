@@ -63,7 +63,7 @@ def main() -> int:
     runs = {}
     for strategy in ("bisect", "linear"):
         start = time.perf_counter()
-        report = ng.bisect(model, config, ng.Options(**{**options.__dict__, "strategy": strategy}))
+        report = ng.bisect(model, config, options.replace(strategy=strategy))
         elapsed = time.perf_counter() - start
         bis = report.data["bisection"] or {}
         runs[strategy] = {

@@ -1,0 +1,109 @@
+"""What the command line tells a newcomer: the fix and how to verify it,
+progress in a CI log, versions, exit codes, the short event list."""
+
+import json
+import os
+import shlex
+
+import pytest
+
+from clirun import error_lines, run_cli
+from tvm_numguard.cli.console import PROGRESS_PREFIX
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+UNSAFE = ["--low", "0", "--high", "1", "--pipeline", "ToMixedPrecision,default", "--budget", "20"]
+
+
+def test_the_summary_says_what_to_do_and_the_verify_line_verifies_it(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE, "--json", str(tmp_path / "r.json"))
+    assert code == 1, err
+    assert "pass ToMixedPrecision#0 changes what the model computes" in out.splitlines()[0]
+    assert "max(atol, rtol * |reference|)" in out and "above 1 is a violation" in out
+    assert 'disabled_pass=["ToMixedPrecision"]' in out and "tvm_numguard.guard(low=0.0, high=1.0)" in out
+    verify = next(line for line in out.splitlines() if line.startswith("  verify"))
+    words = shlex.split(verify.split("    ", 1)[1].split("   (expect")[0])
+    assert words[:2] == ["numguard", "bisect"] and "--disable" in words
+    code, out, err = run_cli(capsys, *words[1:])
+    assert code == 0, out + err  # the fix the summary proposes clears the violation
+    assert "disabled: ToMixedPrecision#0" in out
+
+
+@pytest.mark.parametrize("event, fragment", [
+    ("NoSuchPass#0", "no such pass event"),
+    ("tirx.LowerIntrin#0", "required"),
+    ("FuseOps#0/tirx.Simplify#0", "nested"),
+])
+def test_disable_takes_optional_events_only(capsys, event, fragment):
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--disable", event)
+    assert code == 2 and len(error_lines(err)) == 1 and fragment in error_lines(err)[0], err
+
+
+def test_progress_phases_reach_a_log_that_is_not_a_terminal(capsys):
+    code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE)
+    assert code == 1
+    progress = [line for line in err.splitlines() if line.startswith(PROGRESS_PREFIX)]
+    assert any("building the optimized model" in line for line in progress)
+    assert any("bisecting" in line for line in progress)
+    assert not any("prefix " in line for line in progress)  # per-probe steps: a terminal's or -v's
+    code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE, "-v")
+    assert any("prefix " in line for line in err.splitlines())
+    code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE, "-q")
+    assert not any(line.startswith(PROGRESS_PREFIX) for line in err.splitlines())
+
+
+def test_version_names_tvm_and_python(capsys):
+    code, out, err = run_cli(capsys, "--version")
+    assert code == 0 and out.startswith("numguard ") and "\nTVM 0.27" in out and "\nPython 3." in out
+
+
+@pytest.mark.parametrize("args", [["--help"], ["bisect", "--help"], ["passes", "--help"]])
+def test_help_lists_exit_codes(capsys, args):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 0
+    for line in ("0  clean", "1  violation", "2  bad usage", "3  internal error"):
+        assert line in out, line
+
+
+def test_click_errors_have_the_numguard_prefix(capsys):
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--lo", "0")
+    assert code == 2 and err.startswith("numguard: error: No such option '--lo'") and "numguard bisect --help" in err
+
+
+def test_an_internal_error_exits_3_and_asks_for_a_report(capsys, monkeypatch):
+    import tvm_numguard.engine
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("an invariant of ours broke")
+
+    monkeypatch.setattr(tvm_numguard.engine, "judge", broken)
+    code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE)
+    (line,) = error_lines(err)
+    assert code == 3 and "internal error" in line and "an invariant of ours broke" in line
+    assert "numguard --version" in line and "Traceback" not in err
+
+
+def test_passes_shows_top_level_events_unless_all(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "passes", DEMO, "--json", str(tmp_path / "top.json"))
+    assert code == 0 and "nested events hidden" in out
+    top = json.load(open(tmp_path / "top.json"))["events"]
+    code, out, err = run_cli(capsys, "passes", DEMO, "--all", "--json", str(tmp_path / "all.json"))
+    every = json.load(open(tmp_path / "all.json"))["events"]
+    assert top and all("/" not in r["id"] for r in top)
+    assert len(every) > len(top) and any("/" in r["id"] for r in every)
+    assert {r["id"] for r in top} == {r["id"] for r in every if "/" not in r["id"]}
+
+
+def test_trace_names_the_origin_in_the_users_model_and_the_html_leads_with_numbers(capsys, tmp_path):
+    html = str(tmp_path / "t.html")
+    code, out, err = run_cli(capsys, "trace", DEMO, *UNSAFE, "--html", html, "--json", str(tmp_path / "t.json"))
+    assert code == 1, err
+    assert "in your model: ONNX MatMul node producing 'h'" in out
+    data = json.load(open(tmp_path / "t.json"))
+    page = open(html).read()
+    assert page.index("id='summary'") < page.index("Error per pass")
+    assert "TVM " + data["environment"]["tvm_version"] in page and "What to do" in page
+    assert "ONNX MatMul node producing" in page
+    score = data["metrics"][0]["score"]
+    tir = [r for r in data["trace"]["passes"] if r["level"] == "tir"]
+    assert tir and all(r["cumulative"]["score"] == score for r in tir)  # where the build is, not 0
