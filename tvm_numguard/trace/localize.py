@@ -15,14 +15,14 @@ first kernel whose output violates, shown as TIR before and after the pass.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import tvm
 from tvm import relax
 
 from ..errors import summarize_error
-from ..pipeline import target_device
+from ..shadow.build import compile_plain
 from ..shadow.compare import Tolerance, compare_output
 from .capture import CaptureError, capture_values
 from .graph import ValueGraph, value_graph
@@ -114,22 +114,27 @@ def _legalized(mod: tvm.IRModule, target) -> tvm.IRModule:
 
 
 def localize_relax(before_mod: tvm.IRModule, after_mod: tvm.IRModule, input_names: Sequence[str],
-                   witness: Mapping[str, np.ndarray], target, tol: Tolerance) -> Localization:
+                   witness: Mapping[str, np.ndarray], target, tol: Tolerance,
+                   build_module: Optional[Callable] = None) -> Localization:
     """Origin and propagation graph of a Relax-level pass that turned
-    ``before_mod`` into ``after_mod``."""
-    device = target_device(target)
+    ``before_mod`` into ``after_mod``. ``build_module(mod) -> Build`` builds a
+    module alone (a session's, which counts it; default: the plain lowering)."""
+    build_module = build_module or (lambda mod: compile_plain(mod, target))
     graphs, values = [], []
     for mod in (before_mod, after_mod):
         legal = _legalized(mod, target)
         graph = value_graph(legal, mod)
+        build = build_module(legal)
+        if not build.ok:
+            return Localization(None, None, {"nodes": [], "edges": []},
+                                f"a snapshot does not build on its own: {build.error}")
         try:
-            executable = tvm.compile(legal, target)
-            values.append(capture_values(executable, device, graph, input_names, witness))
+            values.append(capture_values(build.executable, build.device, graph, input_names, witness))
         except CaptureError as err:
             return Localization(None, None, {"nodes": [], "edges": []}, f"capture failed: {err}")
-        except Exception as err:  # a snapshot that does not build on its own
+        except Exception as err:  # a snapshot that builds but does not run alone
             return Localization(None, None, {"nodes": [], "edges": []},
-                                f"a snapshot does not build on its own: {summarize_error(err)}")
+                                f"a snapshot does not run on its own: {summarize_error(err)}")
         graphs.append(graph)
     before, after = graphs
     matching = match_values(before, after)

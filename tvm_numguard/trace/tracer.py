@@ -76,7 +76,7 @@ def explain(session: ShadowSession, finding: Finding, progress: Progress = None)
         if event.level == "relax":
             before = _snapshot_before(session, event)
             localization = localize_relax(before, session.optimized.snapshots[culprit], session.model.input_names(),
-                                          witness, session.config.make_target(), tol)
+                                          witness, session.config.make_target(), tol, session.build_module)
         else:
             localization = _localize_tir(session, culprit, witness, tol)
     if localization.origin is not None:
