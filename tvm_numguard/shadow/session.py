@@ -44,7 +44,8 @@ class ShadowSession:
         self.tol = tol
         self.progress = progress or (lambda message: None)
         self.builds: dict = {}
-        self._module_builds: dict = {}  # structural hash -> Build or error line
+        self._module_builds: dict = {}  # structural hash -> Build (failed ones carry their error)
+        self._instruments_seen: list = []
         self.build_count = 0
         self.build_seconds = 0.0
         self.optimized: Optional[Build] = None
@@ -67,7 +68,10 @@ class ShadowSession:
         """The model built with the events ``skip`` names skipped (closed over the
         catalog's dependencies here: a caller names what it means to skip)."""
         skip = self.close(skip)
+        instruments = tuple(instruments)
         key = (skip, tuple(id(i) for i in instruments))
+        if instruments and key not in self.builds:
+            self._instruments_seen.append(instruments)  # kept alive with their key: an id is never reused
         known = self.builds.get(key)
         # a recorded or fingerprinted build serves a request for less
         if known is None or (record and not known.events_recorded) or (fingerprint and known.fingerprint is None):
