@@ -22,7 +22,7 @@ import numpy as np
 from . import __version__
 from .errors import RangeError, ReportError
 from .pipeline import CompileConfig
-from .bisect.result import BisectResult, blame_of
+from .bisect.result import document_blame
 from .numbers import from_json_number, plain
 from .report import environment, validate
 from .report.files import read_witness, write_atomic
@@ -195,7 +195,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
 
 def _check_culprit(session, witness, data: dict) -> Optional[dict]:
     """Does skipping the report's culprit alone still clear the violation?"""
-    blame = blame_of(BisectResult.from_json(data.get("bisection")))
+    blame = document_blame(data.get("bisection"))
     if blame.kind != "culprit":
         return None
     found = {"id": blame.disable[0], "still_clears": None, "score": None, "note": None}

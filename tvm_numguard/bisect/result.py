@@ -123,3 +123,8 @@ class BisectResult:
 def blame_of(bisection: Optional[BisectResult]) -> Blame:
     """The blame of a finding whose bisection is ``bisection`` (None: nothing bisected)."""
     return NO_BLAME if bisection is None else bisection.blame()
+
+
+def document_blame(section: Optional[Mapping]) -> Blame:
+    """The blame of a report document whose ``bisection`` section is ``section``."""
+    return blame_of(BisectResult.from_json(section))

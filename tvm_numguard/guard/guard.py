@@ -214,7 +214,8 @@ class Guard:
         checks = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
                                       for _ in range(FRESH_INPUTS)]
         checks = [x for x in checks if is_finite_outputs(session.reference_outputs(x))]
-        for skip in ([session.close(blame.disable)] if blame.disable else []):
+        if blame.disable:
+            skip = session.close(blame.disable)
             build = session.build(skip)
             if build.ok and all(session.compare(build, x).score <= 1.0 for x in checks):
                 return build, skip, len(checks)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 
-from ..bisect.result import BisectResult, blame_of
+from ..bisect.result import document_blame
 
 SCORE_RULE = ("= |optimized - reference| / max(atol, rtol * |reference|), worst element; "
               "above 1 is a violation")
@@ -21,7 +21,7 @@ def fix_lines(data: dict) -> list:
     it switched the passes off itself, and says so)."""
     if data["verdict"] != "violation" or data["command"] == "guard" or not data.get("bisection"):
         return []
-    blame = blame_of(BisectResult.from_json(data["bisection"]))
+    blame = document_blame(data["bisection"])
     cfg = data["configuration"]
     ranges = list(cfg["ranges"].values())
     bounds = f"low={ranges[0]['low']!r}, high={ranges[0]['high']!r}" if ranges and all(

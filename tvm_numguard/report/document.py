@@ -12,7 +12,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .. import __version__
-from ..bisect.result import BisectResult, Blame, blame_of
+from ..bisect.result import Blame, document_blame
 from ..numbers import plain
 from .files import write_atomic, write_witness
 from .sections import document
@@ -71,7 +71,7 @@ class Report:
         """What the report blames (the Finding's rule, also for a document read back)."""
         if self.finding is not None:
             return self.finding.blame()
-        return blame_of(BisectResult.from_json(self.data.get("bisection")))
+        return document_blame(self.data.get("bisection"))
 
     @property
     def culprit(self) -> Optional[str]:

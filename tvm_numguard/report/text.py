@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..bisect.result import BisectResult, blame_of
+from ..bisect.result import document_blame
 from ..numbers import exceeds
 from .advice import SCORE_RULE, fix_lines
 
@@ -22,7 +22,7 @@ def num(value) -> str:
 def score_text(value) -> str:
     if value is None:
         return "untestable"
-    verdict = "violation" if (value == "inf" or (not isinstance(value, str) and value > 1)) else "clean"
+    verdict = "violation" if exceeds(value) else "clean"
     return f"score {num(value)} ({verdict})"
 
 
@@ -33,7 +33,7 @@ def render_summary(data: dict) -> str:
                "benign": "benign (differences, but the optimized build is not worse against float64)"}
     head = f"numguard {data['command']}: {verdict[data['verdict']]}"
     if data["verdict"] == "violation" and data.get("bisection"):
-        head += f": {blame_of(BisectResult.from_json(data['bisection'])).describe()} changes what the model computes"
+        head += f": {document_blame(data['bisection']).describe()} changes what the model computes"
     lines = [head]
     inputs = ", ".join(
         f"{i['name']}{i['shape']} {i['dtype']} in [{num(cfg['ranges'][i['name']]['low'])}, "

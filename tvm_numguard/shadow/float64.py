@@ -126,11 +126,16 @@ def _affine(bb, y, gamma, beta, shape, scale, center):
     return y
 
 
-def _layer_norm(bb, args, attrs):
-    x, gamma, beta = args
+def _norm_args(args) -> tuple:
+    """(x, gamma, beta, static shape of x) of a norm call whose arguments are all float64."""
     if not all(_is_float64(a) for a in args):
         raise _CannotDecompose()
-    dims = _static_shape(x)
+    x, gamma, beta = args
+    return x, gamma, beta, _static_shape(x)
+
+
+def _layer_norm(bb, args, attrs):
+    x, gamma, beta, dims = _norm_args(args)
     axes = sorted(int(a) % len(dims) for a in attrs.axes)
     y = _normalize(bb, x, axes, attrs.epsilon)
     shape = [dims[i] if i in axes else 1 for i in range(len(dims))]
@@ -138,10 +143,7 @@ def _layer_norm(bb, args, attrs):
 
 
 def _instance_norm(bb, args, attrs):
-    x, gamma, beta = args
-    if not all(_is_float64(a) for a in args):
-        raise _CannotDecompose()
-    dims = _static_shape(x)
+    x, gamma, beta, dims = _norm_args(args)
     axes = sorted(int(a) % len(dims) for a in attrs.axes)
     ca = int(attrs.channel_axis) % len(dims)
     y = _normalize(bb, x, axes, attrs.epsilon)
@@ -150,10 +152,7 @@ def _instance_norm(bb, args, attrs):
 
 
 def _group_norm(bb, args, attrs):
-    x, gamma, beta = args
-    if not all(_is_float64(a) for a in args):
-        raise _CannotDecompose()
-    dims = _static_shape(x)
+    x, gamma, beta, dims = _norm_args(args)
     n = len(dims)
     ca = int(attrs.channel_axis) % n
     groups = int(attrs.num_groups)

@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from ..errors import BuildError, UsageError
-from ..instrument import close_skip_set
+from ..instrument import close_skip_set, is_required
 from ..pipeline import CompileConfig
 from .build import Build, compile_model, compile_plain, optional_events, run_build, summarize_error
 from ..search.sampling import Observation
@@ -45,7 +45,6 @@ class ShadowSession:
         self.progress = progress or (lambda message: None)
         self.builds: dict = {}
         self._module_builds: dict = {}  # structural hash -> Build (failed ones carry their error)
-        self._instruments_seen: list = []
         self.build_count = 0
         self.build_seconds = 0.0
         self.optimized: Optional[Build] = None
@@ -68,10 +67,7 @@ class ShadowSession:
         """The model built with the events ``skip`` names skipped (closed over the
         catalog's dependencies here: a caller names what it means to skip)."""
         skip = self.close(skip)
-        instruments = tuple(instruments)
-        key = (skip, tuple(id(i) for i in instruments))
-        if instruments and key not in self.builds:
-            self._instruments_seen.append(instruments)  # kept alive with their key: an id is never reused
+        key = (skip, tuple(instruments))  # TVM objects hash and compare by identity
         known = self.builds.get(key)
         # a recorded or fingerprinted build serves a request for less
         if known is None or (record and not known.events_recorded) or (fingerprint and known.fingerprint is None):
@@ -133,8 +129,6 @@ class ShadowSession:
     def _check_disabled(self, built: bool) -> None:
         """Every event the configuration disables is an optional event of its
         pipeline: before the build, by its name; after it, that it exists."""
-        from ..instrument import is_required
-
         known = {e.id for e in self.events}
         for event_id in getattr(self.config, "disable", ()):
             if not built and "/" in event_id:
