@@ -21,6 +21,7 @@ from .report import Report
 from .report.sections import event_row
 from .search import FixedInputs
 from .shadow.session import ShadowSession
+from .workers import Workers
 
 __all__ = ["Options", "bisect", "event_table", "list_passes", "search"]
 
@@ -43,31 +44,39 @@ def list_passes(model, config: Optional[CompileConfig] = None, progress: Progres
 
 def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None,
            inputs: Optional[Mapping[str, np.ndarray]] = None, progress: Progress = None,
-           on_build: Optional[Callable] = None, on_witness: Optional[Callable[[dict], None]] = None) -> Report:
+           on_build: Optional[Callable] = None, on_witness: Optional[Callable[[dict], None]] = None,
+           workers: Optional[Workers] = None) -> Report:
     """Search the range for a violation and bisect the pipeline on its witness
     (or, with ``inputs``, check those inputs only).
 
     ``on_witness(inputs)`` is called once a violation's witness is known, before
-    the (long) bisection, so a caller can keep it even if the bisection never ends."""
+    the (long) bisection, so a caller can keep it even if the bisection never ends.
+    ``workers``: how builds are made (default: a worker process per core)."""
     started = time.perf_counter()
     options = options or Options()
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build)
-    if inputs is not None:
-        searches = [FixedInputs(engine.check_given_inputs(session.model, inputs))]
-    else:
-        searches = engine.strategies(options)
-    finding = engine.check(session, options, ranges, searches, "bisect", progress, on_witness,
-                           budget=options.budget if inputs is None else None)
-    return Report.from_finding(engine.finish(finding, session, started))
+    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build,
+                                          workers=workers)
+    with session:
+        if inputs is not None:
+            searches = [FixedInputs(engine.check_given_inputs(session.model, inputs))]
+        else:
+            searches = engine.strategies(options)
+        finding = engine.check(session, options, ranges, searches, "bisect", progress, on_witness,
+                               budget=options.budget if inputs is None else None)
+        return Report.from_finding(engine.finish(finding, session, started))
 
 
 def search(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None,
-           progress: Progress = None, on_build: Optional[Callable] = None) -> Report:
+           progress: Progress = None, on_build: Optional[Callable] = None,
+           workers: Optional[Workers] = None) -> Report:
     """Search the range with each of the options' strategies (same budget, same
     seed; ``Options(search="random,boundary,evolve")``) for the inputs where the
     optimized build is worst; no bisection."""
     started = time.perf_counter()
     options = options or Options(search=DEFAULT_SEARCHES)
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build)
-    finding = engine.check(session, options, ranges, engine.strategies(options), "search", progress, bisect=False)
-    return Report.from_finding(engine.finish(finding, session, started))
+    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build,
+                                          workers=workers)
+    with session:
+        finding = engine.check(session, options, ranges, engine.strategies(options), "search", progress,
+                               bisect=False)
+        return Report.from_finding(engine.finish(finding, session, started))

@@ -24,6 +24,7 @@ from .progress import Detail, Progress, silent
 from .search import make_strategy, parse_budget, resolve_ranges, score_of
 from .shadow import oracle
 from .shadow.session import ShadowSession
+from .workers import Workers
 
 OnWitness = Optional[Callable[[dict], None]]
 
@@ -34,12 +35,13 @@ def as_model(model) -> Model:
 
 
 def open_session(model, config: CompileConfig, options: Options, progress: Progress = None,
-                 on_build: Optional[Callable] = None, record: bool = True) -> tuple:
+                 on_build: Optional[Callable] = None, record: bool = True, workers: Optional[Workers] = None) -> tuple:
     """(prepared ShadowSession, ranges): the model loaded, its ranges resolved
-    (a bad range fails before any build), both builds made."""
+    (a bad range fails before any build), both builds made; ``workers``: how
+    the builds after those two are made (default: a worker process per core)."""
     model = as_model(model)
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    session = ShadowSession(model, config, options.tolerance, progress or silent, on_build)
+    session = ShadowSession(model, config, options.tolerance, progress or silent, on_build, workers or Workers())
     session.prepare(record=record)
     return session, ranges
 
@@ -117,6 +119,7 @@ def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
     """Stamp the session's build count and the time taken on ``finding``."""
     finding.counts = BuildCount(session.build_count, round(session.build_seconds, 3),
                                 round(time.perf_counter() - started, 3), round(session.optimized.seconds, 3))
+    finding.workers = session.workers_info()
     return finding
 
 

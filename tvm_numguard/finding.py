@@ -81,6 +81,7 @@ class Finding:
     counts: Optional[BuildCount] = None
     trace: Optional[object] = None  # trace.tracer.TraceResult
     guard: Optional[object] = None  # guard.guard.GuardInfo
+    workers: Optional[object] = None  # workers.info.WorkerInfo: how the builds were made
     replay: Optional[str] = None  # how to rerun, when not the CLI line a report makes itself
 
     @property

@@ -2,17 +2,25 @@
 
 Like XLA's hlo_bisect, the question "does the build with this skip set still
 violate on the witness?" is an interface; prefix bisection, linear isolation
-and ddmin only ever ask it.
+and ddmin only ever ask it. A search may also say which configurations it may
+ask about next (``prefetch``): with worker processes free, those are built
+ahead, so k workers answer a round of k questions at once. Only what the search
+asks is its answer; a build made ahead and never asked for is counted apart
+(``ShadowSession.speculative_builds``), so the result does not depend on the
+number of workers.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Optional, Protocol
+from typing import Iterable, Mapping, Optional, Protocol
 
 import numpy as np
 
-from ..shadow.session import RunFailure, ShadowSession
+from ..shadow.compare import compare_outputs
+from ..shadow.session import ShadowSession
+from ..workers import SkipRun
+from ..workers.info import describe_skip
 
 BAD, GOOD, UNTESTABLE = "bad", "good", "untestable"
 
@@ -29,25 +37,60 @@ class Checker(Protocol):
 
 
 class WitnessChecker:
-    """Builds with a skip set and compares with the reference on the witness."""
+    """Builds with a skip set (in a worker where the session has them) and
+    compares with the reference on the witness."""
 
     def __init__(self, session: ShadowSession, witness: Mapping[str, np.ndarray]):
         self.session = session
         self.witness = witness
         self._memo: dict = {}
+        self._pending: dict = {}  # closed skip set -> Pending, built ahead of being asked
 
     def check(self, skip: frozenset) -> Verdict:
         skip = self.session.close(skip)  # skip sets that close to the same set are one check
         if skip not in self._memo:
-            self._memo[skip] = self._check(skip)
+            pending = self._pending.pop(skip, None) or self._start(skip)
+            what = describe_skip(skip, [e.id for e in self.session.optional])
+            self._memo[skip] = self._verdict(skip, self.session.take(pending, what=what))
         return self._memo[skip]
 
-    def _check(self, skip: frozenset) -> Verdict:
-        build = self.session.build(skip)
-        if not build.ok:
-            return Verdict(UNTESTABLE, reason=f"does not build: {build.error}")
-        try:
-            score = self.session.compare(build, self.witness).score
-        except RunFailure as err:
-            return Verdict(UNTESTABLE, reason=f"does not run: {err}")
+    def prefetch(self, skips: Iterable[frozenset]) -> None:
+        """Build ``skips`` (most likely first) ahead while workers are free; a
+        prefetched build no longer among ``skips`` is cancelled (it was a guess
+        on the side the last answer ruled out)."""
+        if self.session.concurrency < 2:
+            return
+        wanted = []
+        for skip in skips:
+            skip = self.session.close(skip)
+            if skip not in self._memo and skip not in wanted:
+                wanted.append(skip)
+        for skip in [s for s in self._pending if s not in wanted]:
+            self._drop(skip)
+        for skip in wanted:
+            if len(self._pending) >= self.session.concurrency:
+                break
+            if skip not in self._pending:
+                self._pending[skip] = self._start(skip)
+
+    def finish(self) -> None:
+        """Cancel what was built ahead and not asked for; count what was made anyway."""
+        for skip in list(self._pending):
+            self._drop(skip)
+
+    def _drop(self, skip: frozenset) -> None:
+        pending = self._pending.pop(skip)
+        if pending.done():
+            self.session.speculative_builds += 1
+        else:
+            pending.cancel()
+
+    def _start(self, skip: frozenset):
+        return self.session.attempt(SkipRun(skip, (self.witness,)))
+
+    def _verdict(self, skip: frozenset, attempt) -> Verdict:
+        if not attempt.ok:
+            return Verdict(UNTESTABLE, reason=attempt.untestable)
+        score = compare_outputs(self.session.reference_outputs(self.witness), attempt.outputs[0],
+                                self.session.tol).score
         return Verdict(BAD if score > 1.0 else GOOD, score=score)

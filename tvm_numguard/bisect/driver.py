@@ -66,8 +66,28 @@ def bisect_session(
                         + (f", score {verdict.score:.3g}" if verdict.score is not None else "")))
         return None if verdict.status == UNTESTABLE else verdict.status == BAD
 
+    def ahead(points):
+        checker.prefetch([skip_after(j) for j in points])
+
     search = prefix_bisect if strategy == "bisect" else linear_scan
-    prefix = search(len(ends) - 1, probe)
+    try:
+        _decide(result, checker, search(len(ends) - 1, probe, ahead), events, ends, changed, skip_after,
+                progress, ddmin_max_tests)
+    finally:
+        checker.finish()
+    result.builds = session.build_count - builds_before
+    return result
+
+
+def _decide(result, checker, prefix, events, ends, changed, skip_after, progress, ddmin_max_tests) -> None:
+    """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
+    def clears(subset):
+        verdict = checker.check(frozenset(subset))
+        return None if verdict.status == UNTESTABLE else verdict.status == GOOD
+
+    def ahead(subsets):
+        checker.prefetch(frozenset(s) for s in subsets)
+
     if not prefix.exact:
         result.suspects = [i for i in events[ends[prefix.good]:ends[prefix.bad]] if i in changed]
     else:
@@ -77,23 +97,30 @@ def bisect_session(
         result.score_before = checker.check(skip_after(prefix.good)).score
         result.score_after = checker.check(skip_after(prefix.bad)).score
         alone = checker.check(frozenset([result.culprit]))
-        result.confirmed = alone.status == GOOD
-        result.confirm_score = alone.score
-        progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"))
+        result.confirmed = None if alone.status == UNTESTABLE else alone.status == GOOD
+        result.confirm_score, result.confirm_reason = alone.score, alone.reason
+        progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"
+                        + (f" ({alone.reason})" if alone.reason else "")))
         if result.confirmed:
             result.status = "culprit"
             result.minimal_set = [result.culprit]
-    if result.status != "culprit":
-        progress("no single event explains the violation; delta debugging for a minimal disabling set")
-
-        def clears(subset):
-            verdict = checker.check(frozenset(subset))
-            return None if verdict.status == UNTESTABLE else verdict.status == GOOD
-
-        minimal, complete = ddmin(changed, clears, max_tests=ddmin_max_tests)
-        if clears(minimal):
-            result.status = "minimal_set"
-            result.minimal_set = minimal
-            result.minimal_set_complete = complete
-    result.builds = session.build_count - builds_before
-    return result
+            return
+        if result.confirmed is None:
+            # a later pass needs the culprit to have run (the build without it crashed or
+            # failed): the culprit goes with the fewest later events that make it buildable
+            progress(f"skipping {result.culprit} alone cannot be tested; looking for the later passes "
+                     "that must go with it")
+            later = events[k:]
+            together, complete = ddmin(later, lambda s: clears([result.culprit, *s]), ddmin_max_tests,
+                                       lambda subsets: ahead([result.culprit, *s] for s in subsets))
+            if clears([result.culprit, *together]):
+                result.status = "minimal_set"
+                result.minimal_set = [result.culprit, *together]
+                result.minimal_set_complete = complete
+                return
+    progress("no single event explains the violation; delta debugging for a minimal disabling set")
+    minimal, complete = ddmin(changed, clears, max_tests=ddmin_max_tests, lookahead=ahead)
+    if clears(minimal):
+        result.status = "minimal_set"
+        result.minimal_set = minimal
+        result.minimal_set_complete = complete

@@ -62,8 +62,9 @@ class BisectResult:
     culprit: Optional[str] = None  # the first bad prefix's last event (confirmed or not)
     score_before: Optional[float] = None  # f(k-1): culprit not run
     score_after: Optional[float] = None  # f(k): culprit run
-    confirmed: Optional[bool] = None
+    confirmed: Optional[bool] = None  # None: skipping it alone could not be tested
     confirm_score: Optional[float] = None
+    confirm_reason: Optional[str] = None  # why skipping it alone could not be tested
     minimal_set: list = dataclasses.field(default_factory=list)
     minimal_set_complete: bool = True
     suspects: list = dataclasses.field(default_factory=list)  # when ambiguous
@@ -91,6 +92,7 @@ class BisectResult:
             "score_after": self.score_after,
             "confirmed": self.confirmed,
             "confirm_score": self.confirm_score,
+            "confirm_reason": self.confirm_reason,
             "minimal_set": [describe(i) for i in self.minimal_set],
             "minimal_set_complete": self.minimal_set_complete,
             "suspects": list(self.suspects),
@@ -112,6 +114,7 @@ class BisectResult:
                    score_before=from_json_number(data.get("score_before")),
                    score_after=from_json_number(data.get("score_after")), confirmed=data.get("confirmed"),
                    confirm_score=from_json_number(data.get("confirm_score")),
+                   confirm_reason=data.get("confirm_reason"),
                    minimal_set=[e["id"] for e in data.get("minimal_set") or []],
                    minimal_set_complete=data.get("minimal_set_complete", True),
                    suspects=list(data.get("suspects") or []),

@@ -12,7 +12,7 @@ from .. import api
 from ..report.files import read_witness, write_atomic, write_witness
 from ..report.text import event_table, strategies_line, trace_lines
 from .console import Console
-from .groups import CheckArgs, CompileArgs, ModelArgs, OutputArgs, Outputs
+from .groups import CheckArgs, CompileArgs, ModelArgs, OutputArgs, Outputs, WorkerArgs
 
 EXIT_CODES = """\b
 Exit codes:
@@ -23,7 +23,7 @@ Exit codes:
   130  interrupted (a violation's witness is kept)"""
 
 
-HELP_ORDER = ("model", "config", "options", "outputs")
+HELP_ORDER = ("model", "config", "options", "workers", "outputs")
 
 
 class Command:
@@ -87,17 +87,18 @@ class Bisect(Command):
 
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json", "save_inputs"), "options": CheckArgs(), "config": CompileArgs(),
-                "model": ModelArgs()}
+                "workers": WorkerArgs(), "model": ModelArgs()}
 
     extra = (click.option("--inputs", "inputs_path", type=click.Path(),
                           help="Check these inputs (.npz, e.g. a saved witness) instead of searching."),)
 
-    def run(self, outputs, options, config, model, inputs_path=None) -> int:
+    def run(self, outputs, options, config, workers, model, inputs_path=None) -> int:
         console = self.console(outputs)
         given = read_witness(inputs_path) if inputs_path else None
         with console.interruptible():
             report = api.bisect(model, config, options, inputs=given, progress=console.progress,
-                                on_build=console.on_build, on_witness=keep_witness(outputs, console))
+                                on_build=console.on_build, on_witness=keep_witness(outputs, console),
+                                workers=workers)
         return deliver(report, outputs)
 
 
@@ -108,14 +109,15 @@ class Search(Command):
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json", "save_inputs", "plot"),
                 "options": CheckArgs(search_default=api.DEFAULT_SEARCHES, bisect=False), "config": CompileArgs(),
-                "model": ModelArgs()}
+                "workers": WorkerArgs(), "model": ModelArgs()}
 
-    def run(self, outputs, options, config, model) -> int:
+    def run(self, outputs, options, config, workers, model) -> int:
         from ..report.plot import write_search_plot
 
         console = self.console(outputs)
         with console.interruptible():
-            report = api.search(model, config, options, progress=console.progress, on_build=console.on_build)
+            report = api.search(model, config, options, progress=console.progress, on_build=console.on_build,
+                                workers=workers)
         if outputs.plot:
             write_search_plot(report.data, outputs.plot)
         code = deliver(report, outputs)
@@ -129,9 +131,9 @@ class Trace(Command):
 
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json", "save_inputs", "html", "dot", "plot"), "options": CheckArgs(),
-                "config": CompileArgs(), "model": ModelArgs()}
+                "config": CompileArgs(), "workers": WorkerArgs(), "model": ModelArgs()}
 
-    def run(self, outputs, options, config, model) -> int:
+    def run(self, outputs, options, config, workers, model) -> int:
         from ..report.graph import propagation_dot
         from ..report.html import render_html
         from ..report.plot import pass_errors_png
@@ -140,7 +142,7 @@ class Trace(Command):
         console = self.console(outputs)
         with console.interruptible():
             report = trace(model, config, options, progress=console.progress, on_build=console.on_build,
-                           on_witness=keep_witness(outputs, console))
+                           on_witness=keep_witness(outputs, console), workers=workers)
         code = deliver(report, outputs)
         traced = report.data.get("trace")
         if traced is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Optional
 
 import click
@@ -120,6 +121,37 @@ class CheckArgs(OptionGroup):
         return Options(low=values.pop("low"), high=values.pop("high"), ranges=ranges, rtol=values.pop("rtol"),
                        atol=values.pop("atol"), search=values.pop("search"), budget=values.pop("budget"),
                        seed=values.pop("seed"), oracle=not values.pop("no_oracle"), **extra)
+
+
+class WorkerArgs(OptionGroup):
+    """How builds are made: worker processes, their time and memory."""
+
+    options = (
+        click.option("--jobs", type=int, default=None, metavar="N",
+                     help="Worker processes that build and run configurations (default: one per core; 0 builds "
+                          "in this process, where a crashing pass ends the run)."),
+        click.option("--build-timeout", type=float, default=None, metavar="SECONDS",
+                     help="Stop a worker still building one configuration after this long; the configuration is "
+                          "untestable (default: 10 times the recorded build and run, at least 60 s)."),
+        click.option("--max-memory", default=None, metavar="SIZE",
+                     help="Cap on the workers' memory together, e.g. 16G or 800M (default: 75% of this machine); "
+                          "a worker past its share is stopped and its configuration is untestable."),
+    )
+
+    def parse(self, values: dict):
+        from ..workers import Workers
+
+        memory = values.pop("max_memory")
+        return Workers(jobs=values.pop("jobs"), build_timeout=values.pop("build_timeout"),
+                       max_memory=None if memory is None else parse_size(memory))
+
+
+def parse_size(text: str) -> int:
+    """``16G``, ``800M``, ``1.5GiB``, ``2000000000`` -> bytes."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
+    if not match or not float(match.group(1)) > 0:
+        raise UsageError(f"--max-memory '{text}' must be a positive size such as 16G, 800M or a number of bytes")
+    return int(float(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " "))
 
 
 @dataclasses.dataclass

@@ -60,6 +60,8 @@ def document(finding) -> dict:
     if f.counts is not None:
         data["builds"] = {"builds": f.counts.builds, "build_seconds": f.counts.build_seconds}
         data["timings"] = {"total_s": f.counts.total_s, "optimized_build_s": f.counts.optimized_build_s}
+    if f.workers is not None:
+        data["workers"] = f.workers.to_json()
     if f.command == "trace":
         data["trace"] = f.trace.to_json() if f.trace is not None else None
     if f.guard is not None:

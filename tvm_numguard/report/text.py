@@ -103,6 +103,8 @@ def _bisection_lines(bis: dict) -> list:
         lines.append(f"            error without it: {score_text(bis['score_before'])}; with it: {score_text(bis['score_after'])}")
         if bis["confirmed"]:
             lines.append(f"            confirmed: skipping it alone clears the violation ({score_text(bis['confirm_score'])})")
+        elif bis["confirmed"] is None:
+            lines.append(f"            skipping it alone cannot be tested: {bis.get('confirm_reason')}")
         else:
             lines.append(f"            skipping it alone does not clear the violation ({score_text(bis['confirm_score'])})")
     elif bis["suspects"]:

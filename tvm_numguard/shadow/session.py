@@ -11,6 +11,8 @@ snapshot builds) and counts each compile it really made.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from typing import Callable, Mapping, Optional
 
 import numpy as np
@@ -21,12 +23,34 @@ from ..pipeline import CompileConfig
 from .build import Build, compile_model, compile_plain, optional_events, run_build, summarize_error
 from ..search.sampling import Observation
 from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
+from ..workers import BuildService, Pending, Workers, in_process
+from ..workers.info import MIB, UntestableBuild, WorkerInfo
 
 Progress = Callable[[str], None]
 
 
 class RunFailure(Exception):
     """A build that compiled but failed to run."""
+
+
+@dataclasses.dataclass
+class RemoteBuild:
+    """What ``on_build`` sees of a build a worker made (no executable here)."""
+
+    skip: frozenset
+    attempt: object
+
+    @property
+    def ok(self) -> bool:
+        return self.attempt.ok or self.attempt.untestable.startswith("does not run")
+
+    @property
+    def error(self) -> Optional[str]:
+        return self.attempt.untestable
+
+    @property
+    def trace(self) -> list:
+        return self.attempt.trace
 
 
 class ShadowSession:
@@ -37,8 +61,16 @@ class ShadowSession:
         tol: Tolerance = Tolerance(),
         progress: Optional[Progress] = None,
         on_build: Optional[Callable[[Build], None]] = None,
+        workers: Optional[Workers] = None,
     ):
         self.model = model
+        self.workers = workers or Workers(jobs=0)
+        self._service: Optional[BuildService] = None
+        self._generation = 0  # bumped when what a forked worker inherits changes
+        self.speculative_builds = 0  # builds made ahead of need and never asked for
+        self.untestable: list = []  # UntestableBuild of every attempt taken that failed
+        self.peak_worker_bytes = 0
+        self.run_seconds = 0.0
         self.on_build = on_build
         self.config = config
         self.tol = tol
@@ -101,6 +133,69 @@ class ShadowSession:
             self._module_builds[key] = build
         return self._module_builds[key]
 
+    # -- attempts: builds that may crash, in worker processes ---------------
+    @property
+    def concurrency(self) -> int:
+        """How many attempts can be under way at once (in-process: one, made when taken)."""
+        return self.workers.count if self.workers.mode == "workers" else 1
+
+    def attempt(self, task) -> Pending:
+        """Start ``task`` (a ``workers`` task: a skip set or a snapshot, run on
+        inputs); ``take`` gives its Attempt. In worker mode a crash, hang or
+        memory blow-up of the build is an untestable Attempt, not the end of the run."""
+        skip = getattr(task, "skip", None)
+        built = skip is not None and self.builds.get((self.close(skip), ()))
+        # a build at hand only needs running; no worker rebuilds it
+        remote = self.workers.mode == "workers" and not (built and built.ok)
+        pending = self.service().submit(task) if remote else in_process(task, self)
+        pending.skip = skip or frozenset()
+        return pending
+
+    def take(self, pending: Pending, what=None):
+        """The Attempt of ``pending``, counted as a build of this session."""
+        attempt = pending.result()
+        if pending.remote and not getattr(pending, "counted", False):
+            pending.counted = True
+            self.build_count += 1
+            self.build_seconds += attempt.seconds
+            self.peak_worker_bytes = max(self.peak_worker_bytes, attempt.peak_private_bytes)
+            if self.on_build is not None:
+                self.on_build(RemoteBuild(getattr(pending, "skip", frozenset()), attempt))
+        if not attempt.ok and what is not None:
+            note = UntestableBuild(what, attempt.untestable)
+            if note not in self.untestable:
+                self.untestable.append(note)
+        return attempt
+
+    def service(self) -> BuildService:
+        """The worker pool, forked now if there is none or the session changed since."""
+        if self._service is not None and self._service.generation != self._generation:
+            self.shutdown()
+        if self._service is None:
+            timeout = self.workers.timeout_for(self.optimized.seconds if self.optimized else 0.0, self.run_seconds)
+            self._service = BuildService(self, self.workers, timeout, self._generation)
+        return self._service
+
+    def __enter__(self) -> "ShadowSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the worker pool (a later attempt forks a new one)."""
+        if self._service is not None:
+            self._service.stop()
+            self._service = None
+
+    def workers_info(self) -> WorkerInfo:
+        """How builds were made, for the report's ``workers`` section."""
+        service = self._service
+        return WorkerInfo(self.workers.mode, self.concurrency,
+                          None if service is None else round(service.timeout, 1),
+                          self.workers.memory_cap // MIB, round(self.peak_worker_bytes / MIB, 1),
+                          self.speculative_builds, list(self.untestable))
+
     def close(self, skip) -> frozenset:
         """``skip`` and every optional event that needs one of its events (the catalog's DEPENDS_ON)."""
         return close_skip_set(skip, self.optional) if self.optional else frozenset(skip)
@@ -154,6 +249,7 @@ class ShadowSession:
         self.progress("recording the pipeline's pass events")
         build = self.build(frozenset(), record=True)
         if build.ok and [e.id for e in build.events] == [e.id for e in self.events]:
+            self._generation += 1  # workers forked before lack the snapshots
             self.optimized = build
             self.events = build.events
             self.optional = optional_events(self.events)
@@ -165,10 +261,13 @@ class ShadowSession:
 
     # -- running --------------------------------------------------------
     def run(self, build: Build, inputs: Mapping[str, np.ndarray]) -> list:
+        start = time.perf_counter()
         try:
-            return run_build(build, self.model.input_names(), inputs)
+            outputs = run_build(build, self.model.input_names(), inputs)
         except Exception as err:  # a VM error means: this build is unusable
             raise RunFailure(summarize_error(err)) from None
+        self.run_seconds = max(self.run_seconds, time.perf_counter() - start)
+        return outputs
 
     def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
         """The reference's outputs; the last few input sets are remembered

@@ -24,6 +24,7 @@ from ..pipeline import CompileConfig
 from ..progress import Progress, silent
 from ..report import Report
 from ..shadow.session import ShadowSession
+from ..workers import Workers
 from .capture import capture_values
 from .graph import value_graph
 from .localize import Localization, localize_kernels, localize_relax
@@ -47,17 +48,20 @@ class TraceResult:
 
 
 def trace(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None, progress: Progress = None,
-          on_build: Optional[Callable] = None, on_witness: Optional[Callable[[dict], None]] = None) -> Report:
+          on_build: Optional[Callable] = None, on_witness: Optional[Callable[[dict], None]] = None,
+          workers: Optional[Workers] = None) -> Report:
     """Bisect, then measure every pass and localize the blamed event's error.
-    ``on_witness`` as in ``api.bisect``: called with a violation's witness before the long work."""
+    ``on_witness`` and ``workers`` as in ``api.bisect``."""
     started = time.perf_counter()
     options = options or Options()
     progress = progress or silent
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build)
-    finding = engine.check(session, options, ranges, engine.strategies(options), "trace", progress, on_witness)
-    if finding.witness is not None and finding.verdict != "clean":
-        finding.trace = explain(session, finding, progress)
-    return Report.from_finding(engine.finish(finding, session, started))
+    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build,
+                                          workers=workers)
+    with session:
+        finding = engine.check(session, options, ranges, engine.strategies(options), "trace", progress, on_witness)
+        if finding.witness is not None and finding.verdict != "clean":
+            finding.trace = explain(session, finding, progress)
+        return Report.from_finding(engine.finish(finding, session, started))
 
 
 def explain(session: ShadowSession, finding: Finding, progress: Progress = None) -> TraceResult:

@@ -1,0 +1,48 @@
+"""The report's ``workers`` section: how the builds were made, and which
+configurations could not be tested and why."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+MIB = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class UntestableBuild:
+    """A configuration that did not build, did not run, or took its worker down."""
+
+    configuration: str
+    reason: str
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class WorkerInfo:
+    mode: str  # "workers" or "in-process"
+    jobs: int
+    build_timeout_s: Optional[float]
+    max_memory_mib: int
+    peak_worker_mib: float  # the most private memory one worker held (0 in-process)
+    speculative_builds: int  # built ahead for a question the search did not ask after all
+    untestable: list = dataclasses.field(default_factory=list)  # of UntestableBuild
+
+    def to_json(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["untestable"] = [u.to_json() for u in self.untestable]
+        return data
+
+
+def describe_skip(skip: frozenset, optional: Sequence[str]) -> str:
+    """A skip set in words: a prefix of the optional events, or the events skipped."""
+    if not skip:
+        return "the pipeline as written"
+    order = [e for e in optional if e in skip] + sorted(e for e in skip if e not in optional)
+    k = len(optional) - len(order)
+    if order == list(optional[k:]) and k > 0:
+        return f"prefix {k}/{len(optional)}: the first {k} optional events run, the rest skipped"
+    shown = ", ".join(order[:6]) + (f" and {len(order) - 6} more" if len(order) > 6 else "")
+    return f"skipping {shown}"

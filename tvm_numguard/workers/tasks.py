@@ -1,0 +1,101 @@
+"""What a worker is asked to do, and what it answers: plain data both ways.
+
+A task names a configuration of the session's model (a skip set, or an IR
+snapshot by the event that produced it) and the inputs to run it on. The
+worker is forked from the numguard process, so the model, the pipeline (pass
+objects included: a guarded user's closures and ``__main__`` classes) and the
+builds made so far are its own already; nothing is pickled but the task and
+its answer. (TVM 0.27's ``tvm.ir.save_json`` crashes on a Relax module with
+constants, so an IRModule could not be shipped to a fresh process anyway.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Optional
+
+from ..errors import summarize_error
+
+INPUT_MODULE = ""  # ModuleRun's name for the model's own module (before any pass)
+
+
+@dataclasses.dataclass
+class Attempt:
+    """A configuration built and run on each input set, or why it could not be.
+
+    ``outputs``: one list of output arrays per input set, None when untestable;
+    ``untestable``: why (does not build, does not run, the worker was killed by
+    a signal, timed out, ran out of memory); ``crashed``: the worker died.
+    ``events``/``trace``: what the build ran (the gate's BISECT lines).
+    """
+
+    outputs: Optional[list] = None
+    untestable: Optional[str] = None
+    crashed: bool = False
+    seconds: float = 0.0  # compile time
+    events: list = dataclasses.field(default_factory=list)
+    trace: list = dataclasses.field(default_factory=list)
+    peak_private_bytes: int = 0
+    peak_resident_bytes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.outputs is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class SkipRun:
+    """The model built with the events ``skip`` names skipped, run on ``inputs``."""
+
+    skip: frozenset
+    inputs: tuple  # of {input name: array}
+
+    def run(self, session) -> Attempt:
+        from ..shadow.session import RunFailure
+
+        build = session.build(self.skip)
+        attempt = Attempt(seconds=build.seconds, events=build.events, trace=build.trace)
+        if not build.ok:
+            attempt.untestable = f"does not build: {build.error}"
+            return attempt
+        try:
+            attempt.outputs = [session.run(build, x) for x in self.inputs]
+        except RunFailure as err:
+            attempt.untestable = f"does not run: {err}"
+        return attempt
+
+
+@dataclasses.dataclass(frozen=True)
+class ModuleRun:
+    """An IR snapshot built alone with the plain lowering, run on ``inputs``:
+    ``event`` names the recorded event whose output it is (INPUT_MODULE: the
+    model's own module)."""
+
+    event: str
+    inputs: tuple
+
+    def run(self, session) -> Attempt:
+        mod = session.model.mod if self.event == INPUT_MODULE else session.optimized.snapshots[self.event]
+        build = session.build_module(mod)
+        attempt = Attempt(seconds=build.seconds)
+        if not build.ok:
+            attempt.untestable = build.error
+            return attempt
+        try:
+            attempt.outputs = [session.run(build, x) for x in self.inputs]
+        except Exception as err:  # a snapshot that builds but does not run alone
+            attempt.untestable = summarize_error(err)
+        return attempt
+
+
+def perform(task, session) -> Attempt:
+    """Run ``task`` in this (worker) process, with its memory use attached."""
+    from . import memory
+
+    start = time.perf_counter()
+    attempt = task.run(session)
+    attempt.seconds = attempt.seconds or time.perf_counter() - start
+    attempt.peak_private_bytes = memory.private_bytes()
+    attempt.peak_resident_bytes = memory.peak_resident_bytes()
+    return attempt
