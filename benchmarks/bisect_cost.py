@@ -1,9 +1,11 @@
 """Bisection cost on a real ONNX model with one planted culprit.
 
 Prints, from one run: the number of optional pass events, the builds used by
-prefix bisection and by linear (TracNe-style) isolation, and the time of each
-relative to one plain tvm.compile of the same pipeline. Bisection must use at
-most log2(events) + 4 builds in all (optimized, reference, prefixes, confirmation).
+prefix bisection (with one and with two worker processes) and by linear
+(TracNe-style) isolation, the inputs the search evaluated, the time of each
+relative to one plain tvm.compile of the same pipeline, and the wall time of
+``--jobs 2`` over ``--jobs 1``. Bisection must use at most log2(events) + 4
+builds in all (optimized, reference, prefixes, confirmation).
 
     .venv/bin/python benchmarks/bisect_cost.py [--model squeezenet] [--patch tir_tf32]
 """
@@ -25,6 +27,7 @@ import tvm  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
 from tvm_numguard.testing import light_model  # noqa: E402
+from tvm_numguard.workers import Workers  # noqa: E402
 
 PLANTS = {
     # patch name -> (relax pipeline, tir pipeline)
@@ -61,12 +64,14 @@ def main() -> int:
     options = ng.Options(low=args.low, high=args.high, search="random", budget="3")
 
     runs = {}
-    for strategy in ("bisect", "linear"):
+    for label, strategy, jobs in (("bisect -j1", "bisect", 1), ("bisect -j2", "bisect", 2), ("linear -j1", "linear", 1)):
         start = time.perf_counter()
-        report = ng.bisect(model, config, options.replace(strategy=strategy))
+        report = ng.bisect(model, config, options.replace(strategy=strategy), workers=Workers(jobs=jobs))
         elapsed = time.perf_counter() - start
         bis = report.data["bisection"] or {}
-        runs[strategy] = {
+        runs[label] = {
+            "inputs": report.data["search"]["evaluations"],
+            "speculative_builds": report.data["workers"]["speculative_builds"],
             "culprit": report.culprit,
             "bisection_builds": bis.get("builds"),
             "total_builds": report.data["builds"]["builds"],
@@ -74,18 +79,24 @@ def main() -> int:
             "optional_events": bis.get("optional_events"),
             "changed_events": bis.get("changed_events"),
         }
-    events = runs["bisect"]["optional_events"]
+    events = runs["bisect -j1"]["optional_events"]
     bound = math.log2(events) + 4 if events else float("nan")
-    ok = runs["bisect"]["total_builds"] <= bound and runs["bisect"]["culprit"] is not None
+    ok = runs["bisect -j1"]["total_builds"] <= bound and runs["bisect -j1"]["culprit"] is not None
+    same = runs["bisect -j1"]["culprit"] == runs["bisect -j2"]["culprit"]
     print(f"model {args.model}, planted {args.patch}: pipeline {pipeline!r}, TIR {tir_pipeline!r}")
-    print(f"optional pass events                 {events} ({runs['bisect']['changed_events']} changed the module)")
+    print(f"optional pass events                 {events} ({runs['bisect -j1']['changed_events']} changed the module)")
     print(f"one plain tvm.compile                {plain:.2f} s")
-    for strategy, r in runs.items():
-        print(f"{strategy:<7} culprit {r['culprit']}: builds {r['total_builds']} in all "
-              f"({r['bisection_builds']} for the search), time / plain compile {r['seconds'] / plain:.1f}x")
-    print(f"builds bisect / linear               {runs['bisect']['total_builds'] / runs['linear']['total_builds']:.2f}")
-    print(f"builds bisect / log2(events) + 4     {runs['bisect']['total_builds']} / {bound:.1f} -> "
+    for label, r in runs.items():
+        print(f"{label:<10} culprit {r['culprit']}: builds {r['total_builds']} in all "
+              f"({r['bisection_builds']} for the search, {r['speculative_builds']} built ahead unused), "
+              f"{r['inputs']} inputs evaluated, time / plain compile {r['seconds'] / plain:.1f}x")
+    print(f"wall time --jobs 2 / --jobs 1        {runs['bisect -j2']['seconds'] / runs['bisect -j1']['seconds']:.2f} "
+          f"(same culprit: {'yes' if same else 'NO'})")
+    print(f"builds bisect / linear               "
+          f"{runs['bisect -j1']['total_builds'] / runs['linear -j1']['total_builds']:.2f}")
+    print(f"builds bisect / log2(events) + 4     {runs['bisect -j1']['total_builds']} / {bound:.1f} -> "
           f"{'OK' if ok else 'OVER'}")
+    ok = ok and same
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "patch": args.patch, "plain_compile_s": plain, "runs": runs,

@@ -3,7 +3,8 @@
 Prints, from one run: the pass events (optional, changed, Relax-level changed),
 the builds trace used (shadow builds of the bisection, snapshot builds of the
 per-pass table, gated TIR builds), and the time of the whole trace relative to
-one plain ``tvm.compile`` of the same pipeline. Unchanged events must cost no
+one plain ``tvm.compile`` of the same pipeline, with one and with two worker
+processes (``--jobs``), and the wall time of two over one. Unchanged events must cost no
 build: the snapshot builds must be exactly one per Relax event that changed
 the module, plus one of the input module; exit code 0 iff so.
 
@@ -25,6 +26,7 @@ sys.path.insert(0, ROOT)
 import tvm_numguard as ng  # noqa: E402
 from bisect_cost import plain_compile_seconds  # noqa: E402  (benchmarks/ is the script's folder)
 from tvm_numguard.testing import light_model  # noqa: E402
+from tvm_numguard.workers import Workers  # noqa: E402
 
 
 def main() -> int:
@@ -43,9 +45,12 @@ def main() -> int:
         model = ng.load_model(path, shapes={probe.inputs[0].name: shape})
     config = ng.CompileConfig(pipeline=args.pipeline)
     plain = plain_compile_seconds(model, config)
-    start = time.perf_counter()
-    report = ng.trace(model, config, ng.Options(low=0.0, high=1.0, budget=args.budget))
-    seconds = time.perf_counter() - start
+    walls = {}
+    for jobs in (1, 2):
+        start = time.perf_counter()
+        report = ng.trace(model, config, ng.Options(low=0.0, high=1.0, budget=args.budget), workers=Workers(jobs=jobs))
+        walls[jobs] = time.perf_counter() - start
+    seconds = walls[1]
     data, traced = report.data, report.data["trace"]
     if traced is None:
         print(f"no violation with {args.pipeline} on {args.model}: nothing traced")
@@ -67,14 +72,17 @@ def main() -> int:
     print(f"builds             {total} in all: {shadow_builds} shadow builds (search, bisection, "
           f"{traced['gated_builds']} of them gating TIR events for the table) + {traced['snapshot_builds']} "
           f"snapshot builds (input module + one per changed Relax event)")
-    print(f"time               plain compile {plain:.2f} s; trace {seconds:.1f} s; ratio {seconds / plain:.1f}")
+    print(f"inputs evaluated   {data['search']['evaluations']}")
+    print(f"time               plain compile {plain:.2f} s; trace --jobs 1 {walls[1]:.1f} s "
+          f"({walls[1] / plain:.1f}x), --jobs 2 {walls[2]:.1f} s ({walls[2] / plain:.1f}x); "
+          f"--jobs 2 / --jobs 1 {walls[2] / walls[1]:.2f}")
     print(f"matching           {traced['matching']['matched']}/{traced['matching']['values']} values "
           f"({100 * traced['matching']['share']:.0f}%)")
     print(f"unchanged events cost no build: {'yes' if ok else 'NO'}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "pipeline": args.pipeline, "plain_s": plain, "trace_s": seconds,
-                       "ratio": seconds / plain, "builds": total, "shadow_builds": shadow_builds,
+                       "ratio": seconds / plain, "trace_jobs2_s": walls[2], "jobs2_over_jobs1": walls[2] / walls[1], "builds": total, "shadow_builds": shadow_builds,
                        "snapshot_builds": traced["snapshot_builds"], "relax_changed": len(relax_changed),
                        "ok": ok}, f, indent=2)
     return 0 if ok else 1

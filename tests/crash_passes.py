@@ -4,7 +4,8 @@
 numerical change: the culprit) and tags ``main`` as done. ``PackRoundedWeights``
 assumes the tag is there, as a later pass of a vendor's pipeline assumes the
 earlier one ran: without it, it dereferences a null pointer (``crash``) or
-waits forever for a lock the earlier pass would have set up (``hang``).
+waits forever for a lock the earlier pass would have set up (``hang``) or
+takes half a gigabyte (``hog``).
 A bisection confirms the culprit by skipping it alone: exactly that build.
 Used as pipeline parts: ``tests/crash_passes.py:round_weights,tests/crash_passes.py:pack_crash``.
 """
@@ -71,6 +72,16 @@ def pack_hang(mod, ctx):
             time.sleep(0.05)
 
     return _needs_tag(mod, forever)
+
+
+@tvm.transform.module_pass(opt_level=0, name="PackRoundedWeights")
+def pack_hog(mod, ctx):
+    def hog():
+        ballast = bytearray(512 * 1024 * 1024)  # written, so every page is resident
+        time.sleep(2.0)
+        del ballast
+
+    return _needs_tag(mod, hog)
 
 
 def make_model() -> tvm.IRModule:

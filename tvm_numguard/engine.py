@@ -27,6 +27,10 @@ from .shadow.session import ShadowSession
 from .workers import Workers
 
 OnWitness = Optional[Callable[[dict], None]]
+# A search for a witness to bisect stops once a violation is this many times the
+# tolerance: far past rounding noise, a certain violation, and a bisection needs
+# one certain witness, not the worst (``numguard search`` looks for the worst).
+CERTAIN_SCORE = 10.0
 
 
 def as_model(model) -> Model:
@@ -52,13 +56,15 @@ def strategies(options: Options, budget=None) -> list:
     return [make_strategy(name, budget=budget) for name in options.searches]
 
 
-def search_range(session: ShadowSession, strategy, ranges, seed: int, progress: Progress = None):
-    """Run ``strategy`` over the range against the session; a SearchResult."""
+def search_range(session: ShadowSession, strategy, ranges, seed: int, progress: Progress = None,
+                 stop_at: Optional[float] = None):
+    """Run ``strategy`` over the range against the session; a SearchResult
+    (ended early once a score passes ``stop_at``)."""
     progress = progress or silent
     budget = getattr(strategy, "budget", None)
     progress(f"searching the range for inputs where the builds differ ({strategy.name}"
              + (f", budget {budget})" if budget is not None else ")"))
-    return strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed, stop_at=None)
+    return strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed, stop_at=stop_at)
 
 
 def check(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str,
@@ -68,9 +74,15 @@ def check(session: ShadowSession, options: Options, ranges, searches: Sequence, 
     one FixedInputs), judge the worst input found (oracle included) and, with
     ``bisect``, bisect a violation. ``on_witness`` sees a violation's witness
     before the (long) bisection, so a caller can keep it whatever happens next;
-    ``budget``: the budget to record (default: the options')."""
+    ``budget``: the budget to record (default: the options'). A check that
+    bisects stops searching at a certain violation (CERTAIN_SCORE)."""
     progress = progress or silent
-    results = [search_range(session, s, ranges, options.seed, progress) for s in searches]
+    stop_at = CERTAIN_SCORE if bisect else None
+    results = []
+    for strategy in searches:
+        results.append(search_range(session, strategy, ranges, options.seed, progress, stop_at))
+        if stop_at is not None and results[-1].best_score > stop_at:
+            break
     found = max(results, key=lambda r: r.best_score)
     finding = judge(command, session, options, ranges, found, progress,
                     budget=options.budget if budget is None else budget,

@@ -102,6 +102,13 @@ class CallConfig:
     def make_target(self) -> tvm.target.Target:
         return self.target_obj
 
+    @property
+    def recreatable(self) -> bool:
+        """Named pipelines, no prelude, no PassContext settings of the user's: a
+        worker builds exactly this from text."""
+        return (isinstance(self.relax_pipeline, str) and isinstance(self.tir_pipeline_obj, str) and not self.prelude
+                and not self.pass_config and not self.disabled_pass and not self.required_pass)
+
     def validate(self) -> None:
         """Nothing to resolve: the pipeline objects are the user's own."""
 

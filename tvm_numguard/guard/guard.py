@@ -36,6 +36,7 @@ from ..search import Budget, make_strategy, parse_budget, resolve_ranges
 from ..search.strategies import random_candidate
 from ..shadow.compare import is_finite_outputs
 from ..shadow.session import ShadowSession
+from ..workers import Workers
 from .cache import VerdictCache, cache_key
 from .call import CallConfig, describe
 from .chain import ChainVerdict, judge_chain
@@ -68,6 +69,7 @@ class GuardInfo:
     budget: Budget
     note: Optional[str] = None
     prelude: list = dataclasses.field(default_factory=list)
+    builds: str = "in-process"  # where the check's builds ran, and why (see Guard._workers)
     cached: bool = False
     disabled: list = dataclasses.field(default_factory=list)
     verified_inputs: int = 0
@@ -76,6 +78,7 @@ class GuardInfo:
 
     def to_json(self) -> dict:
         return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,
+                "builds": self.builds,
                 "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
                 "verified_inputs": self.verified_inputs, "returned": self.returned,
                 "chain": self.chain.to_json() if self.chain is not None else None}
@@ -84,19 +87,24 @@ class GuardInfo:
 def guard(low: Optional[float] = None, high: Optional[float] = None, *, ranges: Optional[Mapping] = None,
           rtol: Optional[float] = None, atol: Optional[float] = None, action: str = "disable",
           budget: str = "auto", seed: int = 0, report_path: Optional[str] = None, cache=False,
-          oracle: bool = True, progress: Optional[Callable[[str], None]] = None) -> "Guard":
+          oracle: bool = True, progress: Optional[Callable[[str], None]] = None,
+          jobs: Optional[int] = None) -> "Guard":
     """A context manager that checks every Relax compile inside it; see the module docstring.
 
     ``budget``: ``"auto"`` (about one optimized-compile time of search, at most
     200 evaluations) or what ``--budget`` takes (``"500"``, ``"60s"``).
     ``cache``: a directory for verdicts, or False.
+    ``jobs``: worker processes for the bisection's builds when the call's
+    pipeline is given by name (default: one per core; 0: none). A pipeline of
+    pass objects is this process's own: its builds stay here.
     """
     return Guard(low, high, ranges=ranges, rtol=rtol, atol=atol, action=action, budget=budget, seed=seed,
-                 report_path=report_path, cache=cache, oracle=oracle, progress=progress)
+                 report_path=report_path, cache=cache, oracle=oracle, progress=progress, jobs=jobs)
 
 
 class Guard:
-    def __init__(self, low, high, *, ranges, rtol, atol, action, budget, seed, report_path, cache, oracle, progress):
+    def __init__(self, low, high, *, ranges, rtol, atol, action, budget, seed, report_path, cache, oracle, progress,
+                 jobs=None):
         if action not in ACTIONS:
             raise UsageError(f"unknown guard action '{action}'; choose one of {', '.join(ACTIONS)}")
         if report_path is not None:
@@ -105,6 +113,7 @@ class Guard:
         self.options = Options(low=low, high=high, ranges=dict(ranges or {}), rtol=rtol, atol=atol, seed=seed,
                                budget=budget, oracle=oracle)
         self.action = action
+        self.workers = Workers(jobs=jobs)
         self.report_path = report_path
         self.cache = VerdictCache(cache) if cache else None
         self.progress = progress or silent
@@ -163,7 +172,8 @@ class Guard:
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
             return original(*args, **kwargs)
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
-        session = ShadowSession(model, config, self.options.tolerance, self.progress)
+        workers, builds = self._workers(config)
+        session = ShadowSession(model, config, self.options.tolerance, self.progress, workers=workers)
         try:
             session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
                                       record=False, fingerprint=self.cache is not None)
@@ -179,7 +189,7 @@ class Guard:
         strategy = self._strategy(session, started)
         finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
                                budget=str(strategy.budget))
-        info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude])
+        info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude], builds)
         if chain_modules is not None:
             self.progress("judging the passes that do not replay by the modules they made")
             info.chain = judge_chain(session, chain_modules, prelude, ranges, self.options.seed)
@@ -191,8 +201,21 @@ class Guard:
             info.disabled = sorted(skip)
             info.returned = "culprit disabled" if build is not session.reference else "reference"
         report = Report.from_finding(engine.finish(finding, session, started))
+        session.shutdown()
         self._record(report, key, skip)
         return self._act(report, build.executable)
+
+    def _workers(self, config: CallConfig) -> tuple:
+        """(Workers, what the report says about them). A pipeline given by name is
+        re-created in forked workers, where a crashing configuration is only
+        untestable; pass objects (closures, classes of ``__main__``, a prelude)
+        and a user's PassContext settings stay in this process, built on a
+        pristine copy of the module each time."""
+        if self.workers.mode != "workers":
+            return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
+        if not config.recreatable:
+            return Workers(jobs=0), "in-process: the pipeline holds pass objects of this process"
+        return self.workers, f"workers ({self.workers.count})"
 
     def _strategy(self, session: ShadowSession, started: float):
         """The search: the user's budget, or the auto budget, scaled to this

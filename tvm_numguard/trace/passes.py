@@ -21,11 +21,9 @@ import dataclasses
 from typing import Mapping, Optional
 
 import numpy as np
-import tvm
-
-from ..errors import summarize_error
-from ..shadow.build import optional_events, run_build
+from ..shadow.build import optional_events
 from ..shadow.compare import Tolerance, compare_outputs
+from ..workers import INPUT_MODULE, ModuleRun, SkipRun
 
 
 @dataclasses.dataclass
@@ -49,44 +47,45 @@ def _error(ref: list, out: list, tol: Tolerance) -> dict:
 
 
 class SnapshotRunner:
-    """Runs Relax snapshots on the witness, each built alone by the session
-    (which memoizes and counts the builds)."""
+    """Runs Relax snapshots on the witness, each built alone with the plain
+    lowering: all at once on the session's workers (``start``), taken in order."""
 
     def __init__(self, session, witness: Mapping[str, np.ndarray]):
         self.session, self.witness = session, witness
-        self.outputs: dict = {}
+        self._pending: dict = {}
+        self._taken: dict = {}
         self.builds = 0
 
-    def run(self, mod: tvm.IRModule):
-        """The outputs of ``mod`` built with the plain lowering, or an error string."""
-        build = self.session.build_module(mod)
-        if id(build) not in self.outputs:
+    def start(self, events) -> None:
+        """Begin building the snapshots after ``events`` (INPUT_MODULE: the model's own module)."""
+        for event in events:
+            if event not in self._pending:
+                self._pending[event] = self.session.attempt(ModuleRun(event, (self.witness,)))
+
+    def run(self, event: str):
+        """The outputs of the snapshot after ``event``, or why it does not build or run alone."""
+        if event not in self._taken:
+            self.start([event])
+            attempt = self.session.take(self._pending[event], what=f"the IR after {event or 'import'}, alone")
             self.builds += 1
-            if not build.ok:
-                self.outputs[id(build)] = build.error
-            else:
-                try:
-                    self.outputs[id(build)] = run_build(build, self.session.model.input_names(), self.witness)
-                except Exception as err:  # a snapshot that builds but does not run alone
-                    self.outputs[id(build)] = summarize_error(err)
-        return self.outputs[id(build)]
+            self._taken[event] = attempt.outputs[0] if attempt.ok else attempt.untestable
+        return self._taken[event]
 
 
 def relax_rows(session, witness, tol: Tolerance, runner: Optional[SnapshotRunner] = None) -> tuple:
     """(rows, runner) for the Relax-level events that changed the module."""
     runner = runner or SnapshotRunner(session, witness)
     snapshots = session.optimized.snapshots
-    first = runner.run(session.model.mod)
+    measured = [e for e in session.events if e.level == "relax" and not e.wrapper and "/" not in e.id
+                and e.changed and e.id in snapshots]
+    runner.start([INPUT_MODULE] + [e.id for e in measured])
+    first = runner.run(INPUT_MODULE)
     if isinstance(first, str):
         return [], runner
     previous = first
     rows = []
-    for event in session.events:
-        if event.level != "relax" or event.wrapper or "/" in event.id or not event.changed:
-            continue
-        if event.id not in snapshots:
-            continue
-        out = runner.run(snapshots[event.id])
+    for event in measured:
+        out = runner.run(event.id)
         if isinstance(out, str):
             rows.append(PassRow(event.id, event.name, "relax", "snapshot", None, None,
                                 f"the snapshot after it does not build on its own: {out}"))
@@ -104,13 +103,13 @@ def tir_rows(session, witness, tol: Tolerance) -> list:
         return []
     full = session.optimized_outputs(witness)
     cumulative = _error(session.reference_outputs(witness), full, tol)
+    pending = [session.attempt(SkipRun(frozenset([e.id]), (witness,))) for e in tir]  # all at once
     rows = []
-    for event in tir:
-        build = session.build([event.id])
-        if not build.ok:
+    for event, started in zip(tir, pending):
+        attempt = session.take(started, what=f"skipping {event.id}")
+        if not attempt.ok:
             rows.append(PassRow(event.id, event.name, "tir", "gated", None, cumulative,
-                                f"the build without it fails: {build.error}"))
+                                f"the build without it fails: {attempt.untestable}"))
             continue
-        rows.append(PassRow(event.id, event.name, "tir", "gated", _error(session.run(build, witness), full, tol),
-                            cumulative))
+        rows.append(PassRow(event.id, event.name, "tir", "gated", _error(attempt.outputs[0], full, tol), cumulative))
     return rows
