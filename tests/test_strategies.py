@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from tvm_numguard.bisect import ddmin, linear_scan, prefix_bisect
@@ -84,3 +85,46 @@ def test_ddmin_treats_untestable_as_not_clearing_and_respects_its_budget():
     assert sorted(minimal) == ["E7", "E8"]
     short, complete = ddmin(events, clears, max_tests=3)
     assert not complete and len(short) > 2
+
+
+def test_the_bisection_plan_is_the_decision_tree_breadth_first():
+    from tvm_numguard.bisect.strategies import bisection_plan
+
+    assert bisection_plan(0, 16)[:3] == [8, 12, 4]  # a 4-ary search's three split points
+    assert bisection_plan(0, 16)[:7] == [8, 12, 4, 14, 10, 6, 2]
+    assert bisection_plan(3, 4) == []  # nothing left to ask
+    assert len(bisection_plan(0, 1000)) == 15
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_looking_ahead_never_changes_what_is_asked(seed):
+    """The points heard ahead include every point asked next; the questions and
+    the answer are those of the search without a lookahead."""
+    from tvm_numguard.bisect.strategies import ddmin, linear_scan, prefix_bisect
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 60))
+    answers = {k: (None if rng.random() < 0.2 else bool(rng.random() < 0.5)) for k in range(1, n)}
+    answers[n] = True
+
+    def run(search, lookahead):
+        asked = []
+
+        def is_bad(k):
+            asked.append(k)
+            return answers[k]
+
+        return search(n, is_bad, lookahead) if lookahead else search(n, is_bad), asked
+
+    for search in (prefix_bisect, linear_scan):
+        heard = []
+        plain, asked_plain = run(search, None)
+        ahead, asked_ahead = run(search, lambda points: heard.append(list(points)))
+        assert (plain, asked_plain) == (ahead, asked_ahead)
+        assert heard and asked_ahead[0] == heard[0][0]  # the next question heads what is heard
+
+    needed = set(rng.choice(20, size=2, replace=False).tolist())
+    clears = lambda subset: needed <= set(subset)  # noqa: E731
+    heard = []
+    assert ddmin(list(range(20)), clears) == ddmin(list(range(20)), clears, lookahead=heard.append)
+    assert heard

@@ -47,6 +47,7 @@ def test_a_segfaulting_configuration_is_untestable_and_the_cli_run_completes(tmp
             "reason": "the worker crashed: killed by SIGSEGV while building or running this configuration"} in crashed
     assert report["workers"]["mode"] == "workers" and report["workers"]["jobs"] == 2
     assert "skipping it alone cannot be tested: the worker crashed: killed by SIGSEGV" in stdout
+    assert "skipping RoundWeightsFP16#0: the worker crashed: killed by SIGSEGV" in stdout  # the untestable lines
 
 
 def test_a_hanging_configuration_times_out_and_is_untestable():

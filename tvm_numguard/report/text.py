@@ -84,10 +84,24 @@ def render_summary(data: dict) -> str:
     builds = data["builds"]
     lines.append(f"  builds    {builds['builds']} in all, {num(builds['build_seconds'])} s compiling; "
                  f"{num(data['timings']['total_s'])} s total")
+    lines += _untestable_lines(data.get("workers"))
     lines += fix_lines(data)
     if data["verdict"] == "violation":
         lines.append(f"  replay    {data['replay']}")
     return "\n".join(lines)
+
+
+def _untestable_lines(workers) -> list:
+    """The configurations that could not be tested, the first few with why."""
+    untestable = (workers or {}).get("untestable") or []
+    if not untestable:
+        return []
+    lines = [f"  untestable {len(untestable)} configuration{'s' if len(untestable) > 1 else ''} "
+             f"({workers['mode']}, {workers['jobs']} job{'s' if workers['jobs'] > 1 else ''}):"]
+    lines += [f"            {u['configuration']}: {u['reason']}" for u in untestable[:3]]
+    if len(untestable) > 3:
+        lines.append(f"            ... and {len(untestable) - 3} more (the report's workers.untestable)")
+    return lines
 
 
 def _bisection_lines(bis: dict) -> list:
