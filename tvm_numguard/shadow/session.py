@@ -154,13 +154,13 @@ class ShadowSession:
     def take(self, pending: Pending, what=None):
         """The Attempt of ``pending``, counted as a build of this session."""
         attempt = pending.result()
-        if pending.remote and not getattr(pending, "counted", False):
+        if pending.remote and not pending.counted:
             pending.counted = True
             self.build_count += 1
             self.build_seconds += attempt.seconds
             self.peak_worker_bytes = max(self.peak_worker_bytes, attempt.peak_private_bytes)
             if self.on_build is not None:
-                self.on_build(RemoteBuild(getattr(pending, "skip", frozenset()), attempt))
+                self.on_build(RemoteBuild(pending.skip, attempt))
         if not attempt.ok and what is not None:
             note = UntestableBuild(what, attempt.untestable)
             if note not in self.untestable:

@@ -87,12 +87,15 @@ class Workers:
 
 class Pending:
     """An Attempt on its way: ``result()`` waits for it. ``remote``: made in a
-    worker (the session counts it when it is taken)."""
+    worker (the session counts it once, when it is first taken: ``counted``);
+    ``skip``: the skip set it builds, for what ``on_build`` shows."""
 
     def __init__(self, future=None, compute=None, timeout: float = 0.0, cap: int = 0):
         self._future, self._compute, self._attempt = future, compute, None
         self.timeout, self.cap = timeout, cap
         self.remote = future is not None
+        self.skip: frozenset = frozenset()
+        self.counted = False
 
     def done(self) -> bool:
         return self._attempt is not None or (self._future is not None and self._future.done())
