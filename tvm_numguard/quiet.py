@@ -28,6 +28,13 @@ def _stderr_to(fd: int):
         os.close(saved)
 
 
+def stderr_to_devnull() -> None:
+    """File descriptor 2 goes to /dev/null for good (a worker process: its parent reports what matters)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
 @contextlib.contextmanager
 def silenced_stderr():
     """File descriptor 2 goes to /dev/null inside the block (C++ logging writes there directly)."""

@@ -36,7 +36,7 @@ from ..search import Budget, make_strategy, parse_budget, resolve_ranges
 from ..search.strategies import random_candidate
 from ..shadow.compare import is_finite_outputs
 from ..shadow.session import ShadowSession
-from ..workers import Workers
+from ..workers import WORKERS, Workers
 from .cache import VerdictCache, cache_key
 from .call import CallConfig, describe
 from .chain import ChainVerdict, judge_chain
@@ -186,22 +186,22 @@ class Guard:
             result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
             return result
-        strategy = self._strategy(session, started)
-        finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
-                               budget=str(strategy.budget))
-        info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude], builds)
-        if chain_modules is not None:
-            self.progress("judging the passes that do not replay by the modules they made")
-            info.chain = judge_chain(session, chain_modules, prelude, ranges, self.options.seed)
-        finding.guard = info
-        finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
-        build, skip = session.optimized, frozenset()
-        if finding.violation and self.action == "disable":
-            build, skip, info.verified_inputs = self._disable(session, finding, ranges)
-            info.disabled = sorted(skip)
-            info.returned = "culprit disabled" if build is not session.reference else "reference"
-        report = Report.from_finding(engine.finish(finding, session, started))
-        session.shutdown()
+        with session:  # the worker pool stops however the check ends
+            strategy = self._strategy(session, started)
+            finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
+                                   budget=str(strategy.budget))
+            info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude], builds)
+            if chain_modules is not None:
+                self.progress("judging the passes that do not replay by the modules they made")
+                info.chain = judge_chain(session, chain_modules, prelude, ranges, self.options.seed)
+            finding.guard = info
+            finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
+            build, skip = session.optimized, frozenset()
+            if finding.violation and self.action == "disable":
+                build, skip, info.verified_inputs = self._disable(session, finding, ranges)
+                info.disabled = sorted(skip)
+                info.returned = "culprit disabled" if build is not session.reference else "reference"
+            report = Report.from_finding(engine.finish(finding, session, started))
         self._record(report, key, skip)
         return self._act(report, build.executable)
 
@@ -211,7 +211,7 @@ class Guard:
         untestable; pass objects (closures, classes of ``__main__``, a prelude)
         and a user's PassContext settings stay in this process, built on a
         pristine copy of the module each time."""
-        if self.workers.mode != "workers":
+        if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
         if not config.recreatable:
             return Workers(jobs=0), "in-process: the pipeline holds pass objects of this process"

@@ -23,8 +23,9 @@ from ..pipeline import CompileConfig
 from .build import Build, compile_model, compile_plain, optional_events, run_build, summarize_error
 from ..search.sampling import Observation
 from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
-from ..workers import BuildService, Pending, Workers, in_process
-from ..workers.info import MIB, UntestableBuild, WorkerInfo
+from ..workers import WORKERS, BuildService, Pending, Workers, in_process
+from ..workers.info import UntestableBuild, WorkerInfo
+from ..workers.memory import MIB
 
 Progress = Callable[[str], None]
 
@@ -137,7 +138,7 @@ class ShadowSession:
     @property
     def concurrency(self) -> int:
         """How many attempts can be under way at once (in-process: one, made when taken)."""
-        return self.workers.count if self.workers.mode == "workers" else 1
+        return self.workers.count if self.workers.mode == WORKERS else 1
 
     def attempt(self, task) -> Pending:
         """Start ``task`` (a ``workers`` task: a skip set or a snapshot, run on
@@ -146,7 +147,7 @@ class ShadowSession:
         skip = getattr(task, "skip", None)
         built = skip is not None and self.builds.get((self.close(skip), ()))
         # a build at hand only needs running; no worker rebuilds it
-        remote = self.workers.mode == "workers" and not (built and built.ok)
+        remote = self.workers.mode == WORKERS and not (built and built.ok)
         pending = self.service().submit(task) if remote else in_process(task, self)
         pending.skip = skip or frozenset()
         return pending

@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
-MIB = 1024 * 1024
-
 
 @dataclasses.dataclass(frozen=True)
 class UntestableBuild:

@@ -10,7 +10,6 @@ the cap is on that, so that the parent plus every worker stays under
 from __future__ import annotations
 
 import os
-import resource
 import threading
 import time
 
@@ -45,11 +44,6 @@ def private_bytes() -> int:
     except OSError:  # no smaps_rollup (old kernel, not Linux): the resident set bounds it
         return resident_bytes()
     return total
-
-
-def peak_resident_bytes() -> int:
-    """This process's peak resident set (ru_maxrss is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class Watchdog:

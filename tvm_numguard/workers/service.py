@@ -30,7 +30,8 @@ from typing import Optional
 
 from ..errors import UsageError
 from . import memory
-from .tasks import Attempt, perform
+from ..quiet import stderr_to_devnull
+from .tasks import Attempt
 
 IN_PROCESS, WORKERS = "in-process", "workers"
 MIN_TIMEOUT = 60.0  # seconds: the default build timeout is never shorter ...
@@ -114,11 +115,11 @@ class Pending:
             return self._future.result()
         except concurrent.futures.TimeoutError:
             return Attempt(untestable=f"timed out: still working after {self.timeout:.0f} s (--build-timeout); "
-                           "the worker was stopped", crashed=True)
+                           "the worker was stopped")
         except concurrent.futures.CancelledError:
             return Attempt(untestable="cancelled")
         except _expired() as err:
-            return Attempt(untestable=died(err.exitcode, self.cap), crashed=True)
+            return Attempt(untestable=died(err.exitcode, self.cap))
 
 
 def _expired():
@@ -153,9 +154,7 @@ def _start_worker(cap: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     # a crashing build's backtrace (TVM prints one on SIGSEGV) is not the user's to read:
     # the parent reports the signal; the build's own errors come back in the Attempt
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    os.close(devnull)
+    stderr_to_devnull()
     _WATCHDOG[:] = [memory.Watchdog(cap).start()]
 
 
@@ -163,9 +162,9 @@ def _work(token: int, task) -> Attempt:
     session = _SESSIONS[token]
     # this worker's copy of the session reports nothing: its parent counts and shows the Attempt
     session.on_build, session.progress = None, (lambda message: None)
-    attempt = perform(task, session)
-    if _WATCHDOG:
-        attempt.peak_private_bytes = max(attempt.peak_private_bytes, _WATCHDOG[0].sample(), _WATCHDOG[0].peak)
+    attempt = task.run(session)
+    _WATCHDOG[0].sample()
+    attempt.peak_private_bytes = _WATCHDOG[0].peak
     return attempt
 
 
@@ -204,4 +203,4 @@ def _stop(pool, token: int) -> None:
 
 def in_process(task, session) -> Pending:
     """``task`` run in this process when its result is asked for."""
-    return Pending(compute=lambda: perform(task, session))
+    return Pending(compute=lambda: task.run(session))

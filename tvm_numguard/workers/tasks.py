@@ -12,7 +12,6 @@ constants, so an IRModule could not be shipped to a fresh process anyway.)
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Optional
 
 from ..errors import summarize_error
@@ -26,18 +25,16 @@ class Attempt:
 
     ``outputs``: one list of output arrays per input set, None when untestable;
     ``untestable``: why (does not build, does not run, the worker was killed by
-    a signal, timed out, ran out of memory); ``crashed``: the worker died.
+    a signal, timed out, ran out of memory).
     ``events``/``trace``: what the build ran (the gate's BISECT lines).
     """
 
     outputs: Optional[list] = None
     untestable: Optional[str] = None
-    crashed: bool = False
     seconds: float = 0.0  # compile time
     events: list = dataclasses.field(default_factory=list)
     trace: list = dataclasses.field(default_factory=list)
-    peak_private_bytes: int = 0
-    peak_resident_bytes: int = 0
+    peak_private_bytes: int = 0  # the most private memory its worker held (0 in-process)
 
     @property
     def ok(self) -> bool:
@@ -88,14 +85,3 @@ class ModuleRun:
             attempt.untestable = summarize_error(err)
         return attempt
 
-
-def perform(task, session) -> Attempt:
-    """Run ``task`` in this (worker) process, with its memory use attached."""
-    from . import memory
-
-    start = time.perf_counter()
-    attempt = task.run(session)
-    attempt.seconds = attempt.seconds or time.perf_counter() - start
-    attempt.peak_private_bytes = memory.private_bytes()
-    attempt.peak_resident_bytes = memory.peak_resident_bytes()
-    return attempt
