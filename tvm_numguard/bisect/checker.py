@@ -17,7 +17,6 @@ from typing import Iterable, Mapping, Optional, Protocol
 
 import numpy as np
 
-from ..shadow.compare import compare_outputs
 from ..shadow.session import ShadowSession
 from ..workers import SkipRun
 from ..workers.info import describe_skip
@@ -91,6 +90,5 @@ class WitnessChecker:
     def _verdict(self, skip: frozenset, attempt) -> Verdict:
         if not attempt.ok:
             return Verdict(UNTESTABLE, reason=attempt.untestable)
-        score = compare_outputs(self.session.reference_outputs(self.witness), attempt.outputs[0],
-                                self.session.tol).score
+        score = self.session.compare_outputs(attempt.outputs[0], self.witness).score
         return Verdict(BAD if score > 1.0 else GOOD, score=score)

@@ -299,7 +299,11 @@ class ShadowSession:
     def compare(self, build: Build, inputs: Mapping[str, np.ndarray]) -> Comparison:
         """Compare ``build`` with the reference on ``inputs``."""
         out = self.optimized_outputs(inputs) if build is self.optimized else self.run(build, inputs)
-        return compare_outputs(self.reference_outputs(inputs), out, self.tol)
+        return self.compare_outputs(out, inputs)
+
+    def compare_outputs(self, outputs: list, inputs: Mapping[str, np.ndarray]) -> Comparison:
+        """Compare ``outputs`` (of some build, on ``inputs``) with the reference's."""
+        return compare_outputs(self.reference_outputs(inputs), outputs, self.tol)
 
     def evaluate(self, inputs: Mapping[str, np.ndarray]) -> Optional[float]:
         """Score of the optimized build on ``inputs``; None when the reference is not finite."""
