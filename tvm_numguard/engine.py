@@ -13,7 +13,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .bisect import bisect_session
+from .bisect import Bisection, bisect_session
 from .errors import InvalidReferenceError, RangeError
 from .finding import BuildCount, Finding, ModelInfo, SearchOutcome
 from .model import Model, load_model
@@ -84,21 +84,32 @@ def check(session: ShadowSession, options: Options, ranges, searches: Sequence, 
         if stop_at is not None and results[-1].best_score > stop_at:
             break
     found = max(results, key=lambda r: r.best_score)
+    early: list = []
+
+    def start_bisection(witness) -> None:
+        # the workers build the bisection's first round while the oracle is built here;
+        # an unrecorded session is recorded (and its workers forked anew) first
+        if session.recorded:
+            early.append(Bisection(session, witness, options.strategy).start())
+
     finding = judge(command, session, options, ranges, found, progress,
                     budget=options.budget if budget is None else budget,
-                    strategies=results if len(results) > 1 or command == "search" else ())
-    if not bisect:
-        return finding
-    if finding.violation:
+                    strategies=results if len(results) > 1 or command == "search" else (),
+                    before_oracle=start_bisection if bisect else None)
+    if finding.violation and bisect:
         if on_witness is not None:
             on_witness(finding.witness)
-        bisect_finding(finding, session, options, progress)
+        bisect_finding(finding, session, options, progress, early[0] if early else None)
+    elif early:
+        early[0].cancel()  # benign: no bisection follows
     return finding
 
 
 def judge(command: str, session: ShadowSession, options: Options, ranges, found, progress: Progress = None,
-          budget: Optional[str] = None, strategies=()) -> Finding:
-    """The Finding of a search: its witness compared, the oracle's verdict, no bisection yet."""
+          budget: Optional[str] = None, strategies=(), before_oracle: Optional[Callable[[dict], None]] = None) -> Finding:
+    """The Finding of a search: its witness compared, the oracle's verdict, no
+    bisection yet. ``before_oracle(witness)`` hears of a violation before the
+    oracle judges it (which takes a build)."""
     progress = progress or silent
     invalid = invalid_causes(session)
     require_valid_witness(found, ranges, invalid)
@@ -106,6 +117,8 @@ def judge(command: str, session: ShadowSession, options: Options, ranges, found,
     comparison = session.compare(session.optimized, witness)
     verdict = "violation" if comparison.violated else "clean"
     judgement = None
+    if comparison.violated and before_oracle is not None:
+        before_oracle(witness)
     if comparison.violated and options.oracle:
         progress("building the float64 oracle")
         judgement = oracle.judge(session, witness, options.tolerance, options.oracle_k)
@@ -116,15 +129,17 @@ def judge(command: str, session: ShadowSession, options: Options, ranges, found,
                    frozenset(e.id for e in session.optional), search, witness, comparison, judgement, verdict)
 
 
-def bisect_finding(finding: Finding, session: ShadowSession, options: Options, progress: Progress = None) -> None:
+def bisect_finding(finding: Finding, session: ShadowSession, options: Options, progress: Progress = None,
+                   started: Optional[Bisection] = None) -> None:
     """Bisect the pipeline on the finding's witness; fills ``finding.bisection``
-    (and its events, recorded anew when the first build kept no hashes)."""
+    (and its events, recorded anew when the first build kept no hashes);
+    ``started``: that bisection, its first round under way."""
     progress = progress or silent
     session.ensure_recorded()
     finding.events = list(session.events)
     finding.optional = frozenset(e.id for e in session.optional)
     progress(f"violation (score {finding.comparison.score:.3g}); bisecting {len(session.optional)} optional events")
-    finding.bisection = bisect_session(session, finding.witness, options.strategy, progress)
+    finding.bisection = bisect_session(session, finding.witness, options.strategy, progress, started=started)
 
 
 def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:

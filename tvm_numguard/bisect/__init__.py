@@ -1,7 +1,7 @@
 """Bisection over pass events: the checker, the searches, the driver."""
 
 from .checker import BAD, GOOD, UNTESTABLE, Checker, Verdict, WitnessChecker
-from .driver import STRATEGIES, BisectResult, bisect_session
+from .driver import STRATEGIES, Bisection, BisectResult, bisect_session
 from .strategies import ddmin, linear_scan, prefix_bisect
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "STRATEGIES",
     "UNTESTABLE",
     "BisectResult",
+    "Bisection",
     "Checker",
     "Verdict",
     "WitnessChecker",

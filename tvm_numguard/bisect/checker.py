@@ -18,7 +18,7 @@ from typing import Iterable, Mapping, Optional, Protocol
 import numpy as np
 
 from ..shadow.session import ShadowSession
-from ..workers import SkipRun
+from ..workers import WORKERS, SkipRun
 from ..workers.info import describe_skip
 
 BAD, GOOD, UNTESTABLE = "bad", "good", "untestable"
@@ -56,9 +56,11 @@ class WitnessChecker:
     def prefetch(self, skips: Iterable[frozenset]) -> None:
         """Build ``skips`` (most likely first) ahead while workers are free; a
         prefetched build no longer among ``skips`` is cancelled (it was a guess
-        on the side the last answer ruled out)."""
-        if self.session.concurrency < 2:
-            return
+        on the side the last answer ruled out). With one worker only the first
+        is built: the question about to be asked, started while the caller
+        does other work."""
+        if self.session.workers.mode != WORKERS:
+            return  # in-process builds are made when taken
         wanted = []
         for skip in skips:
             skip = self.session.close(skip)

@@ -23,7 +23,7 @@ from ..progress import Detail, silent
 from ..shadow.session import ShadowSession
 from .result import BisectResult, Probe
 from .checker import BAD, GOOD, UNTESTABLE, WitnessChecker
-from .strategies import ddmin, linear_scan, prefix_bisect
+from .strategies import ddmin, first_questions, linear_scan, prefix_bisect
 
 def bisect_session(
     session: ShadowSession,
@@ -31,52 +31,78 @@ def bisect_session(
     strategy: str = "bisect",
     progress: Optional[Callable[[str], None]] = None,
     ddmin_max_tests: int = 64,
+    started: Optional["Bisection"] = None,
 ) -> BisectResult:
-    """Find the event that introduces the violation the witness shows."""
-    if strategy not in STRATEGIES:
-        raise UsageError(f"unknown strategy '{strategy}' (expected {', '.join(STRATEGIES)})")
-    progress = progress or silent
-    builds_before = session.build_count
-    events = [e.id for e in session.optional]
-    changed = [e.id for e in session.optional if e.changed is not False]
-    result = BisectResult(status="ambiguous", strategy=strategy, events=events, changed=changed)
-    # prefix lengths over E that end right after a changed event
-    ends = [0] + [i + 1 for i, e in enumerate(session.optional) if e.changed is not False]
+    """Find the event that introduces the violation the witness shows
+    (``started``: the same bisection, its first round already under way)."""
+    bisection = started or Bisection(session, witness, strategy)
+    return bisection.run(progress, ddmin_max_tests)
 
-    if not session.is_deterministic(session.optimized, witness) or not session.is_deterministic(
-        session.reference, witness
-    ):
-        result.status = "nondeterministic"
+
+class Bisection:
+    """One bisection of a session's optional events on a witness.
+
+    ``start`` builds the first round in the workers without waiting for it, so
+    a caller can do other work meanwhile (judge the witness against the
+    float64 oracle); ``run`` asks the questions and returns the result;
+    ``cancel`` gives up what was started when no bisection follows.
+    """
+
+    def __init__(self, session: ShadowSession, witness: Mapping[str, np.ndarray], strategy: str = "bisect"):
+        if strategy not in STRATEGIES:
+            raise UsageError(f"unknown strategy '{strategy}' (expected {', '.join(STRATEGIES)})")
+        self.session, self.witness, self.strategy = session, witness, strategy
+        self.search = prefix_bisect if strategy == "bisect" else linear_scan
+        self.events = [e.id for e in session.optional]
+        self.changed = [e.id for e in session.optional if e.changed is not False]
+        # prefix lengths over E that end right after a changed event
+        self.ends = [0] + [i + 1 for i, e in enumerate(session.optional) if e.changed is not False]
+        self.checker = WitnessChecker(session, witness)
+
+    def skip_after(self, j: int) -> frozenset:
+        """The skip set of the j-th probed prefix: past the last changed event
+        only unchanged ones remain, so that prefix builds what the pipeline as
+        written builds, already at hand."""
+        return frozenset(self.events[self.ends[j]:]) if j < len(self.ends) - 1 else frozenset()
+
+    def start(self) -> "Bisection":
+        self.checker.prefetch(self.skip_after(j) for j in first_questions(self.search, len(self.ends) - 1))
+        return self
+
+    def cancel(self) -> None:
+        self.checker.finish()
+
+    def run(self, progress=None, ddmin_max_tests: int = 64) -> BisectResult:
+        session, witness, events, ends = self.session, self.witness, self.events, self.ends
+        progress = progress or silent
+        builds_before = session.build_count  # a build started early is counted when taken
+        result = BisectResult(status="ambiguous", strategy=self.strategy, events=events, changed=self.changed)
+        try:
+            if not session.is_deterministic(session.optimized, witness) or not session.is_deterministic(
+                session.reference, witness
+            ):
+                result.status = "nondeterministic"
+                return result
+            n = len(events)
+
+            def probe(j: int) -> Optional[bool]:
+                k = ends[j]
+                verdict = self.checker.check(self.skip_after(j))
+                result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
+                label = events[k - 1] if k else "(none)"
+                progress(Detail(f"prefix {k}/{n} (last run: {label}): {verdict.status}"
+                                + (f", score {verdict.score:.3g}" if verdict.score is not None else "")))
+                return None if verdict.status == UNTESTABLE else verdict.status == BAD
+
+            def ahead(points):
+                self.checker.prefetch([self.skip_after(j) for j in points])
+
+            _decide(result, self.checker, self.search(len(ends) - 1, probe, ahead), events, ends, self.changed,
+                    self.skip_after, progress, ddmin_max_tests)
+        finally:
+            self.cancel()
+            result.builds = session.build_count - builds_before
         return result
-
-    checker = WitnessChecker(session, witness)
-    n = len(events)
-
-    def skip_after(j: int) -> frozenset:
-        # past the last changed event only unchanged ones remain: that prefix
-        # builds what the pipeline as written builds, already at hand
-        return frozenset(events[ends[j]:]) if j < len(ends) - 1 else frozenset()
-
-    def probe(j: int) -> Optional[bool]:
-        k = ends[j]
-        verdict = checker.check(skip_after(j))
-        result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
-        label = events[k - 1] if k else "(none)"
-        progress(Detail(f"prefix {k}/{n} (last run: {label}): {verdict.status}"
-                        + (f", score {verdict.score:.3g}" if verdict.score is not None else "")))
-        return None if verdict.status == UNTESTABLE else verdict.status == BAD
-
-    def ahead(points):
-        checker.prefetch([skip_after(j) for j in points])
-
-    search = prefix_bisect if strategy == "bisect" else linear_scan
-    try:
-        _decide(result, checker, search(len(ends) - 1, probe, ahead), events, ends, changed, skip_after,
-                progress, ddmin_max_tests)
-    finally:
-        checker.finish()
-    result.builds = session.build_count - builds_before
-    return result
 
 
 def _decide(result, checker, prefix, events, ends, changed, skip_after, progress, ddmin_max_tests) -> None:

@@ -67,6 +67,17 @@ def bisection_plan(good: int, bad: int, limit: int = LOOKAHEAD_POINTS) -> list:
     return plan[:limit]
 
 
+def linear_plan(k: int, n: int, limit: int = LOOKAHEAD_POINTS) -> list:
+    """The points a linear scan at ``k`` asks next: k, k+1, ... (at most ``limit`` + 1)."""
+    return list(range(k, min(n, k + limit) + 1))
+
+
+def first_questions(search, n: int) -> list:
+    """What ``search`` (prefix_bisect or linear_scan) over ``n`` events asks
+    first and may ask next: its first ``lookahead``, known before it starts."""
+    return bisection_plan(0, n) if search is prefix_bisect else linear_plan(1, n)
+
+
 def _nearest_testable(mid, good, bad, is_bad, untestable):
     for offset in range(0, bad - good):
         for k in (mid + offset, mid - offset) if offset else (mid,):
@@ -84,7 +95,7 @@ def linear_scan(n: int, is_bad: PrefixProbe, lookahead: Lookahead = None) -> Pre
     good, untestable = 0, []
     for k in range(1, n + 1):
         if lookahead is not None:
-            lookahead(list(range(k, min(n, k + LOOKAHEAD_POINTS) + 1)))
+            lookahead(linear_plan(k, n))
         answer = is_bad(k)
         if answer is None:
             untestable.append(k)

@@ -69,6 +69,11 @@ class EventPath:
     def set_phase(self, phase: str) -> None:
         self.phase = phase
 
+    @property
+    def pending(self) -> Optional[PassEvent]:
+        """The last proposal, not yet known to run or be skipped."""
+        return self._pending
+
     def _level(self, name: str) -> str:
         if self.phase == "tir" or name.startswith(TIR_PREFIXES):
             return "tir"

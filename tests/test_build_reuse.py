@@ -1,0 +1,84 @@
+"""Work a build shares with builds made before it: a skip set of TIR-phase
+events starts from the Relax phase of the pipeline as written, and a bisection's
+first round is built while the oracle judges the witness."""
+
+import os
+
+import pytest
+
+import tvm_numguard as ng
+from tvm_numguard import engine
+from tvm_numguard.bisect import Bisection
+from tvm_numguard.shadow.session import ShadowSession
+from tvm_numguard.shadow.build import compile_model, optional_events
+from tvm_numguard.workers import Workers
+from tvm_numguard.workers.service import can_fork
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    return ng.load_model(MLP)
+
+
+def tir_events(build):
+    return [e.id for e in optional_events(build.events) if e.level == "tir"]
+
+
+def test_a_build_resumed_from_the_relax_phase_is_the_full_build(mlp):
+    config = ng.CompileConfig()
+    written = compile_model(mlp.mod, config, record=True)
+    skip = frozenset(tir_events(written)[::2])
+    assert skip and written.relax_phase.covers(skip)
+    full = compile_model(mlp.mod, config, skip, fingerprint=True)
+    resumed = compile_model(mlp.mod, config, skip, fingerprint=True, resume=written.relax_phase)
+    assert resumed.ok and resumed.fingerprint == full.fingerprint
+    assert [(e.id, e.index, e.ran, e.level) for e in resumed.events] == [(e.id, e.index, e.ran, e.level)
+                                                                         for e in full.events]
+    assert resumed.trace == full.trace and any(line.startswith("BISECT: NOT running") for line in resumed.trace)
+    # the phase it started from is left as it was: a second build from it is the same
+    again = compile_model(mlp.mod, config, skip, fingerprint=True, resume=written.relax_phase)
+    assert again.fingerprint == full.fingerprint and again.events[-1].index == full.events[-1].index
+
+
+def test_a_relax_event_in_the_skip_set_means_the_whole_pipeline_runs(mlp):
+    config = ng.CompileConfig()
+    written = compile_model(mlp.mod, config, record=True)
+    relax_event = next(e.id for e in optional_events(written.events) if e.level == "relax")
+    assert not written.relax_phase.covers(frozenset([relax_event]))
+    with pytest.raises(ValueError):
+        compile_model(mlp.mod, config, frozenset([relax_event]), resume=written.relax_phase)
+    with pytest.raises(ValueError):  # a recorded build keeps Relax snapshots: it runs the phase
+        compile_model(mlp.mod, config, frozenset(tir_events(written)[:1]), record=True, resume=written.relax_phase)
+
+
+def test_the_session_starts_tir_only_skip_sets_from_the_recorded_relax_phase(mlp):
+    session = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=0))
+    session.prepare()
+
+    def relax_durations(build):
+        return [e.duration_s for e in build.events if e.level == "relax" and e.ran]
+
+    tir_only = session.build(frozenset(tir_events(session.optimized)[:2]))
+    assert tir_only.ok
+    # copied from the pipeline as written, not timed anew: the phase did not run again
+    assert relax_durations(tir_only) == relax_durations(session.optimized)
+    # the reference skips Relax events: its Relax phase ran
+    assert relax_durations(session.reference) != relax_durations(session.optimized)
+
+
+@pytest.mark.skipif(not can_fork(), reason="worker processes are forked (Linux)")
+def test_the_bisection_starts_building_before_the_oracle_judges(monkeypatch):
+    from crash_passes import make_model
+
+    order = []
+    start, judge = Bisection.start, engine.oracle.judge
+    monkeypatch.setattr(Bisection, "start", lambda self: (order.append("bisection"), start(self))[1])
+    monkeypatch.setattr(engine.oracle, "judge", lambda *a, **k: (order.append("oracle"), judge(*a, **k))[1])
+    config = ng.CompileConfig(pipeline=f"{ROOT}/tests/crash_passes.py:round_weights,zero")
+    report = ng.bisect(make_model(), config, ng.Options(low=-1, high=1, search="random", budget="4"),
+                       workers=Workers(jobs=1))
+    assert report.culprit == "RoundWeightsFP16#0"
+    assert order == ["bisection", "oracle"]
