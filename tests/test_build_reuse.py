@@ -4,6 +4,7 @@ first round is built while the oracle judges the witness."""
 
 import os
 
+import numpy as np
 import pytest
 
 import tvm_numguard as ng
@@ -82,3 +83,16 @@ def test_the_bisection_starts_building_before_the_oracle_judges(monkeypatch):
                        workers=Workers(jobs=1))
     assert report.culprit == "RoundWeightsFP16#0"
     assert order == ["bisection", "oracle"]
+
+
+def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
+    session = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=0))
+    session.prepare()
+    witness = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in mlp.inputs}
+    session.optimized_outputs(witness), session.reference_outputs(witness)  # as the search leaves them
+    runs = []
+    run = session.run
+    monkeypatch.setattr(session, "run", lambda build, inputs: (runs.append(build), run(build, inputs))[1])
+    assert session.is_deterministic(session.optimized, witness)
+    assert session.is_deterministic(session.reference, witness)
+    assert runs == [session.optimized, session.reference]  # one new run each
