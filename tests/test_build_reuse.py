@@ -96,3 +96,10 @@ def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
     assert session.is_deterministic(session.optimized, witness)
     assert session.is_deterministic(session.reference, witness)
     assert runs == [session.optimized, session.reference]  # one new run each
+
+
+def test_only_the_pipeline_as_written_keeps_its_relax_phase(mlp):
+    config = ng.CompileConfig()
+    written = compile_model(mlp.mod, config)
+    skipping = compile_model(mlp.mod, config, frozenset(tir_events(written)[:1]), resume=written.relax_phase)
+    assert written.relax_phase is not None and skipping.relax_phase is None  # one lowered module held, not one per build

@@ -77,7 +77,7 @@ class Build:
     # fingerprints, same TVM, same executable
     fingerprint: Optional[str] = None
     events_recorded: bool = False  # built with record=True: module hashes and snapshots kept
-    relax_phase: Optional[RelaxPhase] = None  # what a TIR-only skip set may start from
+    relax_phase: Optional[RelaxPhase] = None  # the pipeline as written's: what a TIR-only skip set starts from
 
     @property
     def ok(self) -> bool:
@@ -141,7 +141,10 @@ def compile_model(
                 else:
                     with target:
                         lowered = relax_pass(pristine(mod))
-                    if not instruments:  # a user's instrument may have acted on the phase
+                    # kept for the pipeline as written only (what sessions resume from: one
+                    # lowered module held, not one per build); a user's instrument may have
+                    # acted on the phase
+                    if not skip and not instruments:
                         relax_phase = RelaxPhase.of(lowered, gate, recorder)
                 for instrument in ours:
                     instrument.set_phase("tir")
