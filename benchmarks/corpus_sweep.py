@@ -129,7 +129,7 @@ def run_case(case: dict, pipeline: str, budget: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         report_path = os.path.join(tmp, "r.json")
         args = ["bisect", case["model"], "--pipeline", pipeline, "--budget", budget, "--json", report_path,
-                "--save-inputs", os.path.join(tmp, "w.npz"), *extra]
+                "--save-inputs", os.path.join(tmp, "w.npz"), "-q", *extra]  # -q: the progress lines are not the error
         out, err = io.StringIO(), io.StringIO()
         code = None
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
