@@ -26,8 +26,8 @@ from .interrupt import InterruptWatch
 class RelaxPhase:
     """Where a build stood when its Relax pipeline ended: the module it lowered
     to and what its instruments had seen. A build that skips only TIR-phase
-    events runs the same Relax phase, so it starts from here instead (a
-    third of a build's time on a CNN); the instruments resume from copies of
+    events runs the same Relax phase, so it starts from here instead (about
+    half of a build's time on SqueezeNet); the instruments resume from copies of
     the state, so event ids, indices and the gate's trace are what a full
     build gives."""
 
@@ -49,6 +49,12 @@ class RelaxPhase:
     def covers(self, skip: frozenset) -> bool:
         """Whether a build skipping ``skip`` runs this Relax phase unchanged."""
         return not (skip & self.relax_ids)
+
+    def serves(self, skip: frozenset, record: bool = False, instruments: Sequence = ()) -> bool:
+        """Whether ``compile_model`` may start from here: the skip set leaves the
+        phase unchanged, and the build records no Relax snapshots and has no
+        user instruments (both need the phase to run)."""
+        return not record and not instruments and self.covers(frozenset(skip))
 
     def resume(self, gate: PassGate, recorder: PassRecorder, others: Sequence) -> tvm.IRModule:
         """Put the instruments where this phase left them; returns the module to build."""
@@ -111,7 +117,7 @@ def compile_model(
     ``relax.build`` options (``build_options()``) of a compile call it replays.
     The Relax pipeline and the TIR build run as two phases under one
     PassContext, so the recorder knows which level each event belongs to.
-    ``resume`` (a ``RelaxPhase`` that ``covers`` the skip set, of a build of
+    ``resume`` (a ``RelaxPhase`` that ``serves`` this build, of a build of
     the same model and config) stands in for the Relax phase.
     A failure is returned as ``Build.error``, never raised: a configuration
     that does not build is untestable, not a crash. The pipeline runs on a
@@ -128,7 +134,7 @@ def compile_model(
     ours = [gate, recorder] + ([tir_output] if tir_output else [])
     start = time.perf_counter()
     executable, error, lowered, relax_phase = None, None, None, None
-    if resume is not None and (record or instruments or not resume.covers(frozenset(skip))):
+    if resume is not None and not resume.serves(skip, record, instruments):
         raise ValueError("a build resumes from a Relax phase only to skip TIR-phase events, unrecorded, uninstrumented")
     with InterruptWatch() as watch:
         try:
@@ -137,7 +143,7 @@ def compile_model(
             context = getattr(config, "context_options", dict)()
             with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[*ours, *instruments], **context):
                 if resume is not None:
-                    lowered = resume.resume(gate, recorder, ours[2:])
+                    lowered = resume.resume(gate, recorder, [tir_output] if tir_output else [])
                 else:
                     with target:
                         lowered = relax_pass(pristine(mod))

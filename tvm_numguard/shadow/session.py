@@ -112,7 +112,7 @@ class ShadowSession:
     def _compile(self, skip: frozenset, record: bool, instruments, fingerprint: bool) -> Build:
         phase = self.optimized.relax_phase if self.optimized is not None else None
         # a skip set of TIR-phase events only runs the Relax phase the pipeline as written ran
-        resume = phase if phase is not None and not (record or instruments) and phase.covers(skip) else None
+        resume = phase if phase is not None and phase.serves(skip, record, instruments) else None
         build = compile_model(self.model.mod, self.config, skip, record=record, instruments=instruments,
                               fingerprint=fingerprint, resume=resume)
         self._count(build)
