@@ -11,6 +11,15 @@ A Relax pipeline is a comma-separated list of parts run in order:
 When no part is ``default``, the VM lowering (``relax.get_pipeline("default")``,
 the one ``tvm.compile`` uses) is appended so the result is buildable.
 
+One part of the Relax and TIR pipelines together may be in brackets,
+``[module:callable],zero``: the **pass under test**. It runs where it stands,
+between two marker passes that change nothing (``UNDER_TEST_BEGIN`` and
+``UNDER_TEST_END``, never skipped), and the question becomes that pass's own:
+the reference build skips only the events between the markers
+(``instrument.events_under_test``). ``CompileConfig.passes`` can name pass
+objects by a label the text uses (``[<MyPass>]``), for callers that hold a
+Pass rather than a spec; such a configuration does not replay from its text.
+
 A TIR pipeline uses the same syntax with ``default`` meaning TVM's default TIR
 pipeline, ``tvm.tirx.transform`` names as passes; parts before ``default`` see
 TIR with blocks, parts after it see lowered, flattened TIR.
@@ -27,10 +36,13 @@ import inspect
 import os
 import sys
 
+from typing import Optional
+
 import tvm
 from tvm import relax
 
 from .errors import PipelineError, summarize_error
+from .instrument.catalog import UNDER_TEST_BEGIN, UNDER_TEST_END
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,9 +55,16 @@ class CompileConfig:
     opt_level: int = 3
     # pass event ids every build of this configuration skips (``--disable``: to verify a fix)
     disable: tuple = ()
+    # label -> tvm.transform.Pass: objects a bracketed part names instead of a spec
+    passes: tuple = dataclasses.field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "disable", tuple(self.disable))
+        object.__setattr__(self, "passes", tuple(dict(self.passes).items()))
+        under_test = [p for p in _split(self.pipeline, "pipeline") + _split(self.tir_pipeline, "TIR pipeline")
+                      if is_bracketed(p)]
+        if len(under_test) > 1:
+            raise PipelineError(f"only one pass can be under test (in brackets), got {', '.join(under_test)}")
         if isinstance(self.opt_level, bool) or not isinstance(self.opt_level, int) or not 0 <= self.opt_level <= 4:
             raise PipelineError(f"opt level must be an integer from 0 to 4 (TVM's PassContext levels), "
                                 f"got {self.opt_level!r}")
@@ -53,16 +72,26 @@ class CompileConfig:
         object.__setattr__(self, "tir_pipeline", absolute_file_parts(self.tir_pipeline))
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        data.pop("passes")
+        return data
+
+    @property
+    def under_test(self) -> Optional[str]:
+        """The bracketed part's spec (the pass under test), or None."""
+        for part in _split(self.pipeline, "pipeline") + _split(self.tir_pipeline, "TIR pipeline"):
+            if is_bracketed(part):
+                return part[1:-1].strip()
+        return None
 
     def make_target(self) -> tvm.target.Target:
         return make_target(self.target)
 
     def relax_pass(self, target: tvm.target.Target) -> tvm.transform.Pass:
-        return relax_pipeline(self.pipeline, target)
+        return relax_pipeline(self.pipeline, target, dict(self.passes))
 
     def tir_pass(self, target: tvm.target.Target) -> str:
-        return tir_pipeline(self.tir_pipeline, target)
+        return tir_pipeline(self.tir_pipeline, target, dict(self.passes))
 
     def validate(self) -> None:
         """Resolve every part once, so a typo fails before any work is done."""
@@ -90,12 +119,33 @@ def target_device(target: tvm.target.Target):
 
 
 def absolute_file_parts(text: str) -> str:
-    """``text`` with every ``file.py:callable`` part's path made absolute."""
+    """``text`` with every ``file.py:callable`` part's path made absolute (in brackets too)."""
     parts = []
     for part in text.split(","):
-        path, sep, attr = part.strip().rpartition(":")
-        parts.append(f"{os.path.abspath(path)}:{attr}" if sep and path.endswith(".py") else part)
+        bracketed = is_bracketed(part)
+        inner = part.strip()[1:-1].strip() if bracketed else part
+        path, sep, attr = inner.strip().rpartition(":")
+        inner = f"{os.path.abspath(path)}:{attr}" if sep and path.endswith(".py") else inner
+        parts.append(f"[{inner}]" if bracketed else inner)
     return ",".join(parts)
+
+
+def is_bracketed(part: str) -> bool:
+    """A ``[spec]`` part: the pass under test."""
+    part = part.strip()
+    return len(part) > 2 and part.startswith("[") and part.endswith("]")
+
+
+def _marker(name: str) -> tvm.transform.Pass:
+    """A pass that changes nothing, so the events between two of them can be told apart."""
+    return tvm.transform.module_pass(lambda mod, ctx: mod, opt_level=0, name=name)
+
+
+def _under_test(part: str, resolve) -> list:
+    """[begin marker, the pass, end marker] for a bracketed part, else [the part resolved]."""
+    if not is_bracketed(part):
+        return [resolve(part)]
+    return [_marker(UNDER_TEST_BEGIN), resolve(part.strip()[1:-1].strip()), _marker(UNDER_TEST_END)]
 
 
 def _split(text: str, what: str) -> list:
@@ -105,24 +155,28 @@ def _split(text: str, what: str) -> list:
     return parts
 
 
-def relax_pipeline(text: str, target: tvm.target.Target) -> tvm.transform.Pass:
+def relax_pipeline(text: str, target: tvm.target.Target, objects: Optional[dict] = None) -> tvm.transform.Pass:
     parts = _split(text, "pipeline")
-    passes = []
-    for part in parts:
+    objects = objects or {}
+
+    def resolve(part: str) -> tvm.transform.Pass:
+        if part in objects:
+            return objects[part]
         if part == "zero":
-            passes.append(relax.get_pipeline("zero"))
-        elif part == "default":
-            passes.append(relax.get_default_pipeline(target))
-        elif ":" in part:
-            passes.append(_import_pass(part, target))
-        else:
-            passes.append(_named_pass(part, relax.transform, "tvm.relax.transform"))
+            return relax.get_pipeline("zero")
+        if part == "default":
+            return relax.get_default_pipeline(target)
+        if ":" in part:
+            return _import_pass(part, target)
+        return _named_pass(part, relax.transform, "tvm.relax.transform")
+
+    passes = [p for part in parts for p in _under_test(part, resolve)]
     if "default" not in parts:
         passes.append(relax.get_pipeline("default"))
     return tvm.transform.Sequential(passes)
 
 
-def tir_pipeline(text: str, target: tvm.target.Target) -> str:
+def tir_pipeline(text: str, target: tvm.target.Target, objects: Optional[dict] = None) -> str:
     """The name of a registered TIR pipeline that runs ``text``'s parts.
 
     ``tvm.tirx.build`` only takes a pipeline by name, so a pipeline with parts
@@ -134,16 +188,22 @@ def tir_pipeline(text: str, target: tvm.target.Target) -> str:
     parts = _split(text, "TIR pipeline")
     if parts == ["default"]:
         return "default"
+    objects = objects or {}
+
+    def resolve(part: str):
+        return objects[part] if part in objects else _tir_part(part, target)
+
     # resolve every part now, so a typo fails before any build
     for part in parts:
-        _tir_part(part, target)
+        _under_test(part, resolve)
     # the factory closes over the target: one registered name per (target, text), so a
-    # later build for another target never runs a factory made for this one
-    name = f"numguard:{target}:{text}"
+    # later build for another target never runs a factory made for this one; a pass
+    # object's identity is in the name too (two objects may share a label)
+    name = f"numguard:{target}:{text}" + "".join(f":{id(objects[p])}" for p in sorted(objects) if p in text)
 
     def factory():
         default_main, finalize_host, finalize_device = tvm.tirx.get_tir_pipeline("default")
-        passes = [default_main if part == "default" else _tir_part(part, target) for part in parts]
+        passes = [default_main if part == "default" else p for part in parts for p in _under_test(part, resolve)]
         return tvm.transform.Sequential(passes), finalize_host, finalize_device
 
     tvm.tirx.register_tir_pipeline(name, factory)

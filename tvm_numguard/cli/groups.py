@@ -88,7 +88,7 @@ class CompileArgs(OptionGroup):
 class CheckArgs(OptionGroup):
     """The input range, the tolerance and the search: everything a check's verdict depends on."""
 
-    def __init__(self, search_default: str = "evolve", bisect: bool = True):
+    def __init__(self, search_default: str = "evolve", bisect: bool = True, budget_default: str = "200,60s"):
         self.bisect = bisect
         options = [
             click.option("--low", type=float, help="Lower bound for every input."),
@@ -99,7 +99,7 @@ class CheckArgs(OptionGroup):
             click.option("--search", default=search_default, show_default=True, metavar="NAMES",
                          help=f"Search strategies, comma-separated ({', '.join(STRATEGIES)}); each runs with the "
                               "same budget and seed, and the worst input any finds is the witness."),
-            click.option("--budget", default="200,60s", show_default=True,
+            click.option("--budget", default=budget_default, show_default=True,
                          help="Search budget per strategy: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
             click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice."),
             click.option("--no-oracle", "no_oracle", is_flag=True,

@@ -17,6 +17,9 @@ WRAPPERS: passes that only run other passes; they are never bisected.
 
 from __future__ import annotations
 
+from typing import Optional
+
+
 REQUIRED_PASSES = frozenset(
     {
         # --- Relax: lowering to the VM ---------------------------------------
@@ -94,6 +97,12 @@ REQUIRED_PASSES = frozenset(
 # state no real pipeline produces: FuseOps and FuseTIR are blamed as one step.
 DEPENDS_ON = {"FuseOps": "FuseTIR"}
 
+UNDER_TEST_BEGIN = "numguard.UnderTestBegin"
+UNDER_TEST_END = "numguard.UnderTestEnd"
+# The no-op passes pipeline.py puts around a pass under test: never skipped
+# (they change nothing), never optional; they only say where that pass's events are.
+MARKERS = frozenset({UNDER_TEST_BEGIN, UNDER_TEST_END})
+
 _WRAPPER_NAMES = frozenset({"sequential", "_pipeline", "f_zero_pipeline"})
 
 
@@ -103,7 +112,18 @@ def is_wrapper(name: str) -> bool:
 
 
 def is_required(name: str) -> bool:
-    return name in REQUIRED_PASSES
+    return name in REQUIRED_PASSES or name in MARKERS
+
+
+def under_test_span(events) -> Optional[tuple]:
+    """(first, end) positions in ``events`` of the events between the markers
+    around a pass under test (pipeline.py's brackets), or None without them."""
+    names = [e.name for e in events]
+    if UNDER_TEST_BEGIN not in names:
+        return None
+    first = names.index(UNDER_TEST_BEGIN) + 1
+    end = names.index(UNDER_TEST_END, first) if UNDER_TEST_END in names[first:] else len(names)
+    return first, end
 
 
 def close_skip_set(skip, events) -> frozenset:

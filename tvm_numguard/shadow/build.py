@@ -238,7 +238,12 @@ def _flatten(value, out: list) -> None:
 
 
 def optional_events(events: Sequence[PassEvent]) -> list:
-    """The events a bisection may skip: top-level, not wrappers, not required."""
-    from ..instrument import is_required
+    """The events a bisection may skip: top-level, not wrappers, not required;
+    with a pass under test (a bracketed pipeline part), only its own events,
+    so the reference is the same pipeline without that pass."""
+    from ..instrument.catalog import is_required, under_test_span
 
+    span = under_test_span(events)
+    if span is not None:
+        events = events[span[0]:span[1]]
     return [e for e in events if e.ran and not e.wrapper and "/" not in e.id and not is_required(e.name)]

@@ -150,7 +150,8 @@ _TOKENS = itertools.count()
 _WATCHDOG: list = []  # in a worker: its memory watchdog
 
 
-def _start_worker(cap: int) -> None:
+def start_worker(cap: int) -> None:
+    """A pool's initializer: in a forked worker, before its first task."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     # a crashing build's backtrace (TVM prints one on SIGSEGV) is not the user's to read:
     # the parent reports the signal; the build's own errors come back in the Attempt
@@ -163,9 +164,16 @@ def _work(token: int, task) -> Attempt:
     # this worker's copy of the session reports nothing: its parent counts and shows the Attempt
     session.on_build, session.progress = None, (lambda message: None)
     attempt = task.run(session)
-    _WATCHDOG[0].sample()
-    attempt.peak_private_bytes = _WATCHDOG[0].peak
+    attempt.peak_private_bytes = worker_peak_bytes()
     return attempt
+
+
+def worker_peak_bytes() -> int:
+    """In a worker: the most private memory it has held so far (0 elsewhere)."""
+    if not _WATCHDOG:
+        return 0
+    _WATCHDOG[0].sample()
+    return _WATCHDOG[0].peak
 
 
 class BuildService:
@@ -183,7 +191,7 @@ class BuildService:
         _SESSIONS[self.token] = session
         sys.stdout.flush()
         sys.stderr.flush()  # a fork copies unflushed buffers, which the worker would write again
-        self._pool = ProcessPool(max_workers=self.jobs, initializer=_start_worker, initargs=(self.cap,),
+        self._pool = ProcessPool(max_workers=self.jobs, initializer=start_worker, initargs=(self.cap,),
                                  context=multiprocessing.get_context("fork"))
         self._stopper = weakref.finalize(self, _stop, self._pool, self.token)
 

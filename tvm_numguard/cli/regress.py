@@ -1,0 +1,136 @@
+"""``numguard regress``: a pass author's question over a corpus of models."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import click
+
+from ..errors import UsageError
+from ..pipeline import CompileConfig
+from ..report.files import check_writable, write_atomic
+from .commands import Command
+from .groups import CheckArgs, OptionGroup, OutputArgs, WorkerArgs
+
+REGRESS_BUDGET = "100,20s"  # per model: a corpus has many
+EXIT_CODES = """\b
+Exit codes:
+  0  no violation of the pass's own, and every pass fired on --require-fired models
+  1  a violation attributed to a pass under test (whatever else happened)
+  2  bad usage, or numguard failed on some model (its row says how)
+  3  internal error in numguard (please report it)
+  4  a pass fired (changed the model) on fewer than --require-fired models"""
+
+
+class PassArgs(OptionGroup):
+    """The passes under test and the pipeline around them -> one CompileConfig per pass."""
+
+    options = (
+        click.option("--pass", "relax_passes", multiple=True, metavar="SPEC",
+                     help="A Relax pass under test (module:callable, file.py:callable, or a relax.transform "
+                          "name); it runs first, before --pipeline. Repeat to test several, each on its own."),
+        click.option("--tir-pass", "tir_passes", multiple=True, metavar="SPEC",
+                     help="A TIR pass under test; it runs after --tir-pipeline, on lowered TIR (to run it on TIR "
+                          "with blocks, put it in brackets in --tir-pipeline: '[SPEC],default')."),
+        click.option("--pipeline", default="zero", show_default=True,
+                     help="The Relax pipeline around the pass (a part in brackets is the pass under test)."),
+        click.option("--tir-pipeline", default="default", show_default=True,
+                     help="The TIR pipeline around the pass (a part in brackets is the pass under test)."),
+        click.option("--target", default="llvm", show_default=True, help="The TVM target to build for."),
+    )
+
+    def parse(self, values: dict) -> list:
+        relax, tir = values.pop("relax_passes"), values.pop("tir_passes")
+        pipeline, tir_pipeline, target = values.pop("pipeline"), values.pop("tir_pipeline"), values.pop("target")
+        configs = [(CompileConfig(pipeline=f"[{spec}],{pipeline}", tir_pipeline=tir_pipeline, target=target),
+                    ("--pass", spec)) for spec in relax]
+        configs += [(CompileConfig(pipeline=pipeline, tir_pipeline=f"{tir_pipeline},[{spec}]", target=target),
+                     ("--tir-pass", spec)) for spec in tir]
+        if not configs:
+            config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
+            if config.under_test is None:
+                raise UsageError("name the pass under test: --pass SPEC, --tir-pass SPEC, or a part in brackets in "
+                                 "--pipeline/--tir-pipeline")
+            configs = [(config, ("--pipeline", pipeline, "--tir-pipeline", tir_pipeline))]
+        for config, _ in configs:
+            if config.pipeline.count("[") + config.tir_pipeline.count("[") > 1:
+                raise UsageError("--pass/--tir-pass with a bracketed part in the pipeline: one pass under test at a "
+                                 "time")
+            config.validate()
+        if target != "llvm":
+            configs = [(c, words + ("--target", target)) for c, words in configs]
+        return configs
+
+
+@dataclasses.dataclass(frozen=True)
+class RangeChoice:
+    """The options, and whether a model's own range (manifest, test data) wins over them."""
+
+    options: object
+    model_ranges: bool
+
+
+class RegressCheckArgs(CheckArgs):
+    """CheckArgs where the range may be left out: each model's own, else [0, 1]."""
+
+    def __init__(self):
+        super().__init__(bisect=False, budget_default=REGRESS_BUDGET)
+
+    def parse(self, values: dict) -> RangeChoice:
+        given = values["low"] is not None or values["high"] is not None or bool(values["range_specs"])
+        if not given:
+            values["low"], values["high"] = 0.0, 1.0
+        return RangeChoice(super().parse(values), model_ranges=not given)
+
+
+class Regress(Command):
+    name = "regress"
+    help = ("Check passes under test on a corpus of models: for each model, the pipeline with the pass against "
+            "the same pipeline without it, on inputs searched in the model's range. --models takes model files, "
+            "folders of them, built-in corpora (onnx-node, onnx-light, tiny, patches) or CORPUS/MODEL.")
+
+    def groups(self) -> dict:
+        return {"outputs": OutputArgs("json", "html"), "options": RegressCheckArgs(), "config": PassArgs(),
+                "workers": WorkerArgs()}
+
+    extra = (
+        click.option("--models", "model_items", multiple=True, required=True, metavar="PATH|CORPUS",
+                     help="Models to check the pass on (repeat for more)."),
+        click.option("--junit", type=click.Path(), help="Write JUnit XML: a testsuite per pass, a testcase per model."),
+        click.option("--out", "out_dir", default="numguard-regress", show_default=True, type=click.Path(),
+                     help="Where the witnesses of violations are kept (one .npz per pass and model)."),
+        click.option("--require-fired", default=1, show_default=True, type=int, metavar="K",
+                     help="Exit 4 when a pass changed fewer than K models (0: never)."),
+    )
+
+    def register(self, group: click.Group) -> None:
+        super().register(group)
+        group.commands[self.name].epilog = EXIT_CODES
+
+    def run(self, outputs, options, config, workers, model_items, junit=None, out_dir="numguard-regress",
+            require_fired=1) -> int:
+        from ..regress import RowRequest, collect, regress
+        from ..regress.render import render_html, render_junit, render_text
+        from ..regress.run import ROW_TIMEOUT
+
+        if require_fired < 0:
+            raise UsageError(f"--require-fired must be >= 0, got {require_fired}")
+        if junit:
+            check_writable(junit)
+        models = collect(model_items)
+        requests = [RowRequest(c, options.options, os.path.abspath(out_dir), options.model_ranges, words)
+                    for c, words in config]
+        console = self.console(outputs)
+        with console.interruptible():
+            run = regress(requests, models, workers, progress=console.progress, require_fired=require_fired,
+                          row_timeout=workers.build_timeout or ROW_TIMEOUT)
+        if outputs.json:
+            write_atomic(outputs.json, (json.dumps(run.to_json(), indent=2) + "\n").encode())
+        if junit:
+            write_atomic(junit, render_junit(run))
+        if outputs.html:
+            write_atomic(outputs.html, render_html(run).encode())
+        click.echo(render_text(run), nl=False)
+        return run.exit_code

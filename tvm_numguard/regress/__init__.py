@@ -1,0 +1,12 @@
+"""Pass authors' regression tests: one pass (or several) over a corpus of models.
+
+``corpus``: the models and their ranges; ``row``: one pass on one model;
+``run``: all of them, in worker processes; ``render``: the table, JUnit XML.
+"""
+
+from .corpus import BUILTIN, CorpusModel, collect
+from .row import VERDICTS, RegressRow, RowRequest, check_model, fired
+from .run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION, RegressRun, regress
+
+__all__ = ["BUILTIN", "CorpusModel", "collect", "VERDICTS", "RegressRow", "RowRequest", "check_model", "fired",
+           "EXIT_CLEAN", "EXIT_ERROR", "EXIT_NOT_FIRED", "EXIT_VIOLATION", "RegressRun", "regress"]

@@ -1,0 +1,243 @@
+"""A corpus: the models a pass is regression-tested on, each with its input range.
+
+``collect(items)`` takes what ``numguard regress --models`` takes: model files
+(.onnx, .pt2, .py), directories of them, and the names of built-in corpora
+(``BUILTIN``), or one model of a built-in corpus as ``NAME/MODEL``. A model's
+range comes, first found wins, from: a ``numguard-corpus.json`` manifest in its
+directory (``[{"model": "file", "low": .., "high": .., "ranges": {input: [lo, hi]},
+"shapes": {input: [dims]}}]``), the test data shipped beside it (the onnx
+wheel's ``test_data_set_0/input_*.pb``: each input's [min, max] and shape), or
+none (the caller's ``--low/--high``).
+
+Nothing here builds or imports a model: ``CorpusModel.load`` does, when a row
+runs (in a worker), so a model that does not import is one row saying why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Optional, Sequence
+
+from ..errors import UsageError
+
+MODEL_SUFFIXES = (".onnx", ".pt2", ".py")
+MANIFEST_NAME = "numguard-corpus.json"
+ONNX_SUITES = ("pytorch-converted", "pytorch-operator", "simple")
+LIGHT_SEED = 0  # the light models' placeholder weights are replaced by these seeded ones
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusModel:
+    """One model of a corpus. ``source``: a file path, ``light:NAME`` (an onnx
+    wheel ImageNet model, weights randomized) or ``module:callable`` (returns an
+    IRModule); ``ranges``: ((input, low, high), ...) known for this model;
+    ``low``/``high``: one range for every input; ``shapes``: ((input, dims), ...)."""
+
+    name: str
+    source: str
+    low: Optional[float] = None
+    high: Optional[float] = None
+    ranges: tuple = ()
+    shapes: tuple = ()
+
+    @property
+    def has_range(self) -> bool:
+        return bool(self.ranges) or (self.low is not None and self.high is not None)
+
+    def load(self, workdir: str):
+        """The Model (ModelError when it does not import); ``workdir`` holds files made for it."""
+        from ..model import load_model
+
+        shapes = {name: list(dims) for name, dims in self.shapes} or None
+        if self.source.startswith("light:"):
+            from ..testing.models import light_model
+
+            return load_model(light_model(self.source[len("light:"):], seed=LIGHT_SEED, directory=workdir), shapes)
+        if self.source.startswith("tiny:"):
+            from ..testing import models
+
+            kind = self.source[len("tiny:"):]
+            return load_model(getattr(models, f"tiny_{kind}_onnx")(os.path.join(workdir, f"tiny_{kind}.onnx")), shapes)
+        if not os.path.exists(self.source) and ":" in self.source:
+            return load_model(_call_factory(self.source), shapes)
+        return load_model(self.source, shapes)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "source": self.source, "low": self.low, "high": self.high,
+                "ranges": {n: [lo, hi] for n, lo, hi in self.ranges},
+                "shapes": {n: list(d) for n, d in self.shapes}}
+
+
+def _call_factory(spec: str):
+    import importlib
+
+    from ..errors import ModelError
+
+    module_name, _, attr = spec.rpartition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+        return factory()
+    except Exception as err:  # the corpus names it; why it fails is the row's reason
+        raise ModelError(f"{spec}: cannot make the model ({type(err).__name__}: {err})") from None
+
+
+# ---------------------------------------------------------------------------
+# built-in corpora
+
+
+def onnx_data_dir() -> str:
+    import onnx
+
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+def onnx_cases() -> list:
+    """The onnx wheel's small real models (pytorch-converted, pytorch-operator,
+    simple), each with the range and shapes of its shipped test inputs."""
+    base = onnx_data_dir()
+    models = []
+    for suite in ONNX_SUITES:
+        folder = os.path.join(base, suite)
+        for entry in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            path = os.path.join(folder, entry, "model.onnx")
+            if os.path.isfile(path):
+                models.append(from_file(path, name=f"onnx-node/{suite}/{entry}"))
+    return models
+
+
+def light_models() -> list:
+    from ..testing.models import LIGHT_MODELS
+
+    return [CorpusModel(f"onnx-light/{name}", f"light:{name}", 0.0, 1.0) for name in LIGHT_MODELS]
+
+
+def tiny_models() -> list:
+    """The project's own seeded tiny ONNX models (a CNN and an MLP), inputs in [-1, 1]."""
+    return [CorpusModel(f"tiny/{kind}", f"tiny:{kind}", -1.0, 1.0) for kind in ("cnn", "mlp")]
+
+
+def patch_models() -> list:
+    """The models of ``patches/`` (a checkout of this project) at each manifest's range."""
+    try:
+        import patches
+    except ImportError:
+        raise UsageError("the 'patches' corpus needs this project's patches/ folder importable "
+                         "(run from the project root)") from None
+    with open(os.path.join(os.path.dirname(patches.__file__), "manifest.json")) as f:
+        manifest = json.load(f)
+    return [CorpusModel(f"patches/{e['name']}", e["model"], float(e["low"]), float(e["high"])) for e in manifest]
+
+
+BUILTIN = {
+    "onnx-node": onnx_cases,  # ~80 node- and block-size models with test data
+    "onnx-light": light_models,  # 9 ImageNet CNNs (slow: seconds per build)
+    "patches": patch_models,  # the planted bugs' models, at their manifest ranges
+    "tiny": tiny_models,
+}
+
+
+# ---------------------------------------------------------------------------
+# files, directories, manifests
+
+
+def collect(items: Sequence[str]) -> list:
+    """The models ``items`` name, in order, each once (see the module docstring)."""
+    models, seen = [], set()
+    for item in items:
+        for model in _expand(item):
+            if model.name not in seen:
+                seen.add(model.name)
+                models.append(model)
+    if not models:
+        raise UsageError(f"no models in {', '.join(items) or '(nothing given)'}")
+    return models
+
+
+def _expand(item: str) -> list:
+    if item in BUILTIN:
+        return BUILTIN[item]()
+    corpus, _, member = item.partition("/")
+    if corpus in BUILTIN and member and not os.path.exists(item):
+        chosen = [m for m in BUILTIN[corpus]() if m.name == item]
+        if not chosen:
+            raise UsageError(f"no model '{member}' in the built-in corpus '{corpus}'")
+        return chosen
+    if os.path.isdir(item):
+        return _directory(item)
+    if os.path.isfile(item):
+        if not item.endswith(MODEL_SUFFIXES):
+            raise UsageError(f"{item}: not a model file (expected {', '.join(MODEL_SUFFIXES)})")
+        return [from_file(item)]
+    raise UsageError(f"--models {item}: no such file or directory, and not a built-in corpus "
+                     f"({', '.join(BUILTIN)})")
+
+
+def _directory(folder: str) -> list:
+    manifest = _manifest(folder)
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__", "test_data_set")))
+        for name in sorted(files):
+            if name.endswith(MODEL_SUFFIXES) and not name.startswith((".", "_")):
+                path = os.path.join(root, name)
+                found.append(from_file(path, manifest.get(os.path.relpath(path, folder))))
+    return found
+
+
+def _manifest(folder: str) -> dict:
+    path = os.path.join(folder, MANIFEST_NAME)
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path) as f:
+            entries = json.load(f)
+        return {os.path.normpath(e["model"]): e for e in entries}
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise UsageError(f"{path}: not a corpus manifest ({type(err).__name__}: {err})") from None
+
+
+def from_file(path: str, entry: Optional[dict] = None, name: Optional[str] = None) -> CorpusModel:
+    """A model file with its range: the manifest ``entry`` if given, else its shipped test data."""
+    name = name or path
+    if entry is not None:
+        ranges = tuple((n, float(lo), float(hi)) for n, (lo, hi) in sorted((entry.get("ranges") or {}).items()))
+        shapes = tuple((n, tuple(int(d) for d in dims)) for n, dims in sorted((entry.get("shapes") or {}).items()))
+        low, high = entry.get("low"), entry.get("high")
+        return CorpusModel(name, path, None if low is None else float(low), None if high is None else float(high),
+                           ranges, shapes)
+    ranges, shapes = _test_data_ranges(path)
+    return CorpusModel(name, path, ranges=ranges, shapes=shapes)
+
+
+def _test_data_ranges(path: str) -> tuple:
+    """(ranges, shapes) from ``test_data_set_0/input_*.pb`` beside an ONNX model, else ((), ())."""
+    data = os.path.join(os.path.dirname(path), "test_data_set_0")
+    if not path.endswith(".onnx") or not os.path.isdir(data):
+        return (), ()
+    try:
+        import numpy as np
+        import onnx
+        from onnx import numpy_helper
+
+        model = onnx.load(path, load_external_data=False)
+        initializers = {i.name for i in model.graph.initializer}
+        names = [i.name for i in model.graph.input if i.name not in initializers]
+        files = sorted((f for f in os.listdir(data) if f.startswith("input_") and f.endswith(".pb")),
+                       key=lambda f: int(f[len("input_"):-len(".pb")]))
+        ranges, shapes = [], []
+        for name, file in zip(names, files):
+            tensor = onnx.TensorProto()
+            with open(os.path.join(data, file), "rb") as f:
+                tensor.ParseFromString(f.read())
+            value = numpy_helper.to_array(tensor)
+            if value.dtype.kind not in "biuf":
+                return (), ()
+            v = value.astype(np.float64) if value.size else np.zeros(1)
+            ranges.append((name, float(v.min()), float(v.max())))
+            if value.ndim:
+                shapes.append((name, tuple(int(d) for d in value.shape)))
+        return tuple(ranges), tuple(shapes)
+    except Exception:  # unreadable test data: the model is still tested, at the caller's range
+        return (), ()
