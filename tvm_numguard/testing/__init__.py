@@ -1,13 +1,19 @@
 """Helpers for tests and for pass authors: small seeded models and real ones.
 
-Nothing here imports pytest. ``models``: tiny ONNX models and the onnx wheel's
-light models; ``weights``: realistic seeded weights for placeholder ones.
+Nothing here imports pytest (the plugin is the top-level module ``numguard_pytest``).
+``assertions``: ``assert_pass_numerically_safe`` for pass authors;
+``models``: tiny ONNX models and the onnx wheel's light models; ``weights``:
+realistic seeded weights for placeholder ones.
 """
 
+from .assertions import UntestableModel, assert_pass_numerically_safe, check_pass
 from .models import LIGHT_MODELS, light_model, light_model_path, tiny_cnn_onnx, tiny_mlp_onnx
 from .weights import randomize_onnx_weights
 
 __all__ = [
+    "UntestableModel",
+    "assert_pass_numerically_safe",
+    "check_pass",
     "LIGHT_MODELS",
     "light_model",
     "light_model_path",

@@ -1,0 +1,62 @@
+"""The numguard pytest plugin (entry point ``pytest11``: pytest loads it in
+every run where tvm_numguard is installed, so it is a module of its own and
+imports tvm_numguard, hence TVM, only when a test asks for a fixture).
+
+Options::
+
+    --numguard-pass SPEC     a pass under test (repeat); the ``numguard_pass`` fixture
+    --numguard-corpus ITEM   models: files, folders, built-in corpora (default: tiny)
+    --numguard-seed N        the search's seed (default 0)
+    --numguard-budget B      the search budget per model (default 100,20s)
+
+Fixtures:
+
+``numguard_corpus``
+    receives: nothing; the test is parametrized over the corpus models
+    (ids: their names). returns: a ``regress.CorpusModel`` (name, source, range).
+``numguard_pass``
+    the test is parametrized over the ``--numguard-pass`` specs (none given:
+    no test). returns: the spec string.
+``numguard_check``
+    returns: ``assert_pass_numerically_safe`` with the options' seed and
+    budget, witnesses kept under the session's temporary directory.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+DEFAULT_CORPUS = "tiny"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("numguard", "numerical regression tests of TVM passes")
+    group.addoption("--numguard-pass", action="append", default=[], metavar="SPEC",
+                    help="A pass under test (module:callable, file.py:callable, or a relax.transform name).")
+    group.addoption("--numguard-corpus", action="append", default=[], metavar="ITEM",
+                    help=f"Models for numguard_corpus: files, folders, built-in corpora (default: {DEFAULT_CORPUS}).")
+    group.addoption("--numguard-seed", type=int, default=0, help="Seed of numguard's input search.")
+    group.addoption("--numguard-budget", default="100,20s", help="numguard's search budget per model.")
+
+
+def pytest_generate_tests(metafunc):
+    if "numguard_corpus" in metafunc.fixturenames:
+        from tvm_numguard.regress.corpus import collect
+
+        models = collect(metafunc.config.getoption("numguard_corpus") or [DEFAULT_CORPUS])
+        metafunc.parametrize("numguard_corpus", models, ids=[m.name for m in models])
+    if "numguard_pass" in metafunc.fixturenames:
+        specs = metafunc.config.getoption("numguard_pass")
+        metafunc.parametrize("numguard_pass", specs, ids=specs)
+
+
+@pytest.fixture(scope="session")
+def numguard_check(request, tmp_path_factory):
+    from tvm_numguard.testing.assertions import assert_pass_numerically_safe
+
+    config = request.config
+    return functools.partial(assert_pass_numerically_safe, budget=config.getoption("numguard_budget"),
+                             seed=config.getoption("numguard_seed"),
+                             witness_dir=str(tmp_path_factory.mktemp("numguard-witnesses")))

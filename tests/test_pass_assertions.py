@@ -1,0 +1,61 @@
+"""assert_pass_numerically_safe and the pytest plugin: the pass author's routes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tvm_numguard.testing import assert_pass_numerically_safe, check_pass
+
+import patches.exp_range
+import patches.tir_tf32
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytest_plugins = ["pytester"]
+
+
+def test_a_pass_object_that_breaks_a_model_fails_with_culprit_witness_and_replay(tmp_path):
+    with pytest.raises(AssertionError) as caught:
+        assert_pass_numerically_safe(patches.exp_range.make_pass(), patches.exp_range.make_model(), 0.0, 20.0,
+                                     witness_dir=str(tmp_path))
+    message = str(caught.value)
+    assert "FastExpCutoff#0" in message and "violation score" in message and "replay: numguard regress" in message
+    witness = message.split("witness inputs saved to ")[1].split(";")[0]
+    assert os.path.isfile(witness) and witness.startswith(str(tmp_path))
+
+
+def test_a_tir_pass_object_is_tested_at_the_tir_level(tmp_path):
+    row = check_pass(patches.tir_tf32.make_pass(), "tiny/mlp", -1.0, 1.0, witness_dir=str(tmp_path))
+    assert row.verdict == "violation" and row.culprit == ["TF32ReductionProducts#0"]
+
+
+def test_the_same_pass_is_safe_where_its_bug_cannot_show(tmp_path):
+    # exact below 10: the exp_range bug cannot show on [0, 5]
+    row = assert_pass_numerically_safe("patches.exp_range:make_pass", patches.exp_range.make_model(), 0.0, 5.0,
+                                       witness_dir=str(tmp_path))
+    assert row.verdict == "clean" and row.fired
+
+
+def test_a_pass_that_did_not_fire_passes_unless_firing_is_required():
+    row = assert_pass_numerically_safe("FoldConstant", "tiny/mlp", -1.0, 1.0)
+    assert row.fired is False
+    with pytest.raises(AssertionError, match="did not change tiny/mlp"):
+        assert_pass_numerically_safe("FoldConstant", "tiny/mlp", -1.0, 1.0, require_fired=True)
+
+
+TEST_FILE = """
+def test_pass(numguard_check, numguard_corpus, numguard_pass):
+    numguard_check(numguard_pass, numguard_corpus)
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_the_plugin_parametrizes_passes_and_models_and_fails_the_broken_pair(pytester, xdist):
+    pytester.makepyfile(test_my_pass=TEST_FILE)
+    pytester.makeconftest(f"import sys\nsys.path.insert(0, {ROOT!r})\n")  # patches/ importable
+    result = pytester.runpytest_subprocess(
+        "--numguard-pass", "patches.exp_range:make_pass", "--numguard-corpus", "patches/exp_range",
+        "--numguard-corpus", "tiny/mlp", "--numguard-budget", "50", *xdist)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FastExpCutoff#0*"])

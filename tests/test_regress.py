@@ -1,0 +1,149 @@
+"""numguard regress: a pass's own question over a corpus, in worker processes.
+
+The planted bugs of patches/ are passes nobody here wrote for this test (and
+run as their manifest says: Relax passes first, TIR passes where their
+pipeline puts them); the stock passes are TVM's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from xml.etree import ElementTree
+
+import pytest
+
+from tvm_numguard.options import Options
+from tvm_numguard.pipeline import CompileConfig
+from tvm_numguard.regress import RegressRow, RegressRun, RowRequest, collect, regress
+from tvm_numguard.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION
+from tvm_numguard.workers import Workers
+
+from clirun import assert_one_line_error, run_cli
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(os.path.dirname(HERE), "patches", "manifest.json")) as f:
+    MANIFEST = {e["name"]: e for e in json.load(f)}
+
+# each planted bug as a pass under test: (pipeline, TIR pipeline) with the pass in brackets
+PLANTED = {
+    "fold_fp16": ("[patches.fold_fp16:make_pass],zero", "default"),
+    "tir_tf32": ("zero", "default,[patches.tir_tf32:make_pass]"),
+    "tir_recip_fp16": ("zero", "[patches.tir_recip_fp16:make_pass],default"),
+    "exp_range": ("[patches.exp_range:make_pass],zero", "default"),
+    "var_onepass": ("[patches.var_onepass:make_pass],zero", "default"),
+    "pair_recip_scale": ("[patches.pair_recip_scale:make_pass],zero", "default"),  # A and B in one Sequential
+    "inplace_softmax": ("[patches.inplace_softmax:make_pass],zero", "default"),
+}
+
+
+def request(pipeline: str, tir: str = "default", out_dir: str = "/tmp/numguard-regress-test", **options):
+    opts = Options(low=0.0, high=1.0, budget=options.pop("budget", "100"), **options)
+    return RowRequest(CompileConfig(pipeline=pipeline, tir_pipeline=tir), opts, out_dir)
+
+
+def test_every_planted_bug_is_flagged_on_its_model_and_blamed_on_its_own_pass(tmp_path):
+    requests = [request(*PLANTED[name], out_dir=str(tmp_path)) for name in PLANTED]
+    models = {name: collect([f"patches/{name}"])[0] for name in PLANTED}
+    for name, req in zip(PLANTED, requests):
+        run = regress([req], [models[name]], Workers(jobs=2))
+        row = run.rows[0]
+        assert row.verdict == "violation", (name, row)
+        assert row.fired is True
+        # attributed to the pass: the culprit is among the pass's own events, as the manifest says
+        assert row.culprit == [MANIFEST[name]["culprit"]], (name, row.culprit)
+        assert set(row.culprit) <= set(row.events)
+        assert os.path.isfile(row.witness) and row.score > 1.0
+        assert row.baseline_err is not None  # the oracle ran: the pipeline without the pass against float64
+        assert run.exit_code == EXIT_VIOLATION
+
+
+def test_the_reference_is_the_pipeline_without_the_pass_not_without_every_optional_pass():
+    # the pair patch is a Sequential of two passes; every other pass of 'default' runs in both builds
+    run = regress([request("[patches.pair_recip_scale:make_pass],default")], collect(["patches/pair_recip_scale"]),
+                  Workers(jobs=0))
+    row = run.rows[0]
+    assert row.events == ["DivToReciprocalMul#0", "NarrowScaleConstFP16#0"]
+    assert row.verdict == "violation" and row.culprit == ["NarrowScaleConstFP16#0"]
+
+
+def test_stock_passes_raise_no_false_alarm_and_a_pass_that_changes_nothing_proves_nothing(tmp_path):
+    noop = os.path.join(HERE, "regress_passes.py")
+    specs = ["FoldConstant", "CanonicalizeBindings", "EliminateCommonSubexpr", f"{noop}:noop"]
+    requests = [request(f"[{spec}],zero", out_dir=str(tmp_path)) for spec in specs]
+    run = regress(requests, collect(["tiny", "patches"]), Workers(jobs=2))
+    assert not run.violations, [(r.pass_spec, r.model, r.score) for r in run.violations]
+    assert not run.errors, [(r.model, r.reason) for r in run.errors]
+    assert run.fired_count("FoldConstant") >= 1  # it folds the patches' constant subexpressions
+    noop_spec = run.passes[-1]
+    assert run.fired_count(noop_spec) == 0
+    assert all(r.reason == "the pass did not change the model" for r in run.rows_of(noop_spec))
+    # (CanonicalizeBindings and EliminateCommonSubexpr find nothing to do on these small models either)
+    assert noop_spec in run.under_fired and "FoldConstant" not in run.under_fired
+    assert run.exit_code == EXIT_NOT_FIRED
+
+
+def test_a_pass_that_crashes_the_compiler_is_one_untestable_row_and_the_run_goes_on(tmp_path):
+    crash = os.path.join(HERE, "crash_passes.py")
+    requests = [request(f"[{crash}:pack_crash],zero", out_dir=str(tmp_path)),
+                request("[patches.fold_fp16:make_pass],zero", out_dir=str(tmp_path))]
+    run = regress(requests, collect(["patches/fold_fp16"]), Workers(jobs=2))
+    crashed, flagged = run.rows
+    assert crashed.verdict == "untestable" and "SIGSEGV" in crashed.reason
+    assert flagged.verdict == "violation"
+
+
+def test_the_rows_do_not_depend_on_the_number_of_workers(tmp_path):
+    requests = [request("[patches.exp_range:make_pass],zero", out_dir=str(tmp_path)),
+                request("[FoldConstant],zero", out_dir=str(tmp_path))]
+    models = collect(["patches/exp_range", "tiny/mlp", "patches/fold_fp16"])
+
+    def rows(jobs):
+        return [{k: v for k, v in r.to_json().items() if k not in ("seconds", "peak_private_bytes")}
+                for r in regress(requests, models, Workers(jobs=jobs)).rows]
+
+    assert rows(1) == rows(2)
+
+
+def test_exit_code_order_violation_then_error_then_not_fired():
+    def run(*rows, require_fired=1):
+        return RegressRun(["p"], [], list(rows), require_fired)
+
+    fired_clean = RegressRow("p", "m", "clean", fired=True)
+    assert run(fired_clean).exit_code == EXIT_CLEAN
+    assert run(RegressRow("p", "m", "clean", fired=False)).exit_code == EXIT_NOT_FIRED
+    assert run(RegressRow("p", "m", "clean", fired=False), require_fired=0).exit_code == EXIT_CLEAN
+    assert run(fired_clean, RegressRow("p", "n", "error")).exit_code == EXIT_ERROR
+    assert run(RegressRow("p", "n", "error"), RegressRow("p", "m", "violation", fired=True)).exit_code == \
+        EXIT_VIOLATION
+    assert run(fired_clean, RegressRow("p", "n", "untestable")).exit_code == EXIT_CLEAN
+
+
+def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    junit = tmp_path / "j.xml"
+    page = tmp_path / "r.html"
+    code, stdout, err = run_cli(capsys, "regress", "--pass", "patches.exp_range:make_pass", "--models",
+                                "patches/exp_range", "--models", "tiny/mlp", "--json", str(out), "--junit", str(junit),
+                                "--html", str(page), "--out", str(tmp_path / "w"), "--jobs", "2", "-q")
+    assert code == 1, err
+    assert "patches/exp_range" in stdout and "violation" in stdout and "fired on 2 of 2" in stdout  # tiny/mlp ends in an Exp
+    data = json.loads(out.read_text())
+    assert data["exit_code"] == 1 and data["summary"]["patches.exp_range:make_pass"]["violation"] == 1
+    (row,) = [r for r in data["rows"] if r["verdict"] == "violation"]
+    assert row["model"] == "patches/exp_range" and row["culprit"] == ["FastExpCutoff#0"]
+    assert row["replay"].startswith("numguard regress --pass patches.exp_range:make_pass --models patches/exp_range")
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    assert "FastExpCutoff#0" in page.read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["regress", "--models", "tiny"], "name the pass under test"),
+    (["regress", "--pass", "FoldConstant", "--models", "no/such/thing"], "no such file or directory"),
+    (["regress", "--pass", "NoSuchPass", "--models", "tiny"], "unknown pipeline part"),
+    (["regress", "--pass", "FoldConstant", "--models", "tiny/nope"], "no model 'nope'"),
+])
+def test_cli_regress_usage_errors_are_one_line_and_exit_2(argv, message, capsys):
+    code, _, err = run_cli(capsys, *argv)
+    assert_one_line_error(code, err, message)

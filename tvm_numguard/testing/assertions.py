@@ -1,0 +1,136 @@
+"""``assert_pass_numerically_safe``: a pass author's one-line numerical test.
+
+It asks what ``numguard regress`` asks for one model: does the pipeline with
+the pass compute something else than the same pipeline without it, on inputs
+searched in the range? It runs in the test's own process (pytest-xdist
+spreads the models over processes), and raises AssertionError naming the
+culprit event, the error, the witness file and the command that replays it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from typing import Optional, Union
+
+
+DEFAULT_BUDGET = "100,20s"
+
+
+class UntestableModel(Exception):
+    """The model cannot be checked (does not import or build, or its reference
+    is never finite in the range): no verdict on the pass either way."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _GivenModel:
+    """A model given as an object (IRModule or Model) rather than a file, for ``check_model``."""
+
+    name: str
+    value: object
+    low: Optional[float] = None
+    high: Optional[float] = None
+    ranges: tuple = ()
+    has_range: bool = False
+    source: str = "<IRModule>"
+
+    def load(self, workdir: str):
+        from ..model import Model, load_model
+
+        return self.value if isinstance(self.value, Model) else load_model(self.value)
+
+
+def _subject(pass_, level: Optional[str]) -> tuple:
+    """(label in the pipeline text, {label: Pass} for an object, its level)."""
+    import tvm
+
+    if isinstance(pass_, str):
+        return pass_, {}, level or "relax"
+    if not isinstance(pass_, tvm.transform.Pass):
+        raise TypeError(f"pass_ must be a tvm.transform.Pass or a spec string, got {type(pass_).__name__}")
+    if level is None:
+        level = "tir" if isinstance(pass_, tvm.tirx.transform.PrimFuncPass) else "relax"
+    label = f"<{pass_.info.name}>"
+    return label, {label: pass_}, level
+
+
+def _as_model(model):
+    from ..regress.corpus import CorpusModel
+
+    if isinstance(model, CorpusModel):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        from ..regress.corpus import collect
+
+        found = collect([os.fspath(model)])
+        if len(found) != 1:
+            raise ValueError(f"{model} names {len(found)} models; give one (or loop over them)")
+        return found[0]
+    return _GivenModel(getattr(model, "source", "<IRModule>"), model)
+
+
+def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, *, ranges=None,
+               rtol: Optional[float] = None, atol: Optional[float] = None, level: Optional[str] = None,
+               pipeline: str = "zero", tir_pipeline: str = "default", budget: str = DEFAULT_BUDGET,
+               seed: int = 0, witness_dir: Optional[str] = None):
+    """The RegressRow of ``pass_`` on ``model`` (see assert_pass_numerically_safe), nothing raised for a verdict."""
+    from ..options import Options
+    from ..pipeline import CompileConfig
+    from ..regress.row import RowRequest, check_model
+
+    label, objects, level = _subject(pass_, level)
+    if level == "tir":
+        config = CompileConfig(pipeline=pipeline, tir_pipeline=f"{tir_pipeline},[{label}]", passes=objects)
+        words = ("--tir-pass", label)
+    else:
+        config = CompileConfig(pipeline=f"[{label}],{pipeline}", tir_pipeline=tir_pipeline, passes=objects)
+        words = ("--pass", label)
+    given = low is not None or high is not None or bool(ranges)
+    options = Options(low=low if given else 0.0, high=high if given else 1.0, ranges=dict(ranges or {}),
+                      rtol=rtol, atol=atol, budget=budget, seed=seed)
+    entry = _as_model(model)
+    out = witness_dir or os.path.join(tempfile.gettempdir(), "numguard-witnesses")
+    with tempfile.TemporaryDirectory(prefix="numguard_check_") as workdir:
+        return check_model(RowRequest(config, options, os.path.abspath(out), not given, words), entry, workdir)
+
+
+def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional[float] = None,
+                                 high: Optional[float] = None, *, require_fired: bool = False,
+                                 **kwargs):
+    """Raise AssertionError if ``pass_`` changes what ``model`` computes.
+
+    ``pass_``: a ``tvm.transform.Pass`` (a ``PrimFuncPass`` is a TIR pass) or
+    a spec (``module:callable``, ``file.py:callable``, a relax.transform name;
+    ``level="tir"`` for a TIR spec). ``model``: a file path, a built-in corpus
+    member (``tiny/mlp``), a ``CorpusModel``, an IRModule or a Model.
+    ``low``/``high`` (or ``ranges={input: (lo, hi)}``): the input range; left
+    out, the model's own (corpus manifest, test data), else [0, 1]. ``rtol``,
+    ``atol``, ``budget``, ``seed``, ``pipeline``/``tir_pipeline`` (around the
+    pass: ``zero``/``default``), ``witness_dir`` go to the check.
+    A pass that did not change the model passes unless ``require_fired``.
+    A model that cannot be checked raises UntestableModel (pytest.skip under pytest).
+    Returns the RegressRow.
+    """
+    row = check_pass(pass_, model, low, high, **kwargs)
+    if row.verdict == "violation":
+        raise AssertionError(
+            f"{row.pass_spec} changes what {row.model} computes: violation score {row.score:.3g} "
+            f"(> 1 fails; max error {row.max_ulp:.0f} ulp) made by pass event {', '.join(row.culprit) or '?'}; "
+            f"witness inputs saved to {row.witness}; replay: {row.replay}")
+    if row.verdict == "error":
+        raise AssertionError(f"numguard could not check {row.pass_spec} on {row.model}: {row.reason}")
+    if row.verdict in ("untestable", "broken"):
+        _untestable(f"{row.model} cannot be checked ({row.verdict}): {row.reason}")
+    if require_fired and not row.fired:
+        raise AssertionError(f"{row.pass_spec} did not change {row.model} (require_fired=True): the test proves "
+                             "nothing about its numerics")
+    return row
+
+
+def _untestable(message: str) -> None:
+    try:
+        import pytest
+    except ImportError:
+        raise UntestableModel(message) from None
+    pytest.skip(message)
