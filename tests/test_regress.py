@@ -147,3 +147,13 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
 def test_cli_regress_usage_errors_are_one_line_and_exit_2(argv, message, capsys):
     code, _, err = run_cli(capsys, *argv)
     assert_one_line_error(code, err, message)
+
+
+def test_a_build_failure_says_whether_the_pass_caused_it(tmp_path):
+    # onnx wheel models: TVM 0.27 cannot legalize a multi-parameter PReLU with any pipeline, and its own
+    # FastMathTransform breaks the build of an Expand whose shape is computed (ExternFunc has no 'name')
+    models = collect(["onnx-node/pytorch-converted/test_PReLU_1d_multiparam", "onnx-node/simple/test_expand_shape_model3"])
+    run = regress([request("[FastMathTransform],zero", out_dir=str(tmp_path))], models, Workers(jobs=0))
+    prelu, expand = run.rows
+    assert prelu.verdict == "untestable" and prelu.reason.startswith("does not build, with or without the pass")
+    assert expand.verdict == "untestable" and expand.reason.startswith("does not build with the pass (it does without)")

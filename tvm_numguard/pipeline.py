@@ -84,6 +84,12 @@ class CompileConfig:
                 return part[1:-1].strip()
         return None
 
+    def without_under_test(self) -> "CompileConfig":
+        """The same configuration with the bracketed part (the pass under test) left out."""
+        def drop(text: str) -> str:
+            return ",".join(p for p in _split(text, "pipeline") if not is_bracketed(p)) or "default"
+        return dataclasses.replace(self, pipeline=drop(self.pipeline), tir_pipeline=drop(self.tir_pipeline))
+
     def make_target(self) -> tvm.target.Target:
         return make_target(self.target)
 

@@ -117,7 +117,7 @@ def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: s
         try:
             session.prepare_optimized(record=True)
         except BuildError as err:
-            row.verdict, row.reason = "untestable", f"does not build with the pass: {err}"
+            row.verdict, row.reason = "untestable", _build_failure(model, request.config, err)
             return
         row.events = [e.id for e in session.optional]
         row.fired = fired(session.events)
@@ -135,6 +135,16 @@ def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: s
             row.verdict, row.reason = _not_finite(session, err)
             return
         _fill(row, finding, request.out_dir)
+
+
+def _build_failure(model, config: CompileConfig, err: BuildError) -> str:
+    """Why the build with the pass failed: the pass's doing, or TVM's on this model either way."""
+    with ShadowSession(model, config.without_under_test(), workers=Workers(jobs=0)) as plain:
+        try:
+            plain.prepare_optimized(record=False)
+        except BuildError:
+            return f"does not build, with or without the pass: {err}"
+    return f"does not build with the pass (it does without): {err}"
 
 
 def fired(events) -> bool:
