@@ -16,7 +16,7 @@ One part of the Relax and TIR pipelines together may be in brackets,
 between two marker passes that change nothing (``UNDER_TEST_BEGIN`` and
 ``UNDER_TEST_END``, never skipped), and the question becomes that pass's own:
 the reference build skips only the events between the markers
-(``instrument.events_under_test``). ``CompileConfig.passes`` can name pass
+(``instrument.catalog.under_test_span``, read by ``shadow.build.optional_events``). ``CompileConfig.passes`` can name pass
 objects by a label the text uses (``[<MyPass>]``), for callers that hold a
 Pass rather than a spec; such a configuration does not replay from its text.
 
@@ -86,9 +86,11 @@ class CompileConfig:
 
     def without_under_test(self) -> "CompileConfig":
         """The same configuration with the bracketed part (the pass under test) left out."""
-        def drop(text: str) -> str:
-            return ",".join(p for p in _split(text, "pipeline") if not is_bracketed(p)) or "default"
-        return dataclasses.replace(self, pipeline=drop(self.pipeline), tir_pipeline=drop(self.tir_pipeline))
+        def drop(text: str, alone: str) -> str:
+            # a pipeline that was the pass alone becomes the least that builds
+            return ",".join(p for p in _split(text, "pipeline") if not is_bracketed(p)) or alone
+        return dataclasses.replace(self, pipeline=drop(self.pipeline, "zero"),
+                                   tir_pipeline=drop(self.tir_pipeline, "default"))
 
     def make_target(self) -> tvm.target.Target:
         return make_target(self.target)
