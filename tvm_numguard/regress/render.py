@@ -96,7 +96,9 @@ def render_html(run: RegressRun) -> str:
         for row in run.rows_of(spec):
             why = ", ".join(row.culprit) if row.verdict == "violation" else (row.reason or "")
             cells = row_cells(row) + [why]
-            parts.append(f"<tr style='background:{colors.get(row.verdict, '#fff')}'>"
+            # a row where the pass changed nothing proved nothing: grey, not the green of a real pass
+            color = "#f4f4f4" if row.fired is False else colors.get(row.verdict, "#fff")
+            parts.append(f"<tr style='background:{color}'>"
                          + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
         parts.append("</table>")
         for row in run.rows_of(spec):
