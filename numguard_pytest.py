@@ -7,7 +7,7 @@ Options::
     --numguard-pass SPEC     a pass under test (repeat); the ``numguard_pass`` fixture
     --numguard-corpus ITEM   models: files, folders, built-in corpora (default: tiny)
     --numguard-seed N        the search's seed (default 0)
-    --numguard-budget B      the search budget per model (default 100,20s)
+    --numguard-budget B      the search budget per model (default: regress's)
 
 Fixtures:
 
@@ -38,7 +38,7 @@ def pytest_addoption(parser):
     group.addoption("--numguard-corpus", action="append", default=[], metavar="ITEM",
                     help=f"Models for numguard_corpus: files, folders, built-in corpora (default: {DEFAULT_CORPUS}).")
     group.addoption("--numguard-seed", type=int, default=0, help="Seed of numguard's input search.")
-    group.addoption("--numguard-budget", default="100,20s", help="numguard's search budget per model.")
+    group.addoption("--numguard-budget", default=None, help="numguard's search budget per model (default: regress's).")
 
 
 def pytest_generate_tests(metafunc):

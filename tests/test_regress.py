@@ -143,6 +143,8 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
     (["regress", "--pass", "FoldConstant", "--models", "no/such/thing"], "no such file or directory"),
     (["regress", "--pass", "NoSuchPass", "--models", "tiny"], "unknown pipeline part"),
     (["regress", "--pass", "FoldConstant", "--models", "tiny/nope"], "no model 'nope'"),
+    (["regress", "--pass", "FoldConstant", "--pipeline", "[DeadCodeElimination],zero", "--models", "tiny"],
+     "only one pass can be under test"),
 ])
 def test_cli_regress_usage_errors_are_one_line_and_exit_2(argv, message, capsys):
     code, _, err = run_cli(capsys, *argv)

@@ -14,7 +14,6 @@ from ..report.files import check_writable, write_atomic
 from .commands import Command
 from .groups import CheckArgs, OptionGroup, OutputArgs, WorkerArgs
 
-REGRESS_BUDGET = "100,20s"  # per model: a corpus has many
 EXIT_CODES = """\b
 Exit codes:
   0  no violation of the pass's own, and every pass fired on --require-fired models
@@ -44,10 +43,11 @@ class PassArgs(OptionGroup):
     def parse(self, values: dict) -> list:
         relax, tir = values.pop("relax_passes"), values.pop("tir_passes")
         pipeline, tir_pipeline, target = values.pop("pipeline"), values.pop("tir_pipeline"), values.pop("target")
-        configs = [(CompileConfig(pipeline=f"[{spec}],{pipeline}", tir_pipeline=tir_pipeline, target=target),
-                    ("--pass", spec)) for spec in relax]
-        configs += [(CompileConfig(pipeline=pipeline, tir_pipeline=f"{tir_pipeline},[{spec}]", target=target),
-                     ("--tir-pass", spec)) for spec in tir]
+        from ..regress.row import pass_config
+
+        # a bracketed part in the pipeline as well is refused by CompileConfig: one pass under test at a time
+        configs = [pass_config(spec, "relax", pipeline, tir_pipeline, target) for spec in relax]
+        configs += [pass_config(spec, "tir", pipeline, tir_pipeline, target) for spec in tir]
         if not configs:
             config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
             if config.under_test is None:
@@ -55,9 +55,6 @@ class PassArgs(OptionGroup):
                                  "--pipeline/--tir-pipeline")
             configs = [(config, ("--pipeline", pipeline, "--tir-pipeline", tir_pipeline))]
         for config, _ in configs:
-            if config.pipeline.count("[") + config.tir_pipeline.count("[") > 1:
-                raise UsageError("--pass/--tir-pass with a bracketed part in the pipeline: one pass under test at a "
-                                 "time")
             config.validate()
         if target != "llvm":
             configs = [(c, words + ("--target", target)) for c, words in configs]
@@ -76,6 +73,8 @@ class RegressCheckArgs(CheckArgs):
     """CheckArgs where the range may be left out: each model's own, else [0, 1]."""
 
     def __init__(self):
+        from ..regress.row import REGRESS_BUDGET
+
         super().__init__(bisect=False, budget_default=REGRESS_BUDGET)
 
     def parse(self, values: dict) -> RangeChoice:

@@ -34,6 +34,7 @@ from .corpus import CorpusModel
 # broken: the pipeline without the pass already gives NaN/Inf where float64
 # does not; error: numguard itself failed on this model (a bug to report).
 VERDICTS = ("clean", "benign", "violation", "untestable", "broken", "error")
+REGRESS_BUDGET = "100,20s"  # the search budget per (pass, model): a corpus has many
 
 
 @dataclasses.dataclass
@@ -88,6 +89,19 @@ class RowRequest:
     out_dir: str
     model_ranges: bool = True
     pass_words: tuple = ()
+
+
+def pass_config(spec: str, level: str, pipeline: str, tir_pipeline: str, target: str = "llvm",
+                passes=()) -> tuple:
+    """(the CompileConfig with ``spec`` as the pass under test, the regress
+    words that name it): a Relax pass runs first, before ``pipeline``; a TIR
+    pass after ``tir_pipeline``, on lowered TIR. ``passes``: label -> Pass
+    object, when ``spec`` is such a label."""
+    if level == "tir":
+        return (CompileConfig(pipeline=pipeline, tir_pipeline=f"{tir_pipeline},[{spec}]", target=target,
+                              passes=passes), ("--tir-pass", spec))
+    return (CompileConfig(pipeline=f"[{spec}],{pipeline}", tir_pipeline=tir_pipeline, target=target, passes=passes),
+            ("--pass", spec))
 
 
 def check_model(request: RowRequest, entry: CorpusModel, workdir: str) -> RegressRow:

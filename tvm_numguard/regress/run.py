@@ -14,22 +14,20 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import itertools
-import multiprocessing
 import shutil
-import sys
 import tempfile
 from typing import Callable, Optional, Sequence
 
 from ..progress import Progress, silent
 from ..workers import Workers, WORKERS
-from ..workers.service import died, start_worker, worker_peak_bytes
+from ..workers.service import await_worker, fork_pool, worker_peak_bytes, worker_share
 from .corpus import CorpusModel
-from .row import RegressRow, RowRequest, check_model
+from .row import VERDICTS, RegressRow, RowRequest, check_model
 
 # exit codes of ``numguard regress`` (documented in the README and docs/regress.md)
 # (3 is every command's internal error)
 EXIT_CLEAN, EXIT_VIOLATION, EXIT_ERROR, EXIT_NOT_FIRED = 0, 1, 2, 4
-ROW_TIMEOUT = 900.0  # seconds one (pass, model) row may take before it is untestable (--row-timeout)
+ROW_TIMEOUT = 900.0  # seconds one (pass, model) row may take before it is untestable (--build-timeout)
 
 
 @dataclasses.dataclass
@@ -74,8 +72,7 @@ class RegressRun:
         return EXIT_CLEAN
 
     def summary(self) -> dict:
-        counts = {p: {v: 0 for v in ("clean", "benign", "violation", "untestable", "broken", "error")}
-                  for p in self.passes}
+        counts = {p: {v: 0 for v in VERDICTS} for p in self.passes}
         for row in self.rows:
             counts[row.pass_spec][row.verdict] += 1
         return {p: {"models": len(self.rows_of(p)), "fired": self.fired_count(p), **counts[p]} for p in self.passes}
@@ -98,12 +95,11 @@ def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], worke
     progress(f"checking {len(requests)} pass(es) on {len(models)} model(s): {len(tasks)} rows"
              + (f", {workers.count} worker(s)" if workers.mode == WORKERS else ", in this process"))
     workdir = tempfile.mkdtemp(prefix="numguard_regress_")
+    report = _reporter(progress, on_row, len(tasks))
     try:
         if workers.mode == WORKERS:
-            rows = _in_workers(requests, models, tasks, workers, workdir, row_timeout, _reporter(progress, on_row,
-                                                                                               len(tasks)))
+            rows = _in_workers(requests, models, tasks, workers, workdir, row_timeout, report)
         else:
-            report = _reporter(progress, on_row, len(tasks))
             rows = []
             for i, j in tasks:
                 rows.append(check_model(requests[i], models[j], workdir))
@@ -140,15 +136,10 @@ def _work(token: int, i: int, j: int) -> RegressRow:
 
 
 def _in_workers(requests, models, tasks, workers: Workers, workdir: str, row_timeout: float, report) -> list:
-    from pebble import ProcessExpired, ProcessPool
-
     token = next(_TOKENS)
     _RUNS[token] = (list(requests), list(models), workdir)
-    cap = max(64 << 20, workers.memory_cap // workers.count)
-    sys.stdout.flush()
-    sys.stderr.flush()  # a fork copies unflushed buffers, which the worker would write again
-    pool = ProcessPool(max_workers=workers.count, initializer=start_worker, initargs=(cap,),
-                       context=multiprocessing.get_context("fork"))
+    cap = worker_share(workers)
+    pool = fork_pool(workers.count, cap)
     try:
         futures = {pool.schedule(_work, args=(token, i, j), timeout=row_timeout): k
                    for k, (i, j) in enumerate(tasks)}
@@ -157,12 +148,9 @@ def _in_workers(requests, models, tasks, workers: Workers, workdir: str, row_tim
             k = futures[future]
             i, j = tasks[k]
             try:
-                rows[k] = future.result()
-            except concurrent.futures.TimeoutError:
-                rows[k] = _lost(requests[i], models[j], f"timed out: still working after {row_timeout:.0f} s "
-                                "(--row-timeout); the worker was stopped")
-            except ProcessExpired as err:
-                rows[k] = _lost(requests[i], models[j], died(err.exitcode, cap))
+                rows[k], why = await_worker(future, row_timeout, cap)
+                if why is not None:
+                    rows[k] = _lost(requests[i], models[j], why)
             except Exception as err:  # noqa: BLE001 - the answer did not come back: a tool error, the run goes on
                 rows[k] = _lost(requests[i], models[j], f"numguard failed: {type(err).__name__}: {err}", "error")
             report(rows[k])

@@ -15,8 +15,6 @@ import tempfile
 from typing import Optional, Union
 
 
-DEFAULT_BUDGET = "100,20s"
-
 
 class UntestableModel(Exception):
     """The model cannot be checked (does not import or build, or its reference
@@ -72,23 +70,17 @@ def _as_model(model):
 
 def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, *, ranges=None,
                rtol: Optional[float] = None, atol: Optional[float] = None, level: Optional[str] = None,
-               pipeline: str = "zero", tir_pipeline: str = "default", budget: str = DEFAULT_BUDGET,
+               pipeline: str = "zero", tir_pipeline: str = "default", budget: Optional[str] = None,
                seed: int = 0, witness_dir: Optional[str] = None):
     """The RegressRow of ``pass_`` on ``model`` (see assert_pass_numerically_safe), nothing raised for a verdict."""
     from ..options import Options
-    from ..pipeline import CompileConfig
-    from ..regress.row import RowRequest, check_model
+    from ..regress.row import REGRESS_BUDGET, RowRequest, check_model, pass_config
 
     label, objects, level = _subject(pass_, level)
-    if level == "tir":
-        config = CompileConfig(pipeline=pipeline, tir_pipeline=f"{tir_pipeline},[{label}]", passes=objects)
-        words = ("--tir-pass", label)
-    else:
-        config = CompileConfig(pipeline=f"[{label}],{pipeline}", tir_pipeline=tir_pipeline, passes=objects)
-        words = ("--pass", label)
+    config, words = pass_config(label, level, pipeline, tir_pipeline, passes=objects)
     given = low is not None or high is not None or bool(ranges)
     options = Options(low=low if given else 0.0, high=high if given else 1.0, ranges=dict(ranges or {}),
-                      rtol=rtol, atol=atol, budget=budget, seed=seed)
+                      rtol=rtol, atol=atol, budget=budget or REGRESS_BUDGET, seed=seed)
     entry = _as_model(model)
     out = witness_dir or os.path.join(tempfile.gettempdir(), "numguard-witnesses")
     with tempfile.TemporaryDirectory(prefix="numguard_check_") as workdir:

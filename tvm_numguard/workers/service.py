@@ -111,21 +111,23 @@ class Pending:
         return self._attempt
 
     def _await(self) -> Attempt:
-        try:
-            return self._future.result()
-        except concurrent.futures.TimeoutError:
-            return Attempt(untestable=f"timed out: still working after {self.timeout:.0f} s (--build-timeout); "
-                           "the worker was stopped")
-        except concurrent.futures.CancelledError:
-            return Attempt(untestable="cancelled")
-        except _expired() as err:
-            return Attempt(untestable=died(err.exitcode, self.cap))
+        attempt, why = await_worker(self._future, self.timeout, self.cap)
+        return attempt if why is None else Attempt(untestable=why)
 
 
-def _expired():
+def await_worker(future, timeout: float, cap: int) -> tuple:
+    """(the task's answer, None), or (None, why its worker gave none: timed
+    out, cancelled, or ``died``)."""
     from pebble import ProcessExpired
 
-    return ProcessExpired
+    try:
+        return future.result(), None
+    except concurrent.futures.TimeoutError:
+        return None, f"timed out: still working after {timeout:.0f} s (--build-timeout); the worker was stopped"
+    except concurrent.futures.CancelledError:
+        return None, "cancelled"
+    except ProcessExpired as err:
+        return None, died(err.exitcode, cap)
 
 
 def died(exitcode: Optional[int], cap: int) -> str:
@@ -176,23 +178,33 @@ def worker_peak_bytes() -> int:
     return _WATCHDOG[0].peak
 
 
+def worker_share(workers: Workers) -> int:
+    """One worker's share of the memory cap: the workers' private memory
+    together stays under what the cap leaves this (the parent) process."""
+    return max(64 * memory.MIB, (workers.memory_cap - memory.resident_bytes()) // workers.count)
+
+
+def fork_pool(jobs: int, cap: int):
+    """A pebble ProcessPool of ``jobs`` workers forked from this process, each
+    started by ``start_worker`` (memory watchdog at ``cap``)."""
+    from pebble import ProcessPool
+
+    sys.stdout.flush()
+    sys.stderr.flush()  # a fork copies unflushed buffers, which the worker would write again
+    return ProcessPool(max_workers=jobs, initializer=start_worker, initargs=(cap,),
+                       context=multiprocessing.get_context("fork"))
+
+
 class BuildService:
     """A pool of ``workers.count`` forked workers for one session."""
 
     def __init__(self, session, workers: Workers, timeout: float, generation: int = 0):
-        from pebble import ProcessPool
-
         self.workers, self.timeout, self.generation = workers, timeout, generation
         self.jobs = workers.count
-        parent = memory.resident_bytes()
-        # the workers' private memory together stays under what the cap leaves the parent
-        self.cap = max(64 * memory.MIB, (workers.memory_cap - parent) // self.jobs)
+        self.cap = worker_share(workers)
         self.token = next(_TOKENS)
         _SESSIONS[self.token] = session
-        sys.stdout.flush()
-        sys.stderr.flush()  # a fork copies unflushed buffers, which the worker would write again
-        self._pool = ProcessPool(max_workers=self.jobs, initializer=start_worker, initargs=(self.cap,),
-                                 context=multiprocessing.get_context("fork"))
+        self._pool = fork_pool(self.jobs, self.cap)
         self._stopper = weakref.finalize(self, _stop, self._pool, self.token)
 
     def submit(self, task) -> Pending:
