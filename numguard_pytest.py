@@ -4,9 +4,14 @@ imports tvm_numguard, hence TVM, only when a test asks for a fixture).
 
 Options::
 
-    --numguard-pass SPEC     a pass under test (repeat); the ``numguard_pass`` fixture
+    --numguard-pass SPEC     a pass under test (repeat); the ``numguard_random_model``
+    receives: nothing; the test is parametrized over ``--numguard-random``
+    generated models of stream ``--numguard-seed`` (ids: ``random/SEED-INDEX``).
+    returns: a ``regress.CorpusModel`` at the ranges the model is valid in.
+``numguard_pass`` fixture
     --numguard-corpus ITEM   models: files, folders, built-in corpora (default: tiny)
-    --numguard-seed N        the search's seed (default 0)
+    --numguard-random N      generated models for numguard_random_model (default 10)
+    --numguard-seed N        the search's seed and the generated models' stream (default 0)
     --numguard-budget B      the search budget per model (default: regress's)
 
 Fixtures:
@@ -14,6 +19,10 @@ Fixtures:
 ``numguard_corpus``
     receives: nothing; the test is parametrized over the corpus models
     (ids: their names). returns: a ``regress.CorpusModel`` (name, source, range).
+``numguard_random_model``
+    receives: nothing; the test is parametrized over ``--numguard-random``
+    generated models of stream ``--numguard-seed`` (ids: ``random/SEED-INDEX``).
+    returns: a ``regress.CorpusModel`` at the ranges the model is valid in.
 ``numguard_pass``
     the test is parametrized over the ``--numguard-pass`` specs (none given:
     no test). returns: the spec string.
@@ -29,6 +38,7 @@ import functools
 import pytest
 
 DEFAULT_CORPUS = "tiny"
+DEFAULT_RANDOM = 10
 
 
 def pytest_addoption(parser):
@@ -37,7 +47,10 @@ def pytest_addoption(parser):
                     help="A pass under test (module:callable, file.py:callable, or a relax.transform name).")
     group.addoption("--numguard-corpus", action="append", default=[], metavar="ITEM",
                     help=f"Models for numguard_corpus: files, folders, built-in corpora (default: {DEFAULT_CORPUS}).")
-    group.addoption("--numguard-seed", type=int, default=0, help="Seed of numguard's input search.")
+    group.addoption("--numguard-random", type=int, default=DEFAULT_RANDOM, metavar="N",
+                    help=f"Generated models for numguard_random_model (default: {DEFAULT_RANDOM}).")
+    group.addoption("--numguard-seed", type=int, default=0,
+                    help="Seed of numguard's input search and of the generated models.")
     group.addoption("--numguard-budget", default=None, help="numguard's search budget per model (default: regress's).")
 
 
@@ -47,6 +60,12 @@ def pytest_generate_tests(metafunc):
 
         models = collect(metafunc.config.getoption("numguard_corpus") or [DEFAULT_CORPUS])
         metafunc.parametrize("numguard_corpus", models, ids=[m.name for m in models])
+    if "numguard_random_model" in metafunc.fixturenames:
+        from tvm_numguard.regress.corpus import random_models
+
+        config = metafunc.config
+        models = random_models(config.getoption("numguard_random"), config.getoption("numguard_seed"))
+        metafunc.parametrize("numguard_random_model", models, ids=[m.name for m in models])
     if "numguard_pass" in metafunc.fixturenames:
         specs = metafunc.config.getoption("numguard_pass")
         metafunc.parametrize("numguard_pass", specs, ids=specs)

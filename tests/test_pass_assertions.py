@@ -59,3 +59,26 @@ def test_the_plugin_parametrizes_passes_and_models_and_fails_the_broken_pair(pyt
         "--numguard-corpus", "tiny/mlp", "--numguard-budget", "50", *xdist)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*FastExpCutoff#0*"])
+
+
+RANDOM_TEST_FILE = """
+def test_random(numguard_check, numguard_random_model):
+    row = numguard_check("FastMathTransform", numguard_random_model)
+    assert row.model == numguard_random_model.name
+"""
+
+
+def test_the_plugin_parametrizes_generated_models(pytester):
+    pytester.makepyfile(test_random=RANDOM_TEST_FILE)
+    result = pytester.runpytest_subprocess("--numguard-random", "3", "--numguard-seed", "4", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*test_random?random/4-2?*PASSED*"])
+
+
+def test_a_generated_graph_is_checked_at_the_ranges_it_was_made_for():
+    from tvm_numguard.generate import GeneratorConfig, generate
+
+    graph = generate(0, 1, GeneratorConfig(target="FoldConstant"))
+    row = assert_pass_numerically_safe("FoldConstant", graph, require_fired=True)
+    assert row.verdict == "clean" and row.fired
+    assert "--range x0=" in row.replay  # the graph's own ranges, not [0, 1]

@@ -145,6 +145,10 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
     (["regress", "--pass", "FoldConstant", "--models", "tiny/nope"], "no model 'nope'"),
     (["regress", "--pass", "FoldConstant", "--pipeline", "[DeadCodeElimination],zero", "--models", "tiny"],
      "only one pass can be under test"),
+    (["regress", "--pass", "FoldConstant"], "--models PATH|CORPUS and/or --random N"),
+    (["regress", "--pass", "FoldConstant", "--models", "tiny", "--target-pass", "FoldConstant"], "give --random N"),
+    (["regress", "--pass", "FoldConstant", "--random", "2", "--target-pass", "Nope"], "not a pass with a known"),
+    (["regress", "--pass", "FoldConstant", "--models", "random/x"], "named random/SEED-INDEX"),
 ])
 def test_cli_regress_usage_errors_are_one_line_and_exit_2(argv, message, capsys):
     code, _, err = run_cli(capsys, *argv)
@@ -159,3 +163,17 @@ def test_a_build_failure_says_whether_the_pass_caused_it(tmp_path):
     prelu, expand = run.rows
     assert prelu.verdict == "untestable" and prelu.reason.startswith("does not build, with or without the pass")
     assert expand.verdict == "untestable" and expand.reason.startswith("does not build with the pass (it does without)")
+
+
+def test_cli_regress_adds_generated_models_that_replay_by_name(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(capsys, "regress", "--pass", "FoldConstant", "--random", "3", "--seed", "5",
+                                "--target-pass", "FoldConstant", "--json", str(out), "--jobs", "0", "-q")
+    assert code == 0, err
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["model"] for r in rows] == [f"random/5-{i}@FoldConstant" for i in range(3)]
+    assert all(r["fired"] and r["verdict"] == "clean" for r in rows), rows
+    assert "--models random/5-1@FoldConstant" in rows[1]["replay"] and "--seed 5" in rows[1]["replay"]
+    # the replay line names the same model, with the ranges it was generated for
+    made, = [m for m in collect(["random/5-1@FoldConstant"])]
+    assert made.source == "random:5:1::FoldConstant" and made.ranges

@@ -84,19 +84,38 @@ class RegressCheckArgs(CheckArgs):
         return RangeChoice(super().parse(values), model_ranges=not given)
 
 
+def corpus(items, random_count: int, seed: int, target_pass) -> list:
+    """The models of ``--models`` and ``--random``, in that order."""
+    from ..regress.corpus import collect, random_models
+
+    if random_count < 0:
+        raise UsageError(f"--random must be >= 0, got {random_count}")
+    if target_pass and not random_count:
+        raise UsageError("--target-pass shapes generated models: give --random N too")
+    if not items and not random_count:
+        raise UsageError("give the models: --models PATH|CORPUS and/or --random N")
+    return (collect(items) if items else []) + random_models(random_count, seed, target_pass)
+
+
 class Regress(Command):
     name = "regress"
     help = ("Check passes under test on a corpus of models: for each model, the pipeline with the pass against "
             "the same pipeline without it, on inputs searched in the model's range. --models takes model files, "
-            "folders of them, built-in corpora (onnx-node, onnx-light, tiny, patches) or CORPUS/MODEL.")
+            "folders of them, built-in corpora (onnx-node, onnx-light, tiny, patches) or CORPUS/MODEL; --random N adds "
+            "generated models.")
 
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json", "html"), "options": RegressCheckArgs(), "config": PassArgs(),
                 "workers": WorkerArgs()}
 
     extra = (
-        click.option("--models", "model_items", multiple=True, required=True, metavar="PATH|CORPUS",
+        click.option("--models", "model_items", multiple=True, metavar="PATH|CORPUS",
                      help="Models to check the pass on (repeat for more)."),
+        click.option("--random", "random_count", default=0, show_default=True, type=int, metavar="N",
+                     help="Also check N generated models (stream --seed), each at the ranges it is valid in."),
+        click.option("--target-pass", metavar="PASS|OPS",
+                     help="Generated models favour the patterns this pass rewrites (a stock pass name, or a comma "
+                          "list of Relax operators such as exp,divide)."),
         click.option("--junit", type=click.Path(), help="Write JUnit XML: a testsuite per pass, a testcase per model."),
         click.option("--out", "out_dir", default="numguard-regress", show_default=True, type=click.Path(),
                      help="Where the witnesses of violations are kept (one .npz per pass and model)."),
@@ -108,9 +127,9 @@ class Regress(Command):
         super().register(group)
         group.commands[self.name].epilog = EXIT_CODES
 
-    def run(self, outputs, options, config, workers, model_items, junit=None, out_dir="numguard-regress",
-            require_fired=1) -> int:
-        from ..regress import RowRequest, collect, regress
+    def run(self, outputs, options, config, workers, model_items=(), random_count=0, target_pass=None, junit=None,
+            out_dir="numguard-regress", require_fired=1) -> int:
+        from ..regress import RowRequest, regress
         from ..regress.render import render_html, render_junit, render_text
         from ..regress.run import ROW_TIMEOUT
 
@@ -118,7 +137,7 @@ class Regress(Command):
             raise UsageError(f"--require-fired must be >= 0, got {require_fired}")
         if junit:
             check_writable(junit)
-        models = collect(model_items)
+        models = corpus(model_items, random_count, options.options.seed, target_pass)
         requests = [RowRequest(c, options.options, os.path.abspath(out_dir), options.model_ranges, words)
                     for c, words in config]
         console = self.console(outputs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from typing import Optional, Sequence
 
 from ..errors import UsageError
@@ -55,6 +56,8 @@ class CorpusModel:
             from ..testing.models import light_model
 
             return load_model(light_model(self.source[len("light:"):], seed=LIGHT_SEED, directory=workdir), shapes)
+        if self.source.startswith(RANDOM_PREFIX):
+            return load_model(random_graph(self.source).to_irmodule(), shapes)
         if self.source.startswith("tiny:"):
             from ..testing import models
 
@@ -63,6 +66,13 @@ class CorpusModel:
         if not os.path.exists(self.source) and ":" in self.source:
             return load_model(_call_factory(self.source), shapes)
         return load_model(self.source, shapes)
+
+    @property
+    def selector(self) -> str:
+        """What ``--models`` takes to name this model alone."""
+        made = self.source.startswith(RANDOM_PREFIX) or (self.name.partition("/")[0] in BUILTIN
+                                                          and not os.path.exists(self.source))
+        return self.name if made else os.path.abspath(self.source)
 
     def to_json(self) -> dict:
         return {"name": self.name, "source": self.source, "low": self.low, "high": self.high,
@@ -130,6 +140,45 @@ def patch_models() -> list:
     return [CorpusModel(f"patches/{e['name']}", e["model"], float(e["low"]), float(e["high"])) for e in manifest]
 
 
+RANDOM_PREFIX = "random:"
+_RANDOM_MEMBER = re.compile(r"(\d+)-(\d+)(?:@(.+))?$")
+
+
+def random_models(count: int, seed: int, target: Optional[str] = None, discontinuous: bool = False) -> list:
+    """``count`` generated models of stream ``seed`` (generate/), each at the
+    input ranges it is valid in; ``target``: favour a pass's patterns."""
+    return [random_model(seed, index, target, discontinuous) for index in range(count)]
+
+
+def random_model(seed: int, index: int, target: Optional[str] = None, discontinuous: bool = False) -> CorpusModel:
+    from ..generate import GeneratorConfig
+
+    GeneratorConfig(target=target, discontinuous=discontinuous).validate()
+    flags = "d" if discontinuous else ""
+    source = f"{RANDOM_PREFIX}{seed}:{index}:{flags}:{target or ''}"
+    graph = random_graph(source)
+    name = f"random/{seed}-{index}" + (f"@{target}" if target else "") + ("~discontinuous" if discontinuous else "")
+    ranges = tuple((n, float(lo), float(hi)) for n, (lo, hi) in graph.ranges().items())
+    return CorpusModel(name, source, ranges=ranges)
+
+
+def random_graph(source: str):
+    """The Graph a ``random:SEED:INDEX:FLAGS:TARGET`` source names (the same in every process)."""
+    from ..generate import GeneratorConfig, generate
+
+    seed, index, flags, target = source[len(RANDOM_PREFIX):].split(":", 3)
+    return generate(int(seed), int(index), GeneratorConfig(target=target or None, discontinuous="d" in flags))
+
+
+def _random_member(member: str) -> list:
+    """``random/SEED-INDEX[@TARGET][~discontinuous]``: one generated model, as its row names it."""
+    discontinuous = member.endswith("~discontinuous")
+    match = _RANDOM_MEMBER.match(member[: -len("~discontinuous")] if discontinuous else member)
+    if not match:
+        raise UsageError(f"random/{member}: a generated model is named random/SEED-INDEX[@TARGET]")
+    return [random_model(int(match[1]), int(match[2]), match[3], discontinuous)]
+
+
 BUILTIN = {
     "onnx-node": onnx_cases,  # ~80 node- and block-size models with test data
     "onnx-light": light_models,  # 9 ImageNet CNNs (slow: seconds per build)
@@ -159,6 +208,8 @@ def _expand(item: str) -> list:
     if item in BUILTIN:
         return BUILTIN[item]()
     corpus, _, member = item.partition("/")
+    if corpus == "random" and member and not os.path.exists(item):
+        return _random_member(member)
     if corpus in BUILTIN and member and not os.path.exists(item):
         chosen = [m for m in BUILTIN[corpus]() if m.name == item]
         if not chosen:

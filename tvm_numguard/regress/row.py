@@ -215,11 +215,7 @@ def options_for(request: RowRequest, entry: CorpusModel) -> Options:
 
 def replay_line(request: RowRequest, entry: CorpusModel, options: Options) -> str:
     """The ``numguard regress`` line that checks this pass on this model alone."""
-    from .corpus import BUILTIN
-
-    builtin = entry.name.partition("/")[0] in BUILTIN and not os.path.exists(entry.source)
-    words = ["numguard", "regress", *request.pass_words, "--models",
-             entry.name if builtin else os.path.abspath(entry.source)]
+    words = ["numguard", "regress", *request.pass_words, "--models", entry.selector]
     if options.low is not None:
         words += ["--low", repr(options.low), "--high", repr(options.high)]
     for name, (lo, hi) in sorted(options.ranges.items()):

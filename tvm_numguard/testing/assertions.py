@@ -33,6 +33,11 @@ class _GivenModel:
     has_range: bool = False
     source: str = "<IRModule>"
 
+    @property
+    def selector(self) -> str:
+        """An object has no --models word: the replay line names it as given."""
+        return os.path.abspath(self.source) if os.path.exists(self.source) else self.source
+
     def load(self, workdir: str):
         from ..model import Model, load_model
 
@@ -65,6 +70,11 @@ def _as_model(model):
         if len(found) != 1:
             raise ValueError(f"{model} names {len(found)} models; give one (or loop over them)")
         return found[0]
+    from ..generate import Graph
+
+    if isinstance(model, Graph):  # e.g. drawn by tvm_numguard.generate.strategy.relax_graphs
+        ranges = tuple((n, lo, hi) for n, (lo, hi) in model.ranges().items())
+        return _GivenModel("<generated>", model.to_irmodule(), ranges=ranges, has_range=True)
     return _GivenModel(getattr(model, "source", "<IRModule>"), model)
 
 
@@ -95,7 +105,8 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
     ``pass_``: a ``tvm.transform.Pass`` (a ``PrimFuncPass`` is a TIR pass) or
     a spec (``module:callable``, ``file.py:callable``, a relax.transform name;
     ``level="tir"`` for a TIR spec). ``model``: a file path, a built-in corpus
-    member (``tiny/mlp``), a ``CorpusModel``, an IRModule or a Model.
+    member (``tiny/mlp``, ``random/0-3``), a ``CorpusModel``, an IRModule, a Model or a
+    generated ``Graph`` (at the ranges it was generated for).
     ``low``/``high`` (or ``ranges={input: (lo, hi)}``): the input range; left
     out, the model's own (corpus manifest, test data), else [0, 1]. ``rtol``,
     ``atol``, ``budget``, ``seed``, ``pipeline``/``tir_pipeline`` (around the
