@@ -58,6 +58,8 @@ class CorpusModel:
             return load_model(light_model(self.source[len("light:"):], seed=LIGHT_SEED, directory=workdir), shapes)
         if self.source.startswith(RANDOM_PREFIX):
             return load_model(random_graph(self.source).to_irmodule(), shapes)
+        if self.source.startswith("zoo:"):
+            return load_model(_export_zoo(self.source[len("zoo:"):], workdir), shapes)
         if self.source.startswith("tiny:"):
             from ..testing import models
 
@@ -78,6 +80,16 @@ class CorpusModel:
         return {"name": self.name, "source": self.source, "low": self.low, "high": self.high,
                 "ranges": {n: [lo, hi] for n, lo, hi in self.ranges},
                 "shapes": {n: list(d) for n, d in self.shapes}}
+
+
+def _export_zoo(name: str, workdir: str) -> str:
+    from ..errors import ModelError
+    from ..testing import zoo
+
+    try:
+        return zoo.export(name, workdir)
+    except Exception as err:  # a transformers or torch release that exports differently: the row says so
+        raise ModelError(f"zoo/{name}: torch.export failed ({type(err).__name__}: {err})") from None
 
 
 def _call_factory(spec: str):
@@ -140,6 +152,16 @@ def patch_models() -> list:
     return [CorpusModel(f"patches/{e['name']}", e["model"], float(e["low"]), float(e["high"])) for e in manifest]
 
 
+def zoo_models() -> list:
+    """Transformer and vision blocks exported with torch.export (testing/zoo.py; the ``zoo`` extra)."""
+    from ..testing import zoo
+
+    missing = zoo.missing_requirements()
+    if missing:
+        raise UsageError(missing)
+    return [CorpusModel(f"zoo/{e.name}", f"zoo:{e.name}", ranges=e.ranges) for e in zoo.ENTRIES.values()]
+
+
 RANDOM_PREFIX = "random:"
 _RANDOM_MEMBER = re.compile(r"(\d+)-(\d+)(?:@(.+))?$")
 
@@ -184,6 +206,7 @@ BUILTIN = {
     "onnx-light": light_models,  # 9 ImageNet CNNs (slow: seconds per build)
     "patches": patch_models,  # the planted bugs' models, at their manifest ranges
     "tiny": tiny_models,
+    "zoo": zoo_models,  # BERT, ViT, ResNet, GPT-2, Llama blocks and hand-written ones (needs transformers)
 }
 
 
