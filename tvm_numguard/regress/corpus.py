@@ -76,6 +76,13 @@ class CorpusModel:
                                                           and not os.path.exists(self.source))
         return self.name if made else os.path.abspath(self.source)
 
+    @classmethod
+    def from_json(cls, data: dict) -> "CorpusModel":
+        """The model ``to_json`` wrote (a regress report's ``models``)."""
+        return cls(data["name"], data["source"], data.get("low"), data.get("high"),
+                   tuple((n, float(lo), float(hi)) for n, (lo, hi) in sorted((data.get("ranges") or {}).items())),
+                   tuple((n, tuple(int(d) for d in dims)) for n, dims in sorted((data.get("shapes") or {}).items())))
+
     def to_json(self) -> dict:
         return {"name": self.name, "source": self.source, "low": self.low, "high": self.high,
                 "ranges": {n: [lo, hi] for n, lo, hi in self.ranges},

@@ -39,6 +39,7 @@ class RegressRun:
     rows: list  # RegressRow
     require_fired: int = 1
     jobs: int = 0
+    requests: list = dataclasses.field(default_factory=list)  # RowRequest per pass (what `reduce` rebuilds)
 
     def rows_of(self, spec: str) -> list:
         return [r for r in self.rows if r.pass_spec == spec]
@@ -81,6 +82,8 @@ class RegressRun:
         return {"schema": "numguard-regress/1", "passes": list(self.passes), "jobs": self.jobs,
                 "require_fired": self.require_fired, "exit_code": self.exit_code,
                 "summary": self.summary(), "models": [m.to_json() for m in self.models],
+                "requests": [{"pass": r.config.under_test, "config": r.config.to_json(),
+                              "tolerance": r.options.tolerance.to_json()} for r in self.requests],
                 "rows": [r.to_json() for r in self.rows]}
 
 
@@ -107,7 +110,8 @@ def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], worke
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     specs = [r.config.under_test for r in requests]
-    return RegressRun(specs, list(models), rows, require_fired, workers.count if workers.mode == WORKERS else 0)
+    return RegressRun(specs, list(models), rows, require_fired, workers.count if workers.mode == WORKERS else 0,
+                      list(requests))
 
 
 def _reporter(progress: Progress, on_row, total: int):

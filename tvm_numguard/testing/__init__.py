@@ -1,18 +1,21 @@
 """Helpers for tests and for pass authors: small seeded models and real ones.
 
 Nothing here imports pytest (the plugin is the top-level module ``numguard_pytest``).
-``assertions``: ``assert_pass_numerically_safe`` for pass authors;
+``assertions``: ``assert_pass_numerically_safe`` for pass authors (and
+``assert_same_on_witness``, what a ``numguard reduce`` repro's test calls);
+``zoo``: transformer and vision blocks exported with torch.export;
 ``models``: tiny ONNX models and the onnx wheel's light models; ``weights``:
 realistic seeded weights for placeholder ones.
 """
 
-from .assertions import UntestableModel, assert_pass_numerically_safe, check_pass
+from .assertions import UntestableModel, assert_pass_numerically_safe, assert_same_on_witness, check_pass
 from .models import LIGHT_MODELS, light_model, light_model_path, tiny_cnn_onnx, tiny_mlp_onnx
 from .weights import randomize_onnx_weights
 
 __all__ = [
     "UntestableModel",
     "assert_pass_numerically_safe",
+    "assert_same_on_witness",
     "check_pass",
     "LIGHT_MODELS",
     "light_model",

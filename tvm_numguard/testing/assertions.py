@@ -137,3 +137,26 @@ def _untestable(message: str) -> None:
     except ImportError:
         raise UntestableModel(message) from None
     pytest.skip(message)
+
+
+def assert_same_on_witness(model, witness, *, pipeline: str, tir_pipeline: str = "default", target: str = "llvm",
+                           rtol: Optional[float] = None, atol: Optional[float] = None):
+    """Raise AssertionError if the configuration's pass under test (the bracketed
+    part of ``pipeline``/``tir_pipeline``) changes what ``model`` computes on the
+    inputs saved in ``witness`` (.npz), against the same pipeline without it.
+    What ``numguard reduce`` writes into a repro's test file."""
+    from ..model import load_model
+    from ..pipeline import CompileConfig
+    from ..reduce.reducer import PassCheck
+    from ..report.files import read_witness
+    from ..shadow.compare import Tolerance
+
+    config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
+    inputs = read_witness(os.fspath(witness))
+    result = PassCheck(config, Tolerance(rtol, atol))(load_model(model).mod, inputs)
+    if result is None:
+        _untestable(f"{model} does not build or run with {pipeline!r} / {tir_pipeline!r}")
+    if result.violated:
+        raise AssertionError(f"{config.under_test} changes what {model} computes on {witness}: violation score "
+                             f"{result.score:.3g} (> 1 fails)")
+    return result

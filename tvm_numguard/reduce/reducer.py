@@ -1,0 +1,219 @@
+"""Reducing a violation to a few Relax operators that still show it.
+
+The check (``PassCheck``) is passed into the search, as XLA's hlo_bisect does:
+a candidate module and its inputs are built with the configuration (the pass
+under test in brackets) and its reference (the same without the pass), and
+compared by the one violation rule. The search, within a build budget:
+
+1. **probe**: main with every binding an output, built with and without the
+   pass and run on the witness (2 builds): each binding's reference value is
+   captured, and the first binding whose value violates is the **origin**
+   (else the model's first output stands in).
+2. **cut**: keep the bindings within depth 0, 1, 2, ... upstream of the origin;
+   every other value a kept binding reads is replaced by its captured
+   reference value, fed as an input. The first depth that still violates wins.
+3. **drop**: while the budget lasts, leave out one more binding of the cone
+   (farthest first) where the violation survives it.
+4. **verify**: the repro is rebuilt from scratch and checked again (it
+   reproduces twice), and its float64 build tells the pass's error from the
+   reference's (the repro is clean without the pass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Mapping, Optional
+
+import numpy as np
+
+from ..errors import BuildError, UsageError
+from ..model import load_model
+from ..pipeline import CompileConfig
+from ..shadow.compare import Comparison, Tolerance, compare_output, compare_outputs
+from ..shadow.session import RunFailure, ShadowSession
+from .cut import CutModule, cut, is_operator, is_tensor, main_bindings, upstream
+
+BUILD_BUDGET = 20
+VERIFY_BUILDS = 3  # a second check from scratch (2) and the float64 build (1)
+
+
+class ReduceError(UsageError):
+    """The violation cannot be reduced (it does not show on the model as given)."""
+
+
+@dataclasses.dataclass
+class CheckResult:
+    violated: bool
+    score: float
+    reference: list  # the outputs without the pass
+    builds: int
+
+
+class PassCheck:
+    """Does a module, on given inputs, still violate with the pass under test?"""
+
+    def __init__(self, config: CompileConfig, tol: Tolerance):
+        self.config, self.tol, self.builds = config, tol, 0
+
+    def sessions(self, mod) -> ShadowSession:
+        """A ShadowSession of ``mod`` with both builds made (2 builds)."""
+        session = ShadowSession(load_model(mod), self.config, self.tol)
+        try:
+            session.prepare(record=False)
+        finally:
+            self.builds += session.build_count
+        return session
+
+    def __call__(self, mod, inputs: Mapping[str, np.ndarray]) -> Optional[CheckResult]:
+        """The comparison on ``inputs``; None when a build or run fails (untestable)."""
+        try:
+            session = self.sessions(mod)
+            comparison: Comparison = session.compare(session.optimized, inputs)
+            reference = session.reference_outputs(inputs)
+        except (BuildError, RunFailure):
+            return None
+        return CheckResult(comparison.violated, comparison.score, reference, session.build_count)
+
+
+@dataclasses.dataclass
+class Reduction:
+    """``cut``: the reduced module and its inputs; ``inputs``: the witness of
+    the repro; ``operators``: Relax operators before and after; ``steps``: what
+    was tried, one line each; ``verified``: the final checks."""
+
+    cut: CutModule
+    inputs: dict
+    operators_before: int
+    operators: int
+    builds: int
+    origin: Optional[str]
+    score: float
+    steps: list
+    verified: dict
+
+    def to_json(self) -> dict:
+        return {"operators_before": self.operators_before, "operators": self.operators, "builds": self.builds,
+                "origin": self.origin, "score": self.score, "steps": list(self.steps), "verified": self.verified,
+                "inputs": {n: list(v.shape) for n, v in self.inputs.items()}}
+
+
+def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndarray], tol: Tolerance,
+                     budget: int = BUILD_BUDGET, progress: Callable[[str], None] = lambda message: None,
+                     check: Optional[PassCheck] = None) -> Reduction:
+    """See the module docstring. ``model``: a Model; ``witness``: its inputs
+    that violate; ``check``: the PassCheck to use (default: ``config``'s)."""
+    check = check or PassCheck(config, tol)
+    bindings = main_bindings(model.mod)
+    operators_before = sum(is_operator(b) for b in bindings)
+    steps: list = []
+    tensors = [k for k, b in enumerate(bindings) if is_tensor(b.var)]
+    captured, origin = _probe(check, model, bindings, tensors, dict(witness), tol, steps)
+    progress(steps[-1])
+    sink = origin if origin is not None else _first_output(model.mod, bindings)
+    if sink is None:
+        raise ReduceError("the model's main returns no tensor binding to reduce toward")
+
+    def inputs_of(candidate: CutModule) -> dict:
+        return {name: (witness[name] if k is None else captured[k]) for name, k in candidate.inputs}
+
+    def attempt(keep: set, label: str):
+        if captured is None and len(keep) < len(bindings):
+            return None
+        candidate = cut(model.mod, keep, [sink])
+        inputs = inputs_of(candidate)
+        result = check(candidate.mod, inputs)
+        ops = sum(is_operator(bindings[k]) for k in keep)
+        steps.append(f"{label}: {ops} operator(s): " + ("untestable (build or run failed)" if result is None else
+                                                        f"score {result.score:.3g}, "
+                                                        + ("violates" if result.violated else "clean")))
+        progress(steps[-1])
+        return (candidate, inputs, result.score, keep) if result is not None and result.violated else None
+
+    found, depth, previous = None, 0, None
+    while found is None and check.builds + 2 <= budget - VERIFY_BUILDS:
+        cone = upstream(bindings, sink, depth) if depth < len(bindings) else set(range(len(bindings)))
+        if cone == previous:
+            cone = set(range(len(bindings)))
+            if cone == previous:
+                break
+        found = attempt(cone, f"cut at depth {depth}" if len(cone) < len(bindings) else "whole model")
+        previous, depth = cone, depth + 1
+    if found is None:
+        raise ReduceError(f"no cut of the model shows the violation within {budget} builds "
+                          f"({'; '.join(steps)})")
+    found = _drop(found, bindings, sink, attempt, check, budget)
+    candidate, inputs, score, _ = found
+    verified = _verify(check, candidate, inputs, config, tol)
+    return Reduction(candidate, inputs, operators_before, sum(is_operator(b) for b in main_bindings(candidate.mod)),
+                     check.builds + verified.pop("oracle_builds"),
+                     None if origin is None else bindings[origin].var.name, score, steps, verified)
+
+
+def _probe(check: PassCheck, model, bindings: list, tensors: list, witness: dict, tol: Tolerance,
+           steps: list) -> tuple:
+    """(captured reference value per binding position or None, the origin's position or None)."""
+    if not tensors:
+        steps.append("probe: no tensor bindings")
+        return None, None
+    probe = cut(model.mod, range(len(bindings)), tensors)
+    try:
+        session = check.sessions(probe.mod)
+        reference = session.run(session.reference, witness)
+        optimized = session.run(session.optimized, witness)
+    except (BuildError, RunFailure) as err:
+        steps.append(f"probe: every binding as an output does not build or run ({err}); cutting blind")
+        return None, None
+    captured = dict(zip(tensors, reference))
+    for k, ref, opt in zip(tensors, reference, optimized):
+        if compare_output(0, ref, opt, tol, top_k=0).violated:
+            steps.append(f"probe: the first binding that violates is {bindings[k].var.name} (the origin)")
+            return captured, k
+    steps.append("probe: no binding violates when every binding is an output; reducing toward the output")
+    return captured, None
+
+
+def _first_output(mod, bindings: list) -> Optional[int]:
+    from tvm import relax
+
+    position = {b.var: k for k, b in enumerate(bindings)}
+    body = mod["main"].body.body
+    returned = list(body.fields) if isinstance(body, relax.Tuple) else [body]
+    for var in returned:
+        k = position.get(var)
+        while k is not None and not is_operator(bindings[k]):  # gv = lv: the binding it names
+            value = bindings[k].value
+            k = position.get(value) if isinstance(value, relax.Var) else None
+        if k is not None and is_tensor(bindings[k].var):
+            return k
+    return None
+
+
+def _drop(found: tuple, bindings: list, sink: int, attempt, check: PassCheck, budget: int) -> tuple:
+    """Leave out one more binding at a time, farthest from the sink first, while the budget lasts."""
+    keep = found[3]
+    for k in sorted(keep - {sink}):
+        if check.builds + 2 > budget - VERIFY_BUILDS:
+            break
+        smaller = attempt(keep - {k}, f"without {bindings[k].var.name}")
+        if smaller is not None:
+            found, keep = smaller, smaller[3]
+    return found
+
+
+def _verify(check: PassCheck, candidate: CutModule, inputs: dict, config: CompileConfig, tol: Tolerance) -> dict:
+    from ..shadow.float64 import Oracle
+
+    again = check(candidate.mod, inputs)
+    verified = {"violates_with_pass": True, "reproduced_twice": bool(again is not None and again.violated),
+                "clean_without_pass": None, "oracle_builds": 0}
+    try:
+        oracle = Oracle(candidate.mod, [n for n, _ in candidate.inputs], config.target)
+        verified["oracle_builds"] = 1
+        truth = oracle.run(inputs)
+        if again is not None:
+            # the float64 truth at the repro's own dtypes: the tolerance is float32's
+            truth = [t.astype(r.dtype) for t, r in zip(truth, again.reference)]
+            verified["clean_without_pass"] = not compare_outputs(truth, again.reference, tol).violated
+    except Exception:  # noqa: BLE001 - no float64 build of this repro: the flag stays None (unknown)
+        pass
+    return verified
