@@ -119,6 +119,9 @@ class Regress(Command):
         click.option("--junit", type=click.Path(), help="Write JUnit XML: a testsuite per pass, a testcase per model."),
         click.option("--out", "out_dir", default="numguard-regress", show_default=True, type=click.Path(),
                      help="Where the witnesses of violations are kept (one .npz per pass and model)."),
+        click.option("--cluster", metavar="ADDRESS",
+                     help="Run the rows on an existing Dask cluster (its scheduler's address, tcp://HOST:8786) "
+                          "instead of local workers (the 'cluster' extra)."),
         click.option("--require-fired", default=1, show_default=True, type=int, metavar="K",
                      help="Exit 4 when a pass changed fewer than K models (0: never)."),
     )
@@ -128,7 +131,7 @@ class Regress(Command):
         group.commands[self.name].epilog = EXIT_CODES
 
     def run(self, outputs, options, config, workers, model_items=(), random_count=0, target_pass=None, junit=None,
-            out_dir="numguard-regress", require_fired=1) -> int:
+            out_dir="numguard-regress", require_fired=1, cluster=None) -> int:
         from ..regress import RowRequest, regress
         from ..regress.render import render_html, render_junit, render_text
         from ..regress.run import ROW_TIMEOUT
@@ -143,7 +146,7 @@ class Regress(Command):
         console = self.console(outputs)
         with console.interruptible():
             run = regress(requests, models, workers, progress=console.progress, require_fired=require_fired,
-                          row_timeout=workers.build_timeout or ROW_TIMEOUT)
+                          row_timeout=workers.build_timeout or ROW_TIMEOUT, cluster=cluster)
         if outputs.json:
             write_atomic(outputs.json, (json.dumps(run.to_json(), indent=2) + "\n").encode())
         if junit:

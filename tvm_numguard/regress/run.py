@@ -89,18 +89,24 @@ class RegressRun:
 
 def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], workers: Optional[Workers] = None,
             progress: Progress = None, on_row: Optional[Callable[[RegressRow], None]] = None,
-            require_fired: int = 1, row_timeout: float = ROW_TIMEOUT) -> RegressRun:
+            require_fired: int = 1, row_timeout: float = ROW_TIMEOUT, cluster: Optional[str] = None) -> RegressRun:
     """Check each request's pass on each model; ``on_row`` sees each row as it
-    finishes (in finishing order); the run's rows are in (pass, model) order."""
+    finishes (in finishing order); the run's rows are in (pass, model) order.
+    ``cluster``: a Dask scheduler address: the rows run there (cluster.py)."""
     progress = progress or silent
     workers = workers or Workers()
     tasks = list(itertools.product(range(len(requests)), range(len(models))))
-    progress(f"checking {len(requests)} pass(es) on {len(models)} model(s): {len(tasks)} rows"
-             + (f", {workers.count} worker(s)" if workers.mode == WORKERS else ", in this process"))
+    where = (f", on the cluster at {cluster}" if cluster else f", {workers.count} worker(s)"
+             if workers.mode == WORKERS else ", in this process")
+    progress(f"checking {len(requests)} pass(es) on {len(models)} model(s): {len(tasks)} rows{where}")
     workdir = tempfile.mkdtemp(prefix="numguard_regress_")
     report = _reporter(progress, on_row, len(tasks))
     try:
-        if workers.mode == WORKERS:
+        if cluster:
+            from .cluster import rows_on_cluster
+
+            rows = rows_on_cluster(cluster, requests, models, tasks, report, _lost)
+        elif workers.mode == WORKERS:
             rows = _in_workers(requests, models, tasks, workers, workdir, row_timeout, report)
         else:
             rows = []
