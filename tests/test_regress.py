@@ -13,6 +13,8 @@ from xml.etree import ElementTree
 
 import pytest
 
+import patches
+
 from tvm_numguard.options import Options
 from tvm_numguard.pipeline import CompileConfig
 from tvm_numguard.regress import RegressRow, RegressRun, RowRequest, collect, regress
@@ -26,15 +28,9 @@ with open(os.path.join(os.path.dirname(HERE), "patches", "manifest.json")) as f:
     MANIFEST = {e["name"]: e for e in json.load(f)}
 
 # each planted bug as a pass under test: (pipeline, TIR pipeline) with the pass in brackets
-PLANTED = {
-    "fold_fp16": ("[patches.fold_fp16:make_pass],zero", "default"),
-    "tir_tf32": ("zero", "default,[patches.tir_tf32:make_pass]"),
-    "tir_recip_fp16": ("zero", "[patches.tir_recip_fp16:make_pass],default"),
-    "exp_range": ("[patches.exp_range:make_pass],zero", "default"),
-    "var_onepass": ("[patches.var_onepass:make_pass],zero", "default"),
-    "pair_recip_scale": ("[patches.pair_recip_scale:make_pass],zero", "default"),  # A and B in one Sequential
-    "inplace_softmax": ("[patches.inplace_softmax:make_pass],zero", "default"),
-}
+# (Relax passes first, TIR passes where their manifest pipeline puts them; the pair patch's two
+# passes become its make_pass, one Sequential)
+PLANTED = {name: patches.under_test(entry) for name, entry in MANIFEST.items()}
 
 
 def request(pipeline: str, tir: str = "default", out_dir: str = "/tmp/numguard-regress-test", **options):
