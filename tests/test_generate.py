@@ -73,7 +73,7 @@ def test_a_targeted_stream_makes_models_the_pass_rewrites(pass_name):
             mod = generate(4, index, GeneratorConfig(target=target, max_ops=5)).to_irmodule()
             try:
                 changed = not tvm_ffi.structural_equal(rewrite(mod), mod)
-            except tvm.error.TVMError:  # ToMixedPrecision and clip: docs/findings.md
+            except tvm.error.InternalError:  # ToMixedPrecision and clip after matmul: docs/findings.md
                 changed = False
             fired += changed and target is not None
             untargeted += changed and target is None

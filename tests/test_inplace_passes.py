@@ -9,8 +9,6 @@ bisect, trace, search, replay and the guard all called the model clean.
 """
 
 import json
-import os
-import warnings
 
 import numpy as np
 import pytest

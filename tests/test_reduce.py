@@ -115,6 +115,9 @@ def test_cli_reduce_writes_a_repro_whose_test_fails_with_the_pass_and_passes_wit
     assert "7 -> 1 Relax operator(s)" in stdout and "reproduces twice: yes" in stdout
     record = json.loads((out / "repro.json").read_text())
     assert record["operators"] == 1 and record["builds"] <= 20 and record["verified"]["clean_without_pass"]
+    # the shapes were halved while the violation survived: the witness is sliced with them
+    assert np.prod(record["inputs"]["x"]) < 4 * 16 and any(s.startswith("shapes 16 -> 8") for s in record["steps"])
+    assert read_witness(str(out / "witness.npz"))["x"].shape == tuple(record["inputs"]["x"])
     # the repro's own test: fails while the pass is broken ...
     test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out / "test_repro.py")],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -129,3 +132,20 @@ def test_cli_reduce_refuses_a_report_without_a_violation(tmp_path, capsys):
             "--require-fired", "0", "-q")
     code, _, err = run_cli(capsys, "reduce", str(report), "-o", str(tmp_path / "repro"))
     assert code == 2 and "no violation row" in err and len(err.strip().splitlines()) == 1
+
+
+def test_shrinking_refuses_shapes_the_operators_cannot_take_without_a_build():
+    from tvm.script import relax as R
+    import tvm
+
+    from tvm_numguard.reduce.shrink import resize
+
+    @R.function
+    def main(x: R.Tensor((4, 6), "float32")):
+        with R.dataflow():
+            y = R.reshape(x, R.shape([24]))
+            R.output(y)
+        return y
+
+    values = {"x": np.arange(24, dtype="float32").reshape(4, 6)}
+    assert resize(tvm.IRModule({"main": main}), values, 4, 2) is None  # reshape to 24 elements cannot take 2x6

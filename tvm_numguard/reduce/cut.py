@@ -90,7 +90,7 @@ def lift_constants(mod: tvm.IRModule) -> tuple:
     values = [(b.var, _Substitute({}, constants).visit_expr(b.value)) for b in main_bindings(mod)]
     body = func.body.body
     outputs = list(body.fields) if isinstance(body, relax.Tuple) else [body]
-    lifted = _emit_main(params + [p for p, _ in constants], values, outputs, mapping)
+    lifted = emit_main(params + [p for p, _ in constants], values, outputs, mapping)
     return lifted, {p.name: value for p, value in constants}
 
 
@@ -111,7 +111,7 @@ def cut(mod: tvm.IRModule, keep: Sequence[int], outputs: Sequence[int]) -> CutMo
             params.append(mapping[var])
             inputs.append((name, origin))
     values = [(bindings[k].var, bindings[k].value) for k in keep]
-    mod = _emit_main(params, values, [bindings[k].var for k in outputs], mapping)
+    mod = emit_main(params, values, [bindings[k].var for k in outputs], mapping)
     return CutModule(mod, tuple(inputs))
 
 
@@ -127,7 +127,7 @@ def _needed(bindings: list, position: dict, keep: set, outputs) -> set:
     return needed
 
 
-def _emit_main(params: list, values: list, outputs: list, mapping: dict) -> tvm.IRModule:
+def emit_main(params: list, values: list, outputs: list, mapping: dict) -> tvm.IRModule:
     """A module whose main takes ``params``, binds ``values`` ((old var, value)
     pairs, vars renamed through ``mapping``) and returns the new ``outputs``."""
     builder = relax.BlockBuilder()

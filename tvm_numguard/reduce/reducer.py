@@ -14,7 +14,10 @@ compared by the one violation rule. The search, within a build budget:
    reference value, fed as an input. The first depth that still violates wins.
 3. **drop**: while the budget lasts, leave out one more binding of the cone
    (farthest first) where the violation survives it.
-4. **verify**: the repro is rebuilt from scratch and checked again (it
+4. **shrink**: halve dimension sizes while the violation survives (shrink.py;
+   shapes the operators cannot take are refused without a build); the witness
+   is sliced with them.
+5. **verify**: the repro is rebuilt from scratch and checked again (it
    reproduces twice), and its float64 build tells the pass's error from the
    reference's (the repro is clean without the pass).
 """
@@ -32,6 +35,7 @@ from ..pipeline import CompileConfig
 from ..shadow.compare import Comparison, Tolerance, compare_output, compare_outputs
 from ..shadow.session import RunFailure, ShadowSession
 from .cut import CutModule, cut, is_operator, is_tensor, main_bindings, upstream
+from .shrink import shrink_shapes
 
 BUILD_BUDGET = 20
 VERIFY_BUILDS = 3  # a second check from scratch (2) and the float64 build (1)
@@ -143,6 +147,20 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
                           f"({'; '.join(steps)})")
     found = _drop(found, bindings, sink, attempt, check, budget)
     candidate, inputs, score, _ = found
+    scores = [score]
+
+    def attempt_shapes(mod, feeds: dict, label: str) -> bool:
+        result = check(mod, feeds)
+        steps.append(f"{label}: " + ("untestable (build or run failed)" if result is None else
+                                     f"score {result.score:.3g}, " + ("violates" if result.violated else "clean")))
+        progress(steps[-1])
+        if result is not None and result.violated:
+            scores.append(result.score)
+        return result is not None and result.violated
+
+    candidate, inputs = shrink_shapes(candidate, inputs, attempt_shapes,
+                                      lambda: check.builds + 2 <= budget - VERIFY_BUILDS)
+    score = scores[-1]
     verified = _verify(check, candidate, inputs, config, tol)
     return Reduction(candidate, inputs, operators_before, sum(is_operator(b) for b in main_bindings(candidate.mod)),
                      check.builds + verified.pop("oracle_builds"),
