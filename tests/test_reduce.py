@@ -149,3 +149,16 @@ def test_shrinking_refuses_shapes_the_operators_cannot_take_without_a_build():
 
     values = {"x": np.arange(24, dtype="float32").reshape(4, 6)}
     assert resize(tvm.IRModule({"main": main}), values, 4, 2) is None  # reshape to 24 elements cannot take 2x6
+
+
+def test_a_tuple_a_kept_binding_reads_is_kept_not_fed_as_an_input():
+    # batch_norm returns a tuple: the binding that takes its first field cannot get it as an input
+    from tvm_numguard.generate import GeneratorConfig, generate
+
+    graph = generate(0, 19, GeneratorConfig())  # conv2d -> batch_norm -> ... (a model DecomposeOpsForInference changes)
+    mod = graph.to_irmodule()
+    bindings = main_bindings(mod)
+    field = next(k for k, b in enumerate(bindings) if type(b.value).__name__ == "TupleGetItem")
+    single = cut(mod, [field], [field])
+    assert [type(b.value).__name__ for b in main_bindings(single.mod)] == ["Call", "TupleGetItem"]
+    assert all(k is None or k != field - 1 for _, k in single.inputs)

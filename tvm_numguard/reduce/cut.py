@@ -95,10 +95,12 @@ def lift_constants(mod: tvm.IRModule) -> tuple:
 
 
 def cut(mod: tvm.IRModule, keep: Sequence[int], outputs: Sequence[int]) -> CutModule:
-    """See the module docstring; ``outputs`` must be kept bindings of tensor type."""
+    """See the module docstring; ``outputs`` must be kept bindings of tensor type.
+    A binding that is no tensor (a tuple) is never cut: it is kept with what reads it."""
     bindings = main_bindings(mod)
     position = {b.var: k for k, b in enumerate(bindings)}
-    keep = sorted(_needed(bindings, position, set(keep) | set(outputs), outputs))
+    keep = sorted(_needed(bindings, position, _with_untensored(bindings, position, set(keep) | set(outputs)),
+                          outputs))
     kept_vars = {bindings[k].var for k in keep}
     params, inputs, mapping, names = [], [], {}, set()
     for k in keep:
@@ -113,6 +115,19 @@ def cut(mod: tvm.IRModule, keep: Sequence[int], outputs: Sequence[int]) -> CutMo
     values = [(bindings[k].var, bindings[k].value) for k in keep]
     mod = emit_main(params, values, [bindings[k].var for k in outputs], mapping)
     return CutModule(mod, tuple(inputs))
+
+
+def _with_untensored(bindings: list, position: dict, keep: set) -> set:
+    """``keep`` and every binding it reads that is no tensor (a tuple such as
+    batch_norm's): such a value cannot be fed as an input, so it is kept."""
+    keep, stack = set(keep), list(keep)
+    while stack:
+        for var in reads(bindings[stack.pop()]):
+            k = position.get(var)
+            if k is not None and k not in keep and not is_tensor(var):
+                keep.add(k)
+                stack.append(k)
+    return keep
 
 
 def _needed(bindings: list, position: dict, keep: set, outputs) -> set:

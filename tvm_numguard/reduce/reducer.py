@@ -126,7 +126,7 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
         candidate = cut(model.mod, keep, [sink])
         inputs = inputs_of(candidate)
         result = check(candidate.mod, inputs)
-        ops = sum(is_operator(bindings[k]) for k in keep)
+        ops = sum(is_operator(b) for b in main_bindings(candidate.mod))
         steps.append(f"{label}: {ops} operator(s): " + ("untestable (build or run failed)" if result is None else
                                                         f"score {result.score:.3g}, "
                                                         + ("violates" if result.violated else "clean")))
