@@ -74,9 +74,9 @@ def dead_value(b: Builder, k: int) -> Optional[int]:
     return k
 
 
-def normalization(b: Builder, k: int) -> Optional[int]:
-    name = b.choices.choice(("nn.layer_norm", "nn.batch_norm", "variance"))
-    return b.op(name, _rank_at_least(b, k, 2))
+def batch_norm(b: Builder, k: int) -> Optional[int]:
+    # DecomposeOpsForInference rewrites batch_norm (measured: not layer_norm or variance)
+    return b.batch_norm(_rank_at_least(b, k, 2))
 
 
 def dot(b: Builder, k: int) -> Optional[int]:
@@ -92,7 +92,7 @@ MOTIFS = {
     "FastMathTransform": fast_math,
     "EliminateCommonSubexpr": common_subexpression,
     "DeadCodeElimination": dead_value,
-    "DecomposeOpsForInference": normalization,
+    "DecomposeOpsForInference": batch_norm,
     "ToMixedPrecision": dot,
 }
 
