@@ -173,3 +173,10 @@ def test_cli_regress_adds_generated_models_that_replay_by_name(tmp_path, capsys)
     # the replay line names the same model, with the ranges it was generated for
     made, = [m for m in collect(["random/5-1@FoldConstant"])]
     assert made.source == "random:5:1::FoldConstant" and made.ranges
+
+
+def test_the_summary_tells_the_fired_rate_on_generated_models(capsys):
+    code, stdout, err = run_cli(capsys, "regress", "--pass", "FoldConstant", "--models", "tiny/mlp", "--random", "2",
+                                "--target-pass", "FoldConstant", "--jobs", "0", "-q")
+    assert code == 0, err
+    assert "FoldConstant: fired on 2 of 3 model(s) (2 of the 2 generated)" in stdout

@@ -25,6 +25,9 @@ def summary_line(run: RegressRun, spec: str) -> str:
     counts = run.summary()[spec]
     fired = counts["fired"]
     head = f"{spec}: fired on {fired} of {counts['models']} model(s)"
+    generated = [r for r in run.rows_of(spec) if r.model.startswith("random/")]
+    if generated and len(generated) < counts["models"]:
+        head += f" ({sum(1 for r in generated if r.fired)} of the {len(generated)} generated)"
     verdicts = ", ".join(f"{counts[v]} {v}" for v in ("violation", "benign", "clean", "untestable", "broken", "error")
                          if counts[v])
     line = f"{head}; {verdicts}"
