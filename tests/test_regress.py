@@ -143,6 +143,7 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
      "only one pass can be under test"),
     (["regress", "--pass", "FoldConstant"], "--models PATH|CORPUS and/or --random N"),
     (["regress", "--pass", "FoldConstant", "--models", "tiny", "--target-pass", "FoldConstant"], "give --random N"),
+    (["regress", "--pass", "FoldConstant", "--models", "tiny", "--discontinuous"], "give --random N"),
     (["regress", "--pass", "FoldConstant", "--random", "2", "--target-pass", "Nope"], "not a pass with a known"),
     (["regress", "--pass", "FoldConstant", "--models", "random/x"], "named random/SEED-INDEX"),
 ])
@@ -173,6 +174,19 @@ def test_cli_regress_adds_generated_models_that_replay_by_name(tmp_path, capsys)
     # the replay line names the same model, with the ranges it was generated for
     made, = [m for m in collect(["random/5-1@FoldConstant"])]
     assert made.source == "random:5:1::FoldConstant" and made.ranges
+
+
+def test_discontinuous_generated_models_are_asked_for_and_named_so():
+    from tvm_numguard.cli.regress import corpus
+    from tvm_numguard.generate.ops import SPECS
+    from tvm_numguard.regress.corpus import random_graph
+
+    models = corpus((), 30, 2, None, discontinuous=True)
+    assert all(m.name.endswith("~discontinuous") for m in models)
+    again, = collect([models[7].name])
+    assert again == models[7]
+    ops = {op for m in models for op in random_graph(m.source).operators()}
+    assert ops & {name for name, spec in SPECS.items() if spec.discontinuous}
 
 
 def test_the_summary_tells_the_fired_rate_on_generated_models(capsys):

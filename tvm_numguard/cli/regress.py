@@ -84,17 +84,17 @@ class RegressCheckArgs(CheckArgs):
         return RangeChoice(super().parse(values), model_ranges=not given)
 
 
-def corpus(items, random_count: int, seed: int, target_pass) -> list:
+def corpus(items, random_count: int, seed: int, target_pass, discontinuous: bool = False) -> list:
     """The models of ``--models`` and ``--random``, in that order."""
     from ..regress.corpus import collect, random_models
 
     if random_count < 0:
         raise UsageError(f"--random must be >= 0, got {random_count}")
-    if target_pass and not random_count:
-        raise UsageError("--target-pass shapes generated models: give --random N too")
+    if (target_pass or discontinuous) and not random_count:
+        raise UsageError("--target-pass and --discontinuous shape generated models: give --random N too")
     if not items and not random_count:
         raise UsageError("give the models: --models PATH|CORPUS and/or --random N")
-    return (collect(items) if items else []) + random_models(random_count, seed, target_pass)
+    return (collect(items) if items else []) + random_models(random_count, seed, target_pass, discontinuous)
 
 
 class Regress(Command):
@@ -113,6 +113,9 @@ class Regress(Command):
                      help="Models to check the pass on (repeat for more)."),
         click.option("--random", "random_count", default=0, show_default=True, type=int, metavar="N",
                      help="Also check N generated models (stream --seed), each at the ranges it is valid in."),
+        click.option("--discontinuous", is_flag=True,
+                     help="Generated models may also use round, floor, sign, compares and int casts (off by default: "
+                          "they turn rounding-level differences into large ones)."),
         click.option("--target-pass", metavar="PASS|OPS",
                      help="Generated models favour the patterns this pass rewrites (a stock pass name, or a comma "
                           "list of Relax operators such as exp,divide)."),
@@ -130,8 +133,8 @@ class Regress(Command):
         super().register(group)
         group.commands[self.name].epilog = EXIT_CODES
 
-    def run(self, outputs, options, config, workers, model_items=(), random_count=0, target_pass=None, junit=None,
-            out_dir="numguard-regress", require_fired=1, cluster=None) -> int:
+    def run(self, outputs, options, config, workers, model_items=(), random_count=0, target_pass=None,
+            discontinuous=False, junit=None, out_dir="numguard-regress", require_fired=1, cluster=None) -> int:
         from ..regress import RowRequest, regress
         from ..regress.render import render_html, render_junit, render_text
         from ..regress.run import ROW_TIMEOUT
@@ -140,7 +143,7 @@ class Regress(Command):
             raise UsageError(f"--require-fired must be >= 0, got {require_fired}")
         if junit:
             check_writable(junit)
-        models = corpus(model_items, random_count, options.options.seed, target_pass)
+        models = corpus(model_items, random_count, options.options.seed, target_pass, discontinuous)
         requests = [RowRequest(c, options.options, os.path.abspath(out_dir), options.model_ranges, words)
                     for c, words in config]
         console = self.console(outputs)

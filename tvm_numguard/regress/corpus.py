@@ -2,7 +2,9 @@
 
 ``collect(items)`` takes what ``numguard regress --models`` takes: model files
 (.onnx, .pt2, .py), directories of them, and the names of built-in corpora
-(``BUILTIN``), or one model of a built-in corpus as ``NAME/MODEL``. A model's
+(``BUILTIN``), or one model of a built-in corpus as ``NAME/MODEL``, or a
+generated model as ``random/SEED-INDEX[@TARGET]`` (``random_models`` makes
+them, at the ranges they are valid in). A model's
 range comes, first found wins, from: a ``numguard-corpus.json`` manifest in its
 directory (``[{"model": "file", "low": .., "high": .., "ranges": {input: [lo, hi]},
 "shapes": {input: [dims]}}]``), the test data shipped beside it (the onnx
