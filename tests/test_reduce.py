@@ -126,6 +126,14 @@ def test_cli_reduce_writes_a_repro_whose_test_fails_with_the_pass_and_passes_wit
     assert_same_on_witness(out / "model.py", out / "witness.npz", pipeline="[FoldConstant],zero")
 
 
+def test_cli_reduce_refuses_a_report_that_does_not_record_the_configuration(tmp_path, capsys):
+    report = tmp_path / "old.json"
+    row = {"verdict": "violation", "witness": "w.npz", "model": "tiny/mlp", "pass_spec": "FoldConstant"}
+    report.write_text(json.dumps({"schema": "numguard-regress/1", "rows": [row], "models": []}))
+    code, _, err = run_cli(capsys, "reduce", str(report), "-o", str(tmp_path / "repro"))
+    assert code == 2 and "does not record the configuration" in err and len(err.strip().splitlines()) == 1
+
+
 def test_cli_reduce_refuses_a_report_without_a_violation(tmp_path, capsys):
     report = tmp_path / "r.json"
     run_cli(capsys, "regress", "--pass", "FoldConstant", "--models", "tiny/mlp", "--json", str(report), "--jobs", "0",

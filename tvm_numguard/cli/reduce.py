@@ -68,7 +68,10 @@ class Reduce(Command):
         except (OSError, ValueError) as err:
             raise ReportError(f"{report_path}: not a JSON report ({type(err).__name__})") from None
         row = violation_row(report, model_name, pass_spec)
-        request = next(r for r in report["requests"] if r["pass"] == row["pass_spec"])
+        request = next((r for r in report.get("requests", ()) if r["pass"] == row["pass_spec"]), None)
+        if request is None:
+            raise ReportError(f"{report_path} does not record the configuration of {row['pass_spec']} (a report "
+                              "from an older numguard): run 'numguard regress --json' again")
         config = CompileConfig(**request["config"])
         tol = Tolerance(**request["tolerance"])
         entry = CorpusModel.from_json(next(m for m in report["models"] if m["name"] == row["model"]))

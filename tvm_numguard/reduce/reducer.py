@@ -133,15 +133,16 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
         progress(steps[-1])
         return (candidate, inputs, result.score, keep) if result is not None and result.violated else None
 
-    found, depth, previous = None, 0, None
+    found, depth, tried = None, 0, set()
     while found is None and check.builds + 2 <= budget - VERIFY_BUILDS:
-        cone = upstream(bindings, sink, depth) if depth < len(bindings) else set(range(len(bindings)))
-        if cone == previous:
-            cone = set(range(len(bindings)))
-            if cone == previous:
+        cone = frozenset(upstream(bindings, sink, depth))
+        if cone in tried:  # the cone stopped growing: the whole model is the last candidate
+            cone = frozenset(range(len(bindings)))
+            if cone in tried:
                 break
-        found = attempt(cone, f"cut at depth {depth}" if len(cone) < len(bindings) else "whole model")
-        previous, depth = cone, depth + 1
+        tried.add(cone)
+        found = attempt(set(cone), f"cut at depth {depth}" if len(cone) < len(bindings) else "whole model")
+        depth += 1
     if found is None:
         raise ReduceError(f"no cut of the model shows the violation within {budget} builds "
                           f"({'; '.join(steps)})")
