@@ -127,9 +127,7 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
         inputs = inputs_of(candidate)
         result = check(candidate.mod, inputs)
         ops = sum(is_operator(b) for b in main_bindings(candidate.mod))
-        steps.append(f"{label}: {ops} operator(s): " + ("untestable (build or run failed)" if result is None else
-                                                        f"score {result.score:.3g}, "
-                                                        + ("violates" if result.violated else "clean")))
+        steps.append(_step(f"{label}: {ops} operator(s)", result))
         progress(steps[-1])
         return (candidate, inputs, result.score, keep) if result is not None and result.violated else None
 
@@ -152,8 +150,7 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
 
     def attempt_shapes(mod, feeds: dict, label: str) -> bool:
         result = check(mod, feeds)
-        steps.append(f"{label}: " + ("untestable (build or run failed)" if result is None else
-                                     f"score {result.score:.3g}, " + ("violates" if result.violated else "clean")))
+        steps.append(_step(label, result))
         progress(steps[-1])
         if result is not None and result.violated:
             scores.append(result.score)
@@ -166,6 +163,13 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
     return Reduction(candidate, inputs, operators_before, sum(is_operator(b) for b in main_bindings(candidate.mod)),
                      check.builds + verified.pop("oracle_builds"),
                      None if origin is None else bindings[origin].var.name, score, steps, verified)
+
+
+def _step(label: str, result: Optional[CheckResult]) -> str:
+    """One line of a reduction's log: what was tried and what the check said."""
+    if result is None:
+        return f"{label}: untestable (build or run failed)"
+    return f"{label}: score {result.score:.3g}, " + ("violates" if result.violated else "clean")
 
 
 def _probe(check: PassCheck, model, bindings: list, tensors: list, witness: dict, tol: Tolerance,
