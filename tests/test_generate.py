@@ -112,3 +112,12 @@ def test_the_hypothesis_strategy_shrinks_to_a_small_model():
     smallest = hypothesis.find(relax_graphs(), lambda g: "exp" in g.operators(),
                                settings=hypothesis.settings(database=None, max_examples=300))
     assert smallest.operators() == ["exp"] and len(smallest.nodes) == 2
+
+
+def test_the_validity_check_catches_a_model_that_leaves_its_domain():
+    from tvm_numguard.generate.graph import Graph, Node
+
+    # log of an input whose range crosses 0: what the generator's adapters prevent
+    graph = Graph((Node("input", (), (), (2,), Interval(-1.0, 1.0)), Node("log", (0,), (), (2,), Interval(-1.0, 0.0))),
+                  (1,))
+    assert invalid_reason(graph) == "NaN/Inf at trial 0 (corner)"

@@ -23,17 +23,20 @@ def invalid_reason(graph: Graph, trials: int = 6, seed: int = 0) -> Optional[str
     except Exception as err:  # noqa: BLE001 - the generator wrote something Relax refuses
         return f"not a valid Relax module: {summarize_error(err)}"
     try:
-        vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
+        executable = tvm.compile(mod, target="llvm")
     except Exception as err:  # noqa: BLE001
         return f"does not build: {summarize_error(err)}"
+    from ..shadow.build import call_main
+    from ..shadow.compare import is_finite_outputs
+
+    device = tvm.cpu()
+    vm = relax.VirtualMachine(executable, device)
+    inputs = [n for n in graph.nodes if n.op == "input"]
+    ranges = graph.ranges()
     rng = np.random.default_rng(seed)
     for trial in range(trials):
-        args = []
-        for param, (lo, hi) in zip(mod["main"].params, graph.ranges().values()):
-            shape = [int(d) for d in param.ty.shape]
-            value = np.full(shape, (lo, hi)[trial]) if trial < 2 else rng.uniform(lo, hi, shape)
-            args.append(tvm.runtime.tensor(value.astype("float32")))
-        out = vm["main"](*args)
-        if not all(np.isfinite(o.numpy()).all() for o in ([out] if hasattr(out, "numpy") else list(out))):
+        values = {name: (np.full(node.shape, (lo, hi)[trial]) if trial < 2 else rng.uniform(lo, hi, node.shape))
+                  .astype("float32") for node, (name, (lo, hi)) in zip(inputs, ranges.items())}
+        if not is_finite_outputs(call_main(vm, device, list(ranges), values)):
             return f"NaN/Inf at trial {trial} ({'corner' if trial < 2 else 'random point'})"
     return None

@@ -17,6 +17,7 @@ import tvm
 from tvm import relax
 
 from ..errors import ModelError
+from ..trace.graph import tensor_type
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,9 +48,8 @@ def is_operator(binding) -> bool:
 
 
 def is_tensor(var) -> bool:
-    ty = var.ty
-    return (isinstance(ty, relax.TensorType) and ty.shape is not None and hasattr(ty.shape, "values")
-            and all(isinstance(d, tvm.tirx.IntImm) for d in ty.shape.values))
+    """A tensor of static shape: a value the reference run captures and a cut can feed."""
+    return tensor_type(var)[0] is not None
 
 
 def reads(binding) -> list:

@@ -18,11 +18,8 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from ..trace.graph import tensor_type
 from .cut import CutModule, emit_main, lift_constants, main_bindings
-
-
-def _shape(var) -> tuple:
-    return tuple(int(d) for d in var.ty.shape.values)
 
 
 def resize(lifted: tvm.IRModule, values: dict, size: int, half: int) -> Optional[tuple]:
@@ -30,7 +27,7 @@ def resize(lifted: tvm.IRModule, values: dict, size: int, half: int) -> Optional
     func = lifted["main"]
     params, new_values = [], {}
     for param in func.params:
-        shape = _shape(param)
+        shape = tensor_type(param)[0]
         new_shape = tuple(half if d == size else d for d in shape)
         params.append(relax.Var(param.name, relax.TensorType(list(new_shape), param.ty.dtype)))
         new_values[param.name] = np.ascontiguousarray(
@@ -55,7 +52,7 @@ def shrink_shapes(candidate: CutModule, inputs: dict, attempt: Callable, room: C
     inputs, label)`` checks a candidate (True: violates); ``room()``: budget left for one more."""
     lifted, constants = lift_constants(candidate.mod)
     values = {**inputs, **constants}
-    sizes = sorted({d for p in lifted["main"].params for d in _shape(p) if d > 1}, reverse=True)
+    sizes = sorted({d for p in lifted["main"].params for d in tensor_type(p)[0] if d > 1}, reverse=True)
     for size in sizes:
         while size > 1 and room():
             half = (size + 1) // 2

@@ -182,9 +182,6 @@ def random_models(count: int, seed: int, target: Optional[str] = None, discontin
 
 
 def random_model(seed: int, index: int, target: Optional[str] = None, discontinuous: bool = False) -> CorpusModel:
-    from ..generate import GeneratorConfig
-
-    GeneratorConfig(target=target, discontinuous=discontinuous).validate()
     flags = "d" if discontinuous else ""
     source = f"{RANDOM_PREFIX}{seed}:{index}:{flags}:{target or ''}"
     graph = random_graph(source)

@@ -79,7 +79,8 @@ def base_kernel_name(name: str) -> str:
     return re.sub(r"\d+$", "", name).rstrip("_") or name
 
 
-def _tensor_type(var) -> tuple:
+def tensor_type(var) -> tuple:
+    """(static shape or None, dtype or None) of a Relax value's type."""
     ty = getattr(var, "ty", None)
     shape = getattr(ty, "shape", None)
     if isinstance(ty, relax.TensorType) and shape is not None and hasattr(shape, "values"):
@@ -168,12 +169,12 @@ def value_graph(module: tvm.IRModule, source: Optional[tvm.IRModule] = None) -> 
     names = _Names()
     nodes = []
     for p in func.params:
-        shape, dtype = _tensor_type(p)
+        shape, dtype = tensor_type(p)
         name = names.add(p)
         nodes.append(ValueNode(name, "param", "param", None, [], shape, dtype, f"{name}: input"))
     for b in _bindings(func):
         value = b.value
-        shape, dtype = _tensor_type(b.var)
+        shape, dtype = tensor_type(b.var)
         text = binding_text(b)
         kernel = None
         if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op) and value.op.name == "relax.call_tir":
