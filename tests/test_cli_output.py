@@ -65,6 +65,12 @@ def test_help_lists_exit_codes(capsys, args):
         assert line in out, line
 
 
+@pytest.mark.parametrize("command, line", [("regress", "4  a pass fired"), ("reduce", "0  the repro is written")])
+def test_a_command_with_exit_codes_of_its_own_lists_them(capsys, command, line):
+    code, out, _ = run_cli(capsys, command, "--help")
+    assert code == 0 and line in out and "1  violation: the optimized" not in out
+
+
 def test_click_errors_have_the_numguard_prefix(capsys):
     code, out, err = run_cli(capsys, "bisect", DEMO, "--lo", "0")
     assert code == 2 and err.startswith("numguard: error: No such option '--lo'") and "numguard bisect --help" in err

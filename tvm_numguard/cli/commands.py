@@ -34,6 +34,7 @@ class Command:
     help = ""
     arguments: tuple = ()  # click decorators for what only this command takes (handed to ``run`` as is)
     extra: tuple = ()
+    epilog = EXIT_CODES  # the exit codes --help lists (a command with codes of its own says so)
 
     def groups(self) -> dict:
         raise NotImplementedError
@@ -52,7 +53,7 @@ class Command:
             callback = groups[key].apply(callback)
         for decorator in reversed(self.arguments):
             callback = decorator(callback)
-        group.command(self.name, help=self.help, epilog=EXIT_CODES)(callback)
+        group.command(self.name, help=self.help, epilog=self.epilog)(callback)
 
     @staticmethod
     def console(outputs: Outputs) -> Console:

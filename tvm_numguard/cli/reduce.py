@@ -34,6 +34,7 @@ def violation_row(report: dict, model, pass_spec) -> dict:
 
 class Reduce(Command):
     name = "reduce"
+    epilog = EXIT_CODES
     help = ("Cut a violation from a 'numguard regress --json' report down to a few Relax operators: writes the "
             "TVMScript model, its constants, the witness and a ready pytest file to --out.")
 
@@ -48,10 +49,6 @@ class Reduce(Command):
         click.option("--pass", "pass_spec", metavar="SPEC", help="Reduce this pass's violation (default: the first)."),
         click.option("--max-builds", default=20, show_default=True, type=int, help="The build budget of the reduction."),
     )
-
-    def register(self, group: click.Group) -> None:
-        super().register(group)
-        group.commands[self.name].epilog = EXIT_CODES
 
     def run(self, outputs, report_path, out_dir="repro", model_name=None, pass_spec=None, max_builds=20) -> int:
         from ..pipeline import CompileConfig

@@ -99,6 +99,7 @@ def corpus(items, random_count: int, seed: int, target_pass, discontinuous: bool
 
 class Regress(Command):
     name = "regress"
+    epilog = EXIT_CODES
     help = ("Check passes under test on a corpus of models: for each model, the pipeline with the pass against "
             "the same pipeline without it, on inputs searched in the model's range. --models takes model files, "
             "folders of them, built-in corpora (onnx-node, onnx-light, tiny, patches) or CORPUS/MODEL; --random N adds "
@@ -128,10 +129,6 @@ class Regress(Command):
         click.option("--require-fired", default=1, show_default=True, type=int, metavar="K",
                      help="Exit 4 when a pass changed fewer than K models (0: never)."),
     )
-
-    def register(self, group: click.Group) -> None:
-        super().register(group)
-        group.commands[self.name].epilog = EXIT_CODES
 
     def run(self, outputs, options, config, workers, model_items=(), random_count=0, target_pass=None,
             discontinuous=False, junit=None, out_dir="numguard-regress", require_fired=1, cluster=None) -> int:
