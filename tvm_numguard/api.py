@@ -23,7 +23,7 @@ from .search import FixedInputs
 from .shadow.session import ShadowSession
 from .workers import Workers
 
-__all__ = ["Options", "bisect", "event_table", "list_passes", "search"]
+__all__ = ["Options", "bisect", "check", "event_table", "list_passes", "search"]
 
 DEFAULT_SEARCHES = "random,boundary,evolve"  # numguard search compares all three
 
@@ -80,3 +80,17 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
         finding = engine.check(session, options, ranges, engine.strategies(options), "search", progress,
                                bisect=False)
         return Report.from_finding(engine.finish(finding, session, started))
+
+
+def check(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None):
+    """The static range check (``numguard check``): which operators of the model,
+    and of the module the pipeline's Relax passes make of it, can leave their
+    domain or their dtype's range in the options' input range. Returns an
+    ``ops.check.CheckResult``; nothing is built or run."""
+    from .ops.check import check as range_check
+    from .search import resolve_ranges
+
+    model = engine.as_model(model)
+    options = options or Options()
+    ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
+    return range_check(model, config or CompileConfig(), ranges)

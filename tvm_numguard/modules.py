@@ -11,9 +11,22 @@ cheap, whatever the model's size).
 from __future__ import annotations
 
 import tvm
+from tvm import relax
 
 
 def pristine(mod: tvm.IRModule) -> tvm.IRModule:
     """A new IRModule with ``mod``'s functions, attributes and global infos;
     editing one of the two modules leaves the other as it was."""
     return mod.clone()
+
+
+def tensor_type(var) -> tuple:
+    """(static shape or None, dtype or None) of a Relax value's type (a var, a TensorType)."""
+    ty = var if isinstance(var, relax.Type) else getattr(var, "ty", None)
+    shape = getattr(ty, "shape", None)
+    if isinstance(ty, relax.TensorType) and shape is not None and hasattr(shape, "values"):
+        try:
+            return tuple(int(d) for d in shape.values), str(ty.dtype)
+        except (TypeError, ValueError):
+            return None, str(ty.dtype)
+    return None, None

@@ -17,6 +17,7 @@ from .. import __version__
 from ..errors import BUG_REPORT, InternalError, UsageError, summarize_error
 from .commands import COMMANDS, EXIT_CODES
 from .console import Interrupted
+from .check import Check
 from .reduce import Reduce
 from .regress import Regress
 
@@ -47,7 +48,7 @@ def cli():
     """Find the TVM compiler pass that changes what a model computes."""
 
 
-for _command in COMMANDS + (Regress(), Reduce()):
+for _command in COMMANDS + (Check(), Regress(), Reduce()):
     _command.register(cli)
 
 

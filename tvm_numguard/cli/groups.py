@@ -85,15 +85,30 @@ class CompileArgs(OptionGroup):
         return config
 
 
+class RangeArgs(OptionGroup):
+    """The input range alone (``numguard check``): parses to Options' low, high and ranges."""
+
+    options = (
+        click.option("--low", type=float, help="Lower bound for every input."),
+        click.option("--high", type=float, help="Upper bound for every input."),
+        click.option("--range", "range_specs", multiple=True, metavar="NAME=LO:HI", help="Bounds for one input."),
+    )
+
+    def parse(self, values: dict) -> dict:
+        ranges = {}
+        for spec in values.pop("range_specs"):
+            name, lo, hi = parse_range_spec(spec)
+            ranges[name] = (lo, hi)
+        return {"low": values.pop("low"), "high": values.pop("high"), "ranges": ranges}
+
+
 class CheckArgs(OptionGroup):
     """The input range, the tolerance and the search: everything a check's verdict depends on."""
 
     def __init__(self, search_default: str = "evolve", bisect: bool = True, budget_default: str = "200,60s"):
         self.bisect = bisect
         options = [
-            click.option("--low", type=float, help="Lower bound for every input."),
-            click.option("--high", type=float, help="Upper bound for every input."),
-            click.option("--range", "range_specs", multiple=True, metavar="NAME=LO:HI", help="Bounds for one input."),
+            *RangeArgs.options,
             click.option("--rtol", type=float, help="Relative tolerance (default by dtype: 1e-5 for float32)."),
             click.option("--atol", type=float, help="Absolute tolerance (default by dtype: 1e-6 for float32)."),
             click.option("--search", default=search_default, show_default=True, metavar="NAMES",
@@ -113,12 +128,8 @@ class CheckArgs(OptionGroup):
         self.options = tuple(options)
 
     def parse(self, values: dict) -> Options:
-        ranges = {}
-        for spec in values.pop("range_specs"):
-            name, lo, hi = parse_range_spec(spec)
-            ranges[name] = (lo, hi)
         extra = {"strategy": values.pop("strategy")} if self.bisect else {}
-        return Options(low=values.pop("low"), high=values.pop("high"), ranges=ranges, rtol=values.pop("rtol"),
+        return Options(**RangeArgs().parse(values), rtol=values.pop("rtol"),
                        atol=values.pop("atol"), search=values.pop("search"), budget=values.pop("budget"),
                        seed=values.pop("seed"), oracle=not values.pop("no_oracle"), **extra)
 

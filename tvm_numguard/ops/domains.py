@@ -14,6 +14,7 @@ arguments left their domain.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -91,6 +92,9 @@ class Domain:
     failure: str  # what happens outside: "nan", "inf", "nan or inf"
     valid_example: tuple  # argument values inside the domain
     invalid_example: tuple  # argument values outside it
+    # the same rule over value intervals: (dtype, *argument Intervals) -> True when
+    # some values in them are outside the domain (the static range check's rule)
+    may_leave: Optional[Callable] = None
 
     @property
     def short_name(self) -> str:
@@ -112,22 +116,49 @@ class Domain:
         return {"op": self.op, "args": list(self.args), "domain": self.text, "failure": self.failure}
 
 
-def _d(op, args, valid, text, failure, ok, bad) -> Domain:
-    return Domain(op, args, valid, text, failure, ok, bad)
+def _d(op, args, valid, text, failure, ok, bad, may_leave=None) -> Domain:
+    return Domain(op, args, valid, text, failure, ok, bad, may_leave)
+
+
+def _below(bound: float, strict: bool = False):
+    """Intervals reaching below ``bound`` (``strict``: reaching it)."""
+    return lambda dtype, x: x.lo < bound or (strict and x.lo <= bound)
+
+
+def _holds_zero(dtype, x, y=None):
+    y = x if y is None else y
+    return y.lo <= 0 <= y.hi
+
+
+def _outside_unit(dtype, x):
+    return x.lo < -1 or x.hi > 1
+
+
+def _reaches_unit(dtype, x):
+    return x.lo <= -1 or x.hi >= 1
+
+
+def _exp_above(scale: float):
+    return lambda dtype, x: x.hi > _exp_limit(dtype) / scale
+
+
+def _power_may_leave(dtype, x, y):
+    integer = y.lo == y.hi and float(y.lo).is_integer()
+    return (x.lo < 0 and not integer) or (x.lo <= 0 <= x.hi and y.lo < 0)
 
 
 _TABLE = [
-    _d("relax.log", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (1.0,), (0.0,)),
-    _d("relax.log2", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (2.0,), (-2.0,)),
-    _d("relax.log10", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (10.0,), (-10.0,)),
-    _d("relax.log1p", (0,), _gt_minus_one, "x > -1", "nan for x < -1, -inf at -1", (0.5,), (-2.0,)),
-    _d("relax.sqrt", (0,), _nonneg, "x >= 0", "nan", (4.0,), (-4.0,)),
-    _d("relax.rsqrt", (0,), _pos, "x > 0", "nan for x < 0, inf at 0", (4.0,), (0.0,)),
-    _d("relax.divide", (0, 1), _nonzero_divisor, "divisor != 0", "inf or nan", (1.0, 2.0), (1.0, 0.0)),
-    _d("relax.floor_divide", (0, 1), _nonzero_divisor, "divisor != 0", "inf or nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0)),
-    _d("relax.floor_mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0)),
-    _d("relax.mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0)),
-    _d("relax.reciprocal", (0,), _nonzero, "x != 0", "inf", (2.0,), (0.0,)),
+    _d("relax.log", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (1.0,), (0.0,), _below(0.0, strict=True)),
+    _d("relax.log2", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (2.0,), (-2.0,), _below(0.0, strict=True)),
+    _d("relax.log10", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (10.0,), (-10.0,), _below(0.0, strict=True)),
+    _d("relax.log1p", (0,), _gt_minus_one, "x > -1", "nan for x < -1, -inf at -1", (0.5,), (-2.0,), _below(-1.0, strict=True)),
+    _d("relax.sqrt", (0,), _nonneg, "x >= 0", "nan", (4.0,), (-4.0,), _below(0.0)),
+    _d("relax.rsqrt", (0,), _pos, "x > 0", "nan for x < 0, inf at 0", (4.0,), (0.0,), _below(0.0, strict=True)),
+    _d("relax.divide", (0, 1), _nonzero_divisor, "divisor != 0", "inf or nan", (1.0, 2.0), (1.0, 0.0), _holds_zero),
+    _d("relax.floor_divide", (0, 1), _nonzero_divisor, "divisor != 0", "inf or nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0), _holds_zero),
+    _d("relax.floor_mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0), _holds_zero),
+    _d("relax.mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0), _holds_zero),
+    _d("relax.reciprocal", (0,), _nonzero, "x != 0", "inf", (2.0,), (0.0,), _holds_zero),
     _d(
         "relax.power",
         (0, 1),
@@ -136,13 +167,14 @@ _TABLE = [
         "nan for a negative base with a non-integer exponent, inf for 0**negative or overflow",
         (2.0, 0.5),
         (-2.0, 0.5),
+        _power_may_leave,
     ),
-    _d("relax.asin", (0,), _unit, "|x| <= 1", "nan", (0.5,), (1.5,)),
-    _d("relax.acos", (0,), _unit, "|x| <= 1", "nan", (0.5,), (-1.5,)),
-    _d("relax.acosh", (0,), _ge_one, "x >= 1", "nan", (2.0,), (0.5,)),
-    _d("relax.atanh", (0,), _open_unit, "|x| < 1", "nan outside, inf at +-1", (0.5,), (1.0,)),
-    _d("relax.exp", (0,), _exp_ok, "x <= log(max of the dtype) (88.72 for float32)", "inf", (1.0,), (1000.0,)),
-    _d("relax.exp2", (0,), _exp2_ok, "x <= log2(max of the dtype) (128 for float32)", "inf", (1.0,), (2000.0,)),
+    _d("relax.asin", (0,), _unit, "|x| <= 1", "nan", (0.5,), (1.5,), _outside_unit),
+    _d("relax.acos", (0,), _unit, "|x| <= 1", "nan", (0.5,), (-1.5,), _outside_unit),
+    _d("relax.acosh", (0,), _ge_one, "x >= 1", "nan", (2.0,), (0.5,), _below(1.0)),
+    _d("relax.atanh", (0,), _open_unit, "|x| < 1", "nan outside, inf at +-1", (0.5,), (1.0,), _reaches_unit),
+    _d("relax.exp", (0,), _exp_ok, "x <= log(max of the dtype) (88.72 for float32)", "inf", (1.0,), (1000.0,), _exp_above(1.0)),
+    _d("relax.exp2", (0,), _exp2_ok, "x <= log2(max of the dtype) (128 for float32)", "inf", (1.0,), (2000.0,), _exp_above(math.log(2.0))),
 ]
 
 DOMAINS: dict = {d.op: d for d in _TABLE}

@@ -18,7 +18,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from ..trace.graph import tensor_type
+from ..modules import tensor_type
 from .cut import CutModule, emit_main, lift_constants, main_bindings
 
 

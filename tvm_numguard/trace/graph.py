@@ -16,6 +16,7 @@ from typing import Optional
 
 import tvm
 from tvm import relax
+from ..modules import tensor_type
 
 
 @dataclasses.dataclass
@@ -77,18 +78,6 @@ class ValueGraph:
 def base_kernel_name(name: str) -> str:
     """A kernel's name less its counter (``fused_conv2d_add3`` -> ``fused_conv2d_add``)."""
     return re.sub(r"\d+$", "", name).rstrip("_") or name
-
-
-def tensor_type(var) -> tuple:
-    """(static shape or None, dtype or None) of a Relax value's type."""
-    ty = getattr(var, "ty", None)
-    shape = getattr(ty, "shape", None)
-    if isinstance(ty, relax.TensorType) and shape is not None and hasattr(shape, "values"):
-        try:
-            return tuple(int(d) for d in shape.values), str(ty.dtype)
-        except (TypeError, ValueError):
-            return None, str(ty.dtype)
-    return None, None
 
 
 def binding_text(binding) -> str:

@@ -1,0 +1,149 @@
+"""``numguard check``: the static range check names the operator of every
+range-driven planted patch, FastMath's exp band and ToMixedPrecision's float16
+overflow, with what drives each; it stays quiet where sampled runs show every
+operator in domain; exit codes and JSON."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tvm_numguard as ng
+from tvm_numguard import api
+from tvm_numguard.model import from_irmodule
+from tvm_numguard.ops.check import check
+from tvm_numguard.search import resolve_ranges
+from tvm_numguard.testing import tiny_cnn_onnx, tiny_mlp_onnx
+from tvm_numguard.testing.sampled import sampled_values
+
+from clirun import assert_one_line_error, run_cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MANIFEST = {s["name"]: s for s in json.load(open(os.path.join(ROOT, "patches", "manifest.json")))}
+
+# the operator each range-driven patch puts at risk, and the kind of warning
+RANGE_DRIVEN = {
+    "exp_range": ("piecewise", "relax.where"),  # exact below 10, a polynomial above: the range is split at 10
+    "inplace_softmax": ("domain", "relax.exp"),  # exp(x) / sum(exp(x)) without the max: exp overflows
+    "var_onepass": ("domain", "relax.rsqrt"),  # mean(x*x) - mean(x)**2 can be negative
+}
+
+
+def _patch(name):
+    spec = MANIFEST[name]
+    module, _, attr = spec["model"].partition(":")
+    model = from_irmodule(getattr(importlib.import_module(module), attr)(), spec["model"], name)
+    config = ng.CompileConfig(pipeline=spec["pipeline"], tir_pipeline=spec["tir_pipeline"])
+    return model, config, resolve_ranges(model.inputs, spec["low"], spec["high"])
+
+
+@pytest.mark.parametrize("name", sorted(RANGE_DRIVEN))
+def test_check_names_the_operator_of_each_range_driven_patch(name):
+    model, config, ranges = _patch(name)
+    result = check(model, config, ranges)
+    kind, op = RANGE_DRIVEN[name]
+    new = [w for w in result.warnings if w.new]
+    assert [(w.warning.kind, w.warning.op) for w in new] == [(kind, op)]
+    assert not [w for w in result.warnings if w.module == "model"], "the model itself is in domain"
+    assert set(new[0].drivers) == {"x"}
+
+
+@pytest.mark.parametrize("name", sorted(set(MANIFEST) - set(RANGE_DRIVEN)))
+def test_check_is_quiet_on_patches_whose_error_is_not_range_driven(name):
+    model, config, ranges = _patch(name)
+    assert check(model, config, ranges).warnings == []
+
+
+def test_the_driving_band_of_an_exp_overflow_is_where_the_model_overflows():
+    """inplace_softmax: below the band's low end the naive softmax is finite, at its top it is not."""
+    model, config, ranges = _patch("inplace_softmax")
+    warning = check(model, config, ranges).warnings[0]
+    band = warning.drivers["x"].band
+    assert warning.drivers["x"].corner == "high"
+    assert 0.0 < band.lo < band.hi == 100.0
+    from tvm_numguard.ops.check import pipeline_module
+
+    later = pipeline_module(model.mod, config)
+    rng = np.random.default_rng(0)
+    below = [{"x": rng.uniform(0.0, band.lo, size=(2, 8)).astype("float32")} for _ in range(20)]
+    exp_values = sampled_values(later, below)[warning.warning.position]
+    assert all(np.isfinite(v).all() for v in exp_values)
+    top = sampled_values(later, [{"x": np.full((2, 8), 100.0, "float32")}])[warning.warning.position]
+    assert not np.isfinite(top[0]).all()
+
+
+def _exp_dense():
+    from tvm import relax
+
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((16, 8)) * 0.3).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((4, 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            e = bb.emit(relax.op.exp(x))
+            y = bb.emit_output(relax.op.matmul(e, relax.const(w)))
+        bb.emit_func_output(y)
+    return from_irmodule(bb.get(), "exp_dense", "exp_dense")
+
+
+def test_fast_math_exp_band():
+    """fast_exp clamps its argument at 88.376; exp is finite up to 88.72: the band between."""
+    model = _exp_dense()
+    config = ng.CompileConfig(pipeline="FastMathTransform,zero")
+    risky = check(model, config, resolve_ranges(model.inputs, -80.0, 88.5))
+    approx = [w for w in risky.warnings if w.warning.kind == "approximation"]
+    assert len(approx) == 1 and approx[0].new and approx[0].warning.op == "call_tir fast_exp"
+    band = approx[0].drivers["x"].band
+    assert 88.0 < band.lo < 88.3763 and band.hi == 88.5
+    assert check(model, config, resolve_ranges(model.inputs, -80.0, 80.0)).warnings == []
+
+
+def test_mixed_precision_overflow_on_large_activations(tmp_path):
+    model = ng.load_model(tiny_cnn_onnx(os.path.join(tmp_path, "cnn.onnx"), seed=0))
+    config = ng.CompileConfig(pipeline="ToMixedPrecision,zero")
+    result = check(model, config, resolve_ranges(model.inputs, -32768.0, 32767.0))
+    overflow = [w for w in result.warnings if w.warning.kind == "overflow"]
+    assert overflow and all(w.new and w.warning.dtype == "float16" for w in overflow)
+    assert overflow[0].warning.op == "relax.astype"
+    assert "Conv node 'conv1'" in overflow[0].origin  # the value it casts, in the user's model
+    assert overflow[0].drivers["x"].corner in ("low", "high", "both")
+    assert check(model, config, resolve_ranges(model.inputs, -1.0, 1.0)).warnings == []
+
+
+def test_no_warning_where_sampled_runs_stay_in_domain(tmp_path):
+    """The tiny MLP ends in exp: on [-1, 1] every run is finite, and check says so. (On
+    [-2, 2] runs stay finite too but the check warns: one interval per tensor loses
+    which element is large, about 10x on the second layer; see docs/check.md.)"""
+    model = ng.load_model(tiny_mlp_onnx(os.path.join(tmp_path, "mlp.onnx"), seed=0))
+    ranges = resolve_ranges(model.inputs, -1.0, 1.0)
+    result = check(model, ng.CompileConfig(), ranges)
+    assert result.warnings == [] and result.exit_code == 0
+    rng = np.random.default_rng(1)
+    samples = [{"x": rng.uniform(-1, 1, size=(1, 32)).astype("float32")} for _ in range(30)]
+    assert all(np.isfinite(v).all() for values in sampled_values(model.mod, samples).values() for v in values)
+
+
+def test_cli_check_exit_codes_and_json(tmp_path, capsys):
+    path = tiny_cnn_onnx(os.path.join(tmp_path, "cnn.onnx"), seed=0)
+    out = os.path.join(tmp_path, "check.json")
+    code, stdout, err = run_cli(capsys, "check", path, "--low", "-32768", "--high", "32767", "--pipeline",
+                                "ToMixedPrecision,zero", "--json", out)
+    assert code == 1, err
+    assert "relax.astype can overflow" in stdout and "Conv node 'conv1'" in stdout
+    data = json.load(open(out))
+    assert data["command"] == "check" and data["possible_defect"] and data["warnings"][0]["module"] == "pipeline"
+    code, stdout, err = run_cli(capsys, "check", path, "--low", "-1", "--high", "1", "--pipeline",
+                                "ToMixedPrecision,zero")
+    assert code == 0 and stdout.startswith("CLEAN")
+    assert_one_line_error(*run_cli(capsys, "check", path, "--low", "1")[::2], "give both low and high")
+
+
+def test_api_check_takes_options():
+    model = _exp_dense()
+    result = api.check(model, ng.CompileConfig(pipeline="FastMathTransform,zero"), api.Options(low=0.0, high=88.5))
+    assert result.exit_code == 1

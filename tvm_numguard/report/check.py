@@ -1,0 +1,119 @@
+"""The document and the text of a static range check (``numguard check``).
+
+The document follows the reports' conventions (``schema_version``, ``tool``,
+``command``, ``environment``, validated against a schema shipped in the
+package: ``check-schema.json``); the text lists each warning with its place in
+the user's model and what drives it, worst first.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+
+from .. import __version__
+from ..numbers import plain
+from .document import SCHEMA_VERSION
+from .sections import environment
+
+KIND_WORDS = {
+    "domain": "can leave its domain",
+    "overflow": "can overflow",
+    "approximation": "gets arguments where its approximation departs",
+    "piecewise": "splits the range",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    schema = json.loads(resources.files("tvm_numguard.report").joinpath("check-schema.json").read_text())
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def check_document(result, model, config, ranges) -> dict:
+    """The JSON document of a CheckResult, validated (jsonschema.ValidationError if not)."""
+    import jsonschema
+
+    data = plain({
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "tvm_numguard", "version": __version__},
+        "command": "check",
+        "environment": environment(config.target),
+        "model": model.to_json(),
+        "configuration": config.to_json(),
+        "ranges": {name: r.to_json() for name, r in ranges.items()},
+        "analysed": {"bindings": result.bindings, "pipeline_stopped_before": result.stopped},
+        "possible_defect": result.possible_defect,
+        "warnings": [w.to_json() for w in result.warnings],
+        "unanalysed": [w.to_json() for w in result.unanalysed],
+        "unknown_ops": dict(sorted(result.unknown.items())),
+        "seconds": result.seconds,
+    })
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise error
+    return data
+
+
+def _number(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _interval(pair) -> str:
+    return f"[{_number(pair[0])}, {_number(pair[1])}]"
+
+
+def warning_line(w: dict) -> str:
+    """One warning in a line: where, what, the interval, against which limit."""
+    new = " (new: the pipeline brought it)" if w["new"] else ""
+    return (f"{w['binding']} = {w['op']} {KIND_WORDS[w['kind']]}{new}: {w['dtype']} values in "
+            f"{_interval(w['interval'])}, limit: {w['limit']}")
+
+
+CORNER_WORDS = {"high": "at its high end", "low": "at its low end", "both": "at either end",
+                "mixed": "with elements at both ends (a mixed corner)"}
+
+
+def driver_text(drivers: dict, ranges: dict) -> str:
+    """Per input: the corner, and the band where it is narrower than the range."""
+    parts = []
+    for name, d in drivers.items():
+        band, whole = d["band"], ranges[name]
+        text = f"{name} {CORNER_WORDS[d['corner']]}"
+        if band[0] == band[1]:
+            text += f", split at {_number(band[0])}"
+        elif band != [whole["low"], whole["high"]]:
+            text += f", only in {_interval(band)}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def check_summary(data: dict) -> str:
+    """What a terminal shows for a check document."""
+    warnings = data["warnings"]
+    counts = {m: sum(1 for w in warnings if w["module"] == m) for m in ("model", "pipeline")}
+    new = sum(1 for w in warnings if w["new"])
+    stopped = data["analysed"]["pipeline_stopped_before"]
+    after = (f"after the pipeline's Relax passes (before {stopped}): {counts['pipeline']}, {new} new"
+             if stopped else "the pipeline never legalizes: only the model was analysed")
+    verdict = "POSSIBLE DEFECT" if warnings else "CLEAN"
+    lines = [f"{verdict}: {len(warnings)} warning(s); in the model: {counts['model']}; {after}  "
+             f"[{data['seconds']:.2f}s]"]
+    for module in ("model", "pipeline"):
+        for w in sorted((w for w in warnings if w["module"] == module), key=lambda w: -w["excess"]):
+            lines.append(f"  {module:<9} {warning_line(w)}")
+            lines.append(f"  {'':<9}   in the model: {w['origin']}")
+            if w["drivers"]:
+                lines.append(f"  {'':<9}   driven by: {driver_text(w['drivers'], data['ranges'])}")
+    if data["unanalysed"]:
+        lines.append(f"  {len(data['unanalysed'])} more warning(s) downstream of operators the check does not "
+                     "know (widened there; they prove nothing)")
+    if data["unknown_ops"]:
+        ops = ", ".join(f"{op} x{n}" for op, n in data["unknown_ops"].items())
+        lines.append(f"  not analysed (widened to the dtype's range): {ops}")
+    return "\n".join(lines)

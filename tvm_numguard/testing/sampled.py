@@ -1,0 +1,48 @@
+"""The values a model's bindings take on given inputs: what the static range
+check's intervals must hold (its soundness test, its tightness benchmark)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import tvm
+
+from ..reduce.cut import cut, is_tensor, main_bindings
+from ..shadow.build import call_main, compile_plain
+
+
+def sampled_values(mod: tvm.IRModule, samples: list, target: str = "llvm") -> dict:
+    """{binding position: [array per sample]} for every tensor binding of main
+    (positions in main's bindings, as the analysis keys them), from one build
+    that returns them all; ``samples`` are dicts of input arrays."""
+    bindings = main_bindings(mod)
+    tensors = [k for k, b in enumerate(bindings) if is_tensor(b.var)]
+    probe = mod.clone()  # with the kernels a pass put in beside main
+    probe.update_func(probe.get_global_var("main"), cut(mod, range(len(bindings)), tensors).mod["main"])
+    build = compile_plain(probe, tvm.target.Target(target))
+    if not build.ok:
+        raise RuntimeError(build.error)
+    names = [p.name for p in probe["main"].params]
+    out = {k: [] for k in tensors}
+    for inputs in samples:
+        values = call_main(build.vm(), build.device, names, inputs)
+        for k, value in zip(tensors, values):
+            out[k].append(np.asarray(value))
+    return out
+
+
+def escapes(analysis_values: Mapping, sampled: Mapping) -> list:
+    """(binding position, sampled min, sampled max, interval) where a sampled finite value
+    lies outside the binding's interval (an unsound interval)."""
+    found = []
+    for name, arrays in sampled.items():
+        abstract = analysis_values.get(name)
+        interval = getattr(abstract, "interval", None)
+        if interval is None:
+            continue
+        values = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays])
+        values = values[np.isfinite(values)]
+        if values.size and (values.min() < interval.lo or values.max() > interval.hi):
+            found.append((name, float(values.min()), float(values.max()), interval))
+    return found
