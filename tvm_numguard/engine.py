@@ -14,14 +14,16 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .bisect import Bisection, bisect_session
-from .errors import InvalidReferenceError, RangeError
-from .finding import BuildCount, Finding, ModelInfo, SearchOutcome
+from .errors import InvalidReferenceError, RangeError, summarize_error
+from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
 from .model import Model, load_model
 from .ops import check_domains
+from .ops.check import RangeCheck
 from .options import Options
 from .pipeline import CompileConfig
 from .progress import Detail, Progress, silent
-from .search import make_strategy, parse_budget, resolve_ranges, score_of
+from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges, score_of
+from .search.aimed import Aim
 from .shadow import oracle
 from .shadow.session import ShadowSession
 from .workers import Workers
@@ -57,14 +59,34 @@ def strategies(options: Options, budget=None) -> list:
 
 
 def search_range(session: ShadowSession, strategy, ranges, seed: int, progress: Progress = None,
-                 stop_at: Optional[float] = None):
+                 stop_at: Optional[float] = None, aim: Aim = Aim()):
     """Run ``strategy`` over the range against the session; a SearchResult
-    (ended early once a score passes ``stop_at``)."""
+    (ended early once a score passes ``stop_at``); ``aim``: the range check's."""
     progress = progress or silent
     budget = getattr(strategy, "budget", None)
     progress(f"searching the range for inputs where the builds differ ({strategy.name}"
              + (f", budget {budget})" if budget is not None else ")"))
-    return strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed, stop_at=stop_at)
+    return strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed, stop_at=stop_at,
+                        aim=aim)
+
+
+def range_check(session: ShadowSession, ranges, progress: Progress = None) -> tuple:
+    """(RangeCheck or None, RangeCheckOutcome): ``numguard check`` on the session's
+    model and pipeline, its warnings about the pipeline told as progress. The
+    check is advice: one it cannot make (a pipeline that fails before
+    legalizing) leaves the search unaimed, and says why."""
+    from .report.check import warning_line
+
+    progress = progress or silent
+    try:
+        checker = RangeCheck(session.model, session.config)
+        result = checker.run(ranges)
+    except Exception as err:  # TVM raises many types; the search goes on unaimed
+        progress(f"range check skipped: {summarize_error(err)}")
+        return None, RangeCheckOutcome(error=summarize_error(err))
+    for w in result.concerning("pipeline"):
+        progress(f"check: {warning_line(w.to_json())}")
+    return checker, RangeCheckOutcome(result)
 
 
 def check(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str,
@@ -78,9 +100,12 @@ def check(session: ShadowSession, options: Options, ranges, searches: Sequence, 
     bisects stops searching at a certain violation (CERTAIN_SCORE)."""
     progress = progress or silent
     stop_at = CERTAIN_SCORE if bisect else None
+    searching = not all(isinstance(s, FixedInputs) for s in searches)
+    checker, outcome = range_check(session, ranges, progress) if searching else (None, None)
+    aim = Aim.of_check(outcome.result) if outcome is not None and outcome.result is not None else Aim()
     results = []
     for strategy in searches:
-        results.append(search_range(session, strategy, ranges, options.seed, progress, stop_at))
+        results.append(search_range(session, strategy, ranges, options.seed, progress, stop_at, aim))
         if stop_at is not None and results[-1].best_score > stop_at:
             break
     found = max(results, key=lambda r: r.best_score)
@@ -96,6 +121,9 @@ def check(session: ShadowSession, options: Options, ranges, searches: Sequence, 
                     budget=options.budget if budget is None else budget,
                     strategies=results if len(results) > 1 or command == "search" else (),
                     before_oracle=start_bisection if bisect else None)
+    if checker is not None and finding.witness is not None and finding.verdict != "clean":
+        outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
+    finding.range_check = outcome
     if finding.violation and bisect:
         if on_witness is not None:
             on_witness(finding.witness)

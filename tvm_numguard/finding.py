@@ -64,6 +64,17 @@ class BuildCount:
 
 
 @dataclasses.dataclass
+class RangeCheckOutcome:
+    """The static range check a search was aimed with: ``result`` (ops.check.CheckResult),
+    and the positions of its pipeline warnings that the witness reaches (the
+    violation lies where the check warned); ``error``: why there is no result."""
+
+    result: Optional[object] = None
+    reached: tuple = ()
+    error: Optional[str] = None
+
+
+@dataclasses.dataclass
 class Finding:
     command: str  # "bisect", "search", "trace" or "guard"
     model: ModelInfo
@@ -83,6 +94,8 @@ class Finding:
     guard: Optional[object] = None  # guard.guard.GuardInfo
     workers: Optional[object] = None  # workers.info.WorkerInfo: how the builds were made
     replay: Optional[str] = None  # how to rerun, when not the CLI line a report makes itself
+    range_check: Optional["RangeCheckOutcome"] = None  # what numguard check said before the search
+
 
     @property
     def violation(self) -> bool:

@@ -37,6 +37,15 @@ from .interval import EVERYTHING, Interval, dtype_epsilon, dtype_limits
 from .transfer import TRANSFER, Abstract, attr
 from ..modules import tensor_type
 
+# One interval per tensor is exact through one weighted sum of the inputs and
+# loses which element is large through each further one (several times too
+# wide each time): a warning whose bound passed through more is "loose".
+LOOSE_DEPTH = 1
+WEIGHTED_SUMS = {"relax.matmul", "relax.nn.conv1d", "relax.nn.conv2d", "relax.nn.conv3d",
+                 "relax.nn.conv1d_transpose", "relax.nn.conv2d_transpose"}
+# operators whose result bound does not depend on how wide their argument's is
+BOUNDED = {"relax.tanh", "relax.sigmoid", "relax.erf", "relax.sin", "relax.cos", "relax.sign",
+           "relax.nn.softmax", "relax.nn.layer_norm", "relax.nn.group_norm", "relax.nn.rms_norm"}
 FAST_EXP_CLAMP = 88.3762626647949  # fast_exp clamps its argument to +-this (float32): exp is larger above it
 _COMPARES = {"relax.less", "relax.less_equal", "relax.greater", "relax.greater_equal"}
 _CONST_FOLDED = {"relax.astype", "relax.reshape", "relax.permute_dims", "relax.expand_dims", "relax.squeeze",
@@ -56,13 +65,19 @@ class RangeWarning:
     dtype: str
     excess: float  # how far past the limit (>0), for ranking and for the search's aim
     threshold: Optional[float] = None  # the boundary value itself (a piecewise split's, a dtype's limit)
+    depth: int = 0  # weighted sums behind the bound: past LOOSE_DEPTH it may be many times too wide
+
+    @property
+    def loose(self) -> bool:
+        return self.depth > LOOSE_DEPTH
 
     def same_place(self, other: "RangeWarning") -> bool:
         return (self.kind, self.position, self.op) == (other.kind, other.position, other.op)
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "binding": self.binding, "position": self.position, "op": self.op, "interval": self.interval.to_json(),
-                "limit": self.limit, "dtype": self.dtype, "excess": self.excess, "threshold": self.threshold}
+        return {"kind": self.kind, "binding": self.binding, "position": self.position, "op": self.op,
+                "interval": self.interval.to_json(), "limit": self.limit, "dtype": self.dtype, "excess": self.excess,
+                "threshold": self.threshold, "depth": self.depth, "loose": self.loose}
 
 
 @dataclasses.dataclass
@@ -87,12 +102,13 @@ def _struct(ty) -> tuple:
 
 
 class _Walker:
-    def __init__(self, inputs: Mapping[str, Interval], mod=None):
-        self.inputs, self.mod = inputs, mod
+    def __init__(self, inputs: Mapping[str, Interval], until: Optional[int] = None):
+        self.inputs, self.until = inputs, until
         self.env = {}  # relax.Var -> Abstract | tuple
         self.tainted = set()  # vars downstream of an unknown operator
         self.result = Analysis({}, [], {}, [])
         self.position = -1  # of the binding being analysed
+        self.depth = 0  # of the call being analysed: its arguments' weighted sums, and its own
         self.compares = {}  # var of a comparison with a constant -> (compared Abstract, threshold)
 
     def value(self, expr):
@@ -133,6 +149,8 @@ class _Walker:
             for block in body.blocks:
                 for binding in block.bindings:
                     self.position += 1
+                    if self.until is not None and self.position > self.until:
+                        return self.result
                     self.binding(binding)
         return self.result
 
@@ -169,6 +187,7 @@ class _Walker:
             return
         name = op.name
         args = [self.value(a) for a in call.args]
+        self.depth = _depth(args) + (1 if name in WEIGHTED_SUMS else 0)
         if name == "relax.call_tir":
             self.kernel(var, call, args, dtype, shape, tainted)
             return
@@ -231,13 +250,15 @@ class _Walker:
         const = _fold(name, call, args, dtype, shape)
         if const is not None:
             interval = Interval.of_array(const)
-        return Abstract(interval, dtype, shape, const)
+        depth = 0 if const is not None or name in BOUNDED else self.depth
+        return Abstract(interval, dtype, shape, const, depth)
 
     def has_warning(self, var) -> bool:
         return any(w.position == self.position for w in self.result.warnings + self.result.unanalysed)
 
     def warn(self, kind, var, op, interval, limit, dtype, excess, threshold=None, tainted=False) -> None:
-        warning = RangeWarning(kind, var.name, self.position, op, interval, limit, dtype, float(excess), threshold)
+        warning = RangeWarning(kind, var.name, self.position, op, interval, limit, dtype, float(excess), threshold,
+                               self.depth)
         (self.result.unanalysed if tainted else self.result.warnings).append(warning)
 
     def check_domain(self, var, name, call, args, dtype, tainted) -> None:
@@ -278,6 +299,7 @@ class _Walker:
         name = call.args[0].name_hint if isinstance(call.args[0], relax.GlobalVar) else "?"
         inner = [a for a in (args[1] if isinstance(args[1], tuple) else ()) if isinstance(a, Abstract)]
         label = f"call_tir {name}"
+        self.depth = _depth(inner)
         if name.startswith("fast_exp") and inner and inner[0].interval.finite:
             x = inner[0].interval
             if x.hi > FAST_EXP_CLAMP and dtype == "float32":
@@ -285,19 +307,34 @@ class _Walker:
                           x.hi - FAST_EXP_CLAMP, FAST_EXP_CLAMP, tainted=tainted)
             clamped = x.clip(-FAST_EXP_CLAMP, FAST_EXP_CLAMP)
             value = Interval(math.exp(clamped.lo), math.exp(clamped.hi)).widen(1e-5)
-            self.bind(var, Abstract(value, dtype or "float32", shape), tainted)
+            self.bind(var, Abstract(value, dtype or "float32", shape, None, self.depth), tainted)
             return
         bounds = {"fast_tanh": (-1.0, 1.0), "fast_erf": (-1.0, 1.0), "fast_softmax": (0.0, 1.0)}
         kind = next((k for k in bounds if name.startswith(k)), None)
         if kind is not None and inner:
-            self.bind(var, Abstract(Interval(*bounds[kind]), dtype or "float32", shape), tainted)
+            self.bind(var, Abstract(Interval(*bounds[kind]), dtype or "float32", shape, None, 0), tainted)
             return
         self.unknown(label)
         self.bind(var, self.widened(dtype, shape), True)
 
 
+def _tensors(args) -> list:
+    """The Abstract values among ``args``, tuples opened."""
+    out = []
+    for a in args:
+        if isinstance(a, tuple):
+            out += _tensors(a)
+        elif isinstance(a, Abstract):
+            out.append(a)
+    return out
+
+
 def _finite_args(args) -> bool:
-    return all(a.interval.finite for a in args if isinstance(a, Abstract))
+    return all(a.interval.finite for a in _tensors(args))
+
+
+def _depth(args) -> int:
+    return max((a.depth for a in _tensors(args)), default=0)
 
 
 def _terms(name: str, args, shape) -> int:
@@ -337,7 +374,8 @@ def _fold(name, call, args, dtype, shape) -> Optional[np.ndarray]:
     return None
 
 
-def analyse(func, inputs: Mapping[str, Interval]) -> Analysis:
+def analyse(func, inputs: Mapping[str, Interval], until: Optional[int] = None) -> Analysis:
     """The interval analysis of the Relax function ``func`` with its parameters in ``inputs``
-    (by name; a parameter not named there takes its dtype's whole range)."""
-    return _Walker(inputs).run(func)
+    (by name; a parameter not named there takes its dtype's whole range), up to the
+    binding at position ``until`` (default: all of them)."""
+    return _Walker(inputs, until).run(func)

@@ -27,6 +27,7 @@ from ..pipeline import CompileConfig
 from .analysis import Analysis, RangeWarning, analyse
 from .drivers import Driver, drive
 from .interval import Interval
+from .patterns import pattern
 
 STOP_BEFORE = "LegalizeOps"  # the first pass after which Relax operators are kernels
 MAX_DRIVEN = 8  # warnings per module whose drivers are searched (the worst first)
@@ -51,12 +52,15 @@ class CheckWarning:
 @dataclasses.dataclass
 class CheckResult:
     """What ``check`` found. ``warnings``: model's then pipeline's, each in program
-    order; ``unanalysed``: warnings downstream of an operator the analysis does
-    not know (it widened there, so they prove nothing); ``stopped``: where the
-    pipeline's module was taken (None: the pipeline never legalized, only the
-    model was analysed)."""
+    order; ``loose``: warnings whose bound passed through several weighted sums
+    (analysis.LOOSE_DEPTH: it can be many times too wide; they are told, not
+    counted); ``unanalysed``: warnings downstream of an operator the analysis
+    does not know (it widened there, so they prove nothing); ``stopped``: where
+    the pipeline's module was taken (None: the pipeline never legalized, only
+    the model was analysed)."""
 
     warnings: list
+    loose: list
     unanalysed: list
     unknown: dict  # op -> count, both modules
     stopped: Optional[str]
@@ -118,33 +122,86 @@ def pipeline_module(mod: tvm.IRModule, config: CompileConfig) -> Optional[tvm.IR
     return capture.module
 
 
+class RangeCheck:
+    """The two functions of one model and pipeline, ready to analyse on any ranges:
+    ``run(ranges)`` is the check; ``reached(result, inputs)`` says which of its
+    warnings still stand when each input is held to the values of ``inputs``
+    (a witness): the violation lies where the check warned."""
+
+    def __init__(self, model, config: CompileConfig):
+        self.model = model
+        self.functions = {"model": model.mod["main"]}
+        later = pipeline_module(model.mod, config)
+        if later is not None:
+            self.functions["pipeline"] = later["main"]
+        self.stopped = STOP_BEFORE if later is not None else None
+        self.names = [spec.name for spec in model.inputs]
+
+    def drivers(self, func, intervals: dict, warning: RangeWarning) -> dict:
+        """{input name: Driver} of one warning of ``func`` (``intervals`` by parameter name)."""
+        def present(parts):
+            return analyse(func, parts, until=warning.position).find(warning)
+
+        upper = warning.interval.hi >= -warning.interval.lo
+        if warning.kind == "overflow":  # the side that overflows more: the other may be cut off downstream
+            drivers = drive(present, intervals, (lambda w: w.interval.hi) if upper else (lambda w: -w.interval.lo))
+        else:
+            drivers = drive(present, intervals)
+        if any(d.corner == "mixed" for d in drivers.values()):
+            found = pattern(func, warning.position, {p: p.name for p in func.params}, upper)
+            if found is not None and found[0] in drivers and drivers[found[0]].corner == "mixed":
+                drivers[found[0]] = dataclasses.replace(drivers[found[0]], pattern=found[1])
+        names = {p.name: name for p, name in zip(func.params, self.names)}
+        return {names[param]: driver for param, driver in drivers.items()}
+
+    def params(self, func, by_input: Mapping[str, Interval]) -> dict:
+        """``by_input`` (keyed by the model's input names) keyed by ``func``'s
+        parameter names instead: main's parameters are the inputs in order, and
+        a frontend may have renamed them (ONNX ``gpu_0/data_0`` is ``gpu_0_data_0``)."""
+        return {p.name: by_input[name] for p, name in zip(func.params, self.names) if name in by_input}
+
+    def run(self, ranges: Mapping[str, object], drive_warnings: bool = True) -> CheckResult:
+        """The check on ``ranges`` (input name -> InputRange)."""
+        started = time.perf_counter()
+        warnings, loose, unanalysed, unknown, bindings = [], [], [], {}, {}
+        model_result = None
+        for which, func in self.functions.items():
+            place = _Places(self.model.origins, self.functions["model"], func)
+            intervals = self.params(func, _intervals(ranges))
+            result = analyse(func, intervals)
+            bindings[which] = sum(1 for key in result.values if isinstance(key, int))
+            for op, count in result.unknown.items():
+                unknown[op] = unknown.get(op, 0) + count
+            model_result = model_result or result
+            tight = [w for w in result.warnings if not w.loose]
+            worst = sorted(tight, key=lambda w: -w.excess)[:MAX_DRIVEN] if drive_warnings else []
+            for w in result.warnings:
+                new = which == "pipeline" and not _in_model(w, model_result)
+                drivers = self.drivers(func, intervals, w) if w in worst else {}
+                (loose if w.loose else warnings).append(CheckWarning(w, which, place(w.position), new, drivers))
+            unanalysed += [CheckWarning(w, which, place(w.position), False, {}) for w in result.unanalysed]
+        return CheckResult(warnings, loose, unanalysed, unknown, self.stopped, bindings,
+                           time.perf_counter() - started)
+
+    def reached(self, result: CheckResult, inputs: Mapping[str, object]) -> list:
+        """The pipeline warnings of ``result`` that stand with every input held to
+        [min, max] of its values in ``inputs``."""
+        func = self.functions.get("pipeline")
+        if func is None:
+            return []
+        hulls = {name: Interval.of_array(values) for name, values in inputs.items()}
+        standing = analyse(func, self.params(func, hulls))
+        return [w for w in result.warnings if w.module == "pipeline" and standing.find(w.warning) is not None]
+
+
 def check(model, config: CompileConfig, ranges: Mapping[str, object], drive_warnings: bool = True) -> CheckResult:
     """The static range check of ``model`` (a Model) under ``config`` on ``ranges``
     (input name -> InputRange)."""
-    started = time.perf_counter()
-    intervals = {name: Interval(float(r.low), float(r.high)) for name, r in ranges.items()}
-    modules = {"model": model.mod}
-    later = pipeline_module(model.mod, config)
-    if later is not None:
-        modules["pipeline"] = later
-    warnings, unanalysed, unknown, bindings = [], [], {}, {}
-    model_result = None
-    for which, mod in modules.items():
-        func = mod["main"]
-        place = _Places(model.origins, model.mod["main"], func)
-        result = analyse(func, intervals)
-        bindings[which] = sum(1 for key in result.values if isinstance(key, int))
-        for op, count in result.unknown.items():
-            unknown[op] = unknown.get(op, 0) + count
-        model_result = model_result or result
-        worst = sorted(result.warnings, key=lambda w: -w.excess)[:MAX_DRIVEN] if drive_warnings else []
-        for w in result.warnings:
-            new = which == "pipeline" and not _in_model(w, model_result)
-            drivers = _drivers(func, intervals, w) if w in worst else {}
-            warnings.append(CheckWarning(w, which, place(w.position), new, drivers))
-        unanalysed += [CheckWarning(w, which, place(w.position), False, {}) for w in result.unanalysed]
-    return CheckResult(warnings, unanalysed, unknown, STOP_BEFORE if later is not None else None, bindings,
-                       time.perf_counter() - started)
+    return RangeCheck(model, config).run(ranges, drive_warnings)
+
+
+def _intervals(ranges: Mapping[str, object]) -> dict:
+    return {name: Interval(float(r.low), float(r.high)) for name, r in ranges.items()}
 
 
 class _Places:
@@ -203,9 +260,3 @@ def _op_ranks(bindings: list) -> dict:
 def _in_model(warning: RangeWarning, model: Analysis) -> bool:
     """The model has the same kind of warning at the same operator (by binding and op)."""
     return any(w.kind == warning.kind and w.op == warning.op and w.binding == warning.binding for w in model.warnings)
-
-
-def _drivers(func, intervals, warning: RangeWarning) -> dict:
-    def present(parts):
-        return analyse(func, parts).find(warning)
-    return drive(present, intervals)

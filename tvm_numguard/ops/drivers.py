@@ -21,7 +21,9 @@ there (``search/aimed.py``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Optional
+
+import numpy as np
 
 from .interval import Interval
 
@@ -30,24 +32,27 @@ STEPS = 12  # bisection steps per band end: 1/4096 of the range
 
 @dataclasses.dataclass(frozen=True)
 class Driver:
-    """What drives one warning, for one input."""
+    """What drives one warning, for one input. ``pattern``: for a mixed corner
+    the check could resolve (``patterns.py``), +1 where an element should sit at
+    the high end and -1 at the low end, in the input's shape."""
 
     corner: str  # high | low | both | mixed
     band: Interval
+    pattern: Optional[np.ndarray] = dataclasses.field(default=None, compare=False)
 
     def to_json(self) -> dict:
-        return {"corner": self.corner, "band": self.band.to_json()}
+        return {"corner": self.corner, "band": self.band.to_json(), "pattern": self.pattern is not None}
 
 
 def drive(present: Callable[[Mapping[str, Interval]], object], ranges: Mapping[str, Interval],
-          names=None) -> dict:
-    """{input name: Driver} for the inputs ``names`` (default: all with a non-empty range).
+          measure: Callable[[object], float] = lambda w: w.excess) -> dict:
+    """{input name: Driver} for the inputs with a non-empty range.
 
     ``present(ranges)`` re-runs the analysis on ``ranges`` and returns the warning
-    there (None: gone); its ``excess`` says how far past the limit it goes."""
+    there (None: gone); ``measure(warning)`` says how bad it is there (how far
+    past the limit, on the side the warning fears most)."""
     out = {}
-    for name in names if names is not None else list(ranges):
-        whole = ranges[name]
+    for name, whole in ranges.items():
         if not whole.lo < whole.hi:
             continue
 
@@ -56,10 +61,12 @@ def drive(present: Callable[[Mapping[str, Interval]], object], ranges: Mapping[s
 
         low, high = at(Interval.point(whole.lo)), at(Interval.point(whole.hi))
         if low is not None and high is not None:
-            corner = "high" if high.excess > low.excess else "low" if low.excess > high.excess else "both"
+            worse = measure(high) - measure(low)
+            corner = "high" if worse > 0 else "low" if worse < 0 else "both"
         else:
             corner = "high" if high is not None else "low" if low is not None else "mixed"
-        out[name] = Driver(corner, _band(at, whole))
+        # a mixed corner needs both ends: no narrower band holds it
+        out[name] = Driver(corner, whole if corner == "mixed" else _band(at, whole))
     return out
 
 

@@ -35,6 +35,7 @@ class Abstract:
     dtype: str
     shape: Optional[tuple] = None
     const: Optional[np.ndarray] = None
+    depth: int = 0  # weighted sums (matmul, conv) between the inputs and this bound (analysis.py)
 
     @property
     def size(self) -> Optional[int]:

@@ -50,6 +50,7 @@ def check_document(result, model, config, ranges) -> dict:
         "analysed": {"bindings": result.bindings, "pipeline_stopped_before": result.stopped},
         "possible_defect": result.possible_defect,
         "warnings": [w.to_json() for w in result.warnings],
+        "loose": [w.to_json() for w in result.loose],
         "unanalysed": [w.to_json() for w in result.unanalysed],
         "unknown_ops": dict(sorted(result.unknown.items())),
         "seconds": result.seconds,
@@ -110,6 +111,10 @@ def check_summary(data: dict) -> str:
             lines.append(f"  {'':<9}   in the model: {w['origin']}")
             if w["drivers"]:
                 lines.append(f"  {'':<9}   driven by: {driver_text(w['drivers'], data['ranges'])}")
+    if data["loose"]:
+        deepest = max(w["depth"] for w in data["loose"])
+        lines.append(f"  {len(data['loose'])} more possible warning(s) behind 2 to {deepest} weighted sums "
+                     "(matmul, conv): one interval per tensor can be many times too wide there; a search decides")
     if data["unanalysed"]:
         lines.append(f"  {len(data['unanalysed'])} more warning(s) downstream of operators the check does not "
                      "know (widened there; they prove nothing)")

@@ -66,7 +66,19 @@ def document(finding) -> dict:
         data["trace"] = f.trace.to_json() if f.trace is not None else None
     if f.guard is not None:
         data["guard"] = f.guard.to_json()
+    if f.range_check is not None:
+        data["range_check"] = range_check_section(f.range_check)
+        if f.range_check.result is not None and "timings" in data:
+            data["timings"]["range_check_s"] = f.range_check.result.seconds
     return data
+
+
+def range_check_section(outcome) -> dict:
+    """What ``numguard check`` said of the pipeline before the search, and which of
+    its warnings the witness reaches."""
+    result = outcome.result
+    warnings = [] if result is None else [w.to_json() for w in result.warnings if w.module == "pipeline"]
+    return {"error": outcome.error, "warnings": warnings, "reached": list(outcome.reached)}
 
 
 def event_row(event, optional: bool) -> dict:

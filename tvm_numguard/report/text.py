@@ -77,6 +77,7 @@ def render_summary(data: dict) -> str:
         if m["finding"]:
             lines.append(f"            {m['finding']}")
     lines.append(f"  score     {SCORE_RULE}")
+    lines += _range_check_lines(data.get("range_check"))
     lines += _oracle_lines(data.get("oracle"))
     bis = data.get("bisection")
     if bis:
@@ -89,6 +90,25 @@ def render_summary(data: dict) -> str:
     if data["verdict"] == "violation":
         lines.append(f"  replay    {data['replay']}")
     return "\n".join(lines)
+
+
+def _range_check_lines(section) -> list:
+    """The check's warnings about the pipeline, and whether the violation lies at one."""
+    if not section or not section["warnings"]:
+        return []
+    from .check import warning_line
+
+    warnings = section["warnings"]
+    lines = [f"  check     {len(warnings)} operator{'s' if len(warnings) > 1 else ''} of the pipeline's module "
+             f"can misbehave in the range (numguard check):"]
+    lines += [f"            {warning_line(w)}" for w in warnings[:3]]
+    if len(warnings) > 3:
+        lines.append(f"            ... and {len(warnings) - 3} more (the report's range_check)")
+    reached = [w for w in warnings if w["position"] in section["reached"]]
+    if reached:
+        names = ", ".join(f"{w['binding']} ({w['op']})" for w in reached)
+        lines.append(f"            the witness reaches {names}: the violation lies where check warned")
+    return lines
 
 
 def _untestable_lines(workers) -> list:

@@ -71,7 +71,7 @@ class FixedInputs:
     def __init__(self, inputs: Inputs):
         self.inputs = inputs
 
-    def run(self, evaluate: Evaluate, specs, ranges, seed, stop_at=None) -> SearchResult:
+    def run(self, evaluate: Evaluate, specs, ranges, seed, stop_at=None, aim=None) -> SearchResult:
         score = score_of(evaluate(self.inputs))
         best = -1.0 if score is None else score
         return SearchResult(self.inputs if score is not None else None, best, 1, int(score is None), [score], self.name)

@@ -21,6 +21,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import UsageError
+from .aimed import Aim
 from .budget import DEFAULT_BUDGET, Budget
 from .cancellation import ZeroCrossing
 from .ranges import InputRange
@@ -79,9 +80,10 @@ def random_candidate(specs, ranges, gen) -> dict:
     return {s.name: uniform(s, ranges[s.name], gen) for s in specs}
 
 
-def boundary_candidates(specs, ranges, gen, mixed: int = 8) -> list:
+def boundary_candidates(specs, ranges, gen, mixed: int = 8, high_first: bool = False) -> list:
     """Candidates made of special values: every input at the range's low end,
-    then at its high end, then four kinds interleaved so that any prefix of the
+    then at its high end (``high_first``: the largest magnitudes first, where
+    overflow is the threat), then four kinds interleaved so that any prefix of the
     list has some of each:
       - every input at one special value;
       - every input *nearly* constant: a special value plus a relative jitter of
@@ -90,6 +92,8 @@ def boundary_candidates(specs, ranges, gen, mixed: int = 8) -> list:
       - with several inputs, one input at a special value, the others at their middle.
     """
     specials = {s.name: special_values(s, ranges[s.name]) for s in specs}
+    if high_first:  # stable: among equal magnitudes the order stays
+        specials = {name: sorted(values, key=lambda v: -abs(v)) for name, values in specials.items()}
     middle = {s.name: conform((ranges[s.name].low + ranges[s.name].high) / 2, s, ranges[s.name]) for s in specs}
     count = max(len(v) for v in specials.values())
 
@@ -125,8 +129,8 @@ def boundary_candidates(specs, ranges, gen, mixed: int = 8) -> list:
 class _Run:
     """Evaluates candidates, records history and best, knows when to stop."""
 
-    def __init__(self, name: str, evaluate: Evaluate, budget: Budget, stop_at: Optional[float]):
-        self.evaluate, self.budget, self.stop_at = evaluate, budget, stop_at
+    def __init__(self, name: str, evaluate: Evaluate, budget: Budget, stop_at: Optional[float], aim: Aim = Aim()):
+        self.evaluate, self.budget, self.stop_at, self.aim = evaluate, budget, stop_at, aim
         self.result = SearchResult(None, -1.0, 0, 0, [], name)
         self.started = time.perf_counter()
 
@@ -144,7 +148,10 @@ class _Run:
         return self.observe(cand)[0]
 
     def observe(self, cand: dict) -> tuple:
-        """(fitness, cand, Observation or None)."""
+        """(fitness, cand, Observation or None). Below a violation the fitness is
+        the larger of the score and the aim's second fitness (how close the
+        reference comes to the warned dtype's limit): the score alone is flat
+        below an overflow. The result records the score itself."""
         outcome = self.evaluate(cand)
         observation = outcome if isinstance(outcome, Observation) else None
         score = score_of(outcome)
@@ -158,6 +165,8 @@ class _Run:
             return INVALID, cand, None
         if score > res.best_score or res.best_inputs is None:
             res.best_score, res.best_inputs = score, cand
+        if score <= 1.0 and observation is not None and self.aim.targets:
+            return max(score, self.aim.secondary(observation)), cand, observation
         return score, cand, observation
 
     def score_all(self, candidates, budget: Optional[Budget] = None) -> list:
@@ -172,13 +181,15 @@ class _Run:
 
 class _Strategy:
     name = "?"
+    aims = True  # whether it takes the range check's aim (random stays the unaimed baseline)
 
     def __init__(self, budget: Budget = DEFAULT_BUDGET):
         self.budget = budget
 
     def run(self, evaluate: Evaluate, specs: Sequence, ranges: Mapping[str, InputRange], seed: int,
-            stop_at: Optional[float] = None, budget: Optional[Budget] = None) -> SearchResult:
-        run = _Run(self.name, evaluate, budget or self.budget, stop_at)
+            stop_at: Optional[float] = None, budget: Optional[Budget] = None, aim: Aim = Aim()) -> SearchResult:
+        """``aim``: where the static range check points (aimed.py); random ignores it."""
+        run = _Run(self.name, evaluate, budget or self.budget, stop_at, aim if self.aims else Aim())
         self.search(run, list(specs), ranges, np.random.default_rng(seed))
         done = run.result.evaluations
         run.result.stopped_by = "target score" if run.found() else run.budget.stopped_by(done)
@@ -201,6 +212,7 @@ class RandomSearch(_Strategy):
     """Seeded uniform samples in the range until the budget is spent."""
 
     name = "random"
+    aims = False
 
     def search(self, run, specs, ranges, gen):
         _random_until(run, specs, ranges, gen)
@@ -212,7 +224,8 @@ class BoundarySearch(_Strategy):
     name = "boundary"
 
     def search(self, run, specs, ranges, gen):
-        run.score_all(boundary_candidates(specs, ranges, gen))
+        run.score_all(run.aim.candidates(specs, ranges, gen, conform))
+        run.score_all(boundary_candidates(specs, ranges, gen, high_first=run.aim.threat == "overflow"))
         _random_until(run, specs, ranges, gen)
 
 
@@ -223,34 +236,47 @@ class EvolveSearch(_Strategy):
     mutation: gaussian noise (scale relative to the range width, decaying over the
     budget) on all or some elements, or a contiguous block set to a special value or
     shifted. Parents and children compete for the next generation (elitism).
-    Every ``aim_every``-th round, when ``evaluate`` returns Observations, a
-    zero-crossing search (cancellation.py) aims at one output element instead.
+    A mutation may also set some elements to the range's low or high end (mixed
+    corners: some elements high, others low). Every ``aim_every``-th round,
+    when ``evaluate`` returns Observations, a zero-crossing search
+    (cancellation.py) aims at one output element instead; not where the range
+    check fears overflow, which a zero crossing does not reach.
+
+    Seeding, in order: the range check's aimed candidates (aimed.py; at most
+    ``aimed`` of the budget), at least ``MIN_BOUNDARY`` boundary candidates
+    whatever the budget (high magnitudes first where overflow is the threat),
+    then uniform samples up to ``seeding`` of the budget.
     """
 
     name = "evolve"
+    MIN_BOUNDARY = 8
 
     def __init__(self, budget: Budget = DEFAULT_BUDGET, seeding: float = 0.2, mu: int = 4, lam: int = 8,
-                 sigma_start: float = 0.1, sigma_end: float = 0.001, tournament: int = 3, aim_every: int = 2):
+                 sigma_start: float = 0.1, sigma_end: float = 0.001, tournament: int = 3, aim_every: int = 2,
+                 aimed: float = 0.3):
         super().__init__(budget)
-        self.seeding, self.mu, self.lam, self.aim_every = seeding, mu, lam, aim_every
+        self.seeding, self.mu, self.lam, self.aim_every, self.aimed = seeding, mu, lam, aim_every, aimed
         self.sigma_start, self.sigma_end, self.tournament = sigma_start, sigma_end, tournament
 
     def search(self, run, specs, ranges, gen):
-        seed_budget = run.budget.part(self.seeding)
-        pool = run.score_all(boundary_candidates(specs, ranges, gen), run.budget.part(self.seeding / 2))
-        pool += _random_until(run, specs, ranges, gen, seed_budget)
+        pool = run.score_all(run.aim.candidates(specs, ranges, gen, conform), run.budget.part(self.aimed))
+        boundary = max(self.MIN_BOUNDARY, _share(run.budget, self.seeding / 2))
+        pool += run.score_all(boundary_candidates(specs, ranges, gen, high_first=run.aim.threat == "overflow"),
+                              _more(run, boundary))
+        pool += _random_until(run, specs, ranges, gen, _more(run, _share(run.budget, self.seeding / 2)))
         self.specials = {s.name: special_values(s, ranges[s.name]) for s in specs}
         population = _best(pool, self.mu)
         recent = collections.deque((t for t in pool if t[2] is not None), maxlen=16)
         aim = ZeroCrossing()
+        aim_every = 0 if run.aim.threat == "overflow" else self.aim_every
         rounds = 0
         while not run.done():
             if not population or population[0][0] == INVALID:
-                population = _best(population + _random_until(run, specs, ranges, gen, _one_more(run)), self.mu)
+                population = _best(population + _random_until(run, specs, ranges, gen, _more(run, 1)), self.mu)
                 continue
             rounds += 1
             scored = []
-            if self.aim_every and rounds % self.aim_every == 0:
+            if aim_every and rounds % aim_every == 0:
                 scored = aim.search(run, specs, ranges, population + list(recent), conform)
             if not scored:
                 children = [self.child(population, specs, ranges, gen, run.progress()) for _ in range(self.lam)]
@@ -298,11 +324,14 @@ class EvolveSearch(_Strategy):
             if not mask.any():
                 mask[int(gen.integers(n))] = True
             flat[mask] += gen.normal(0.0, scale, size=int(mask.sum()))
+        elif kind < 0.7:  # a mixed corner: some elements to the low end, others to the high end
+            mask = gen.random(n) < float(gen.choice([1.0 / n, 0.1, 0.5]))
+            flat[mask] = np.where(gen.random(int(mask.sum())) < 0.5, r.low, r.high)
         else:  # a contiguous block: set to one special value, or shifted
             size = int(gen.integers(1, max(1, n // 4) + 1))
             start = int(gen.integers(0, n - size + 1))
             block = slice(start, start + size)
-            if kind < 0.85:
+            if kind < 0.88:
                 flat[block] = float(gen.choice(self.specials[spec.name]))
             else:
                 flat[block] += gen.normal(0.0, max(sigma * width, 0.5 if spec.is_integer else 0.0))
@@ -314,11 +343,18 @@ def _best(scored: list, k: int) -> list:
     return sorted(scored, key=lambda fc: -fc[0])[:k]
 
 
-def _one_more(run: _Run) -> Budget:
-    """One more evaluation, within the run's own limits (its deadline, its stop)."""
-    more = run.result.evaluations + 1
+def _more(run: _Run, count: int) -> Budget:
+    """``count`` more evaluations, within the run's own limits (its plan, its deadline, its stop)."""
+    more = run.result.evaluations + max(1, count)
+    if run.budget.evaluations is not None:
+        more = min(more, run.budget.evaluations)
     stop = run.budget.stop
-    return Budget(more, run.budget.seconds, stop=None if stop is None else min(stop, more))
+    return Budget(max(1, more), run.budget.seconds, stop=None if stop is None else min(stop, max(1, more)))
+
+
+def _share(budget: Budget, fraction: float) -> int:
+    """How many evaluations ``fraction`` of the plan is (a seconds-only plan: a nominal 10)."""
+    return max(1, int(round((budget.evaluations or 10) * fraction)))
 
 
 STRATEGIES = {"random": RandomSearch, "boundary": BoundarySearch, "evolve": EvolveSearch}

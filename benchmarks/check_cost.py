@@ -1,0 +1,106 @@
+"""numguard check: its time on real models, and how tight its intervals are.
+
+Time: the check (both modules, drivers included) on the onnx wheel's light
+models (weights randomized) at standardized-image ranges [-3, 3], with the
+default pipeline and with ToMixedPrecision; the issue's bar is under 2 s on
+ResNet-50. Tightness: for every tensor binding of generated models (and of the
+small ONNX models), the spread of values that sampled runs reach over the width
+of the binding's interval (1 = exact, 0.1 = ten times too wide); sampled values
+outside their interval (unsound) are counted too and must be 0.
+
+    .venv/bin/python benchmarks/check_cost.py [--models resnet50,squeezenet] [--generated 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+import tvm_numguard as ng  # noqa: E402
+from tvm_numguard.generate import generate  # noqa: E402
+from tvm_numguard.ops.analysis import analyse  # noqa: E402
+from tvm_numguard.ops.check import check  # noqa: E402
+from tvm_numguard.ops.interval import Interval  # noqa: E402
+from tvm_numguard.search import resolve_ranges  # noqa: E402
+from tvm_numguard.testing import light_model, tiny_cnn_onnx, tiny_mlp_onnx  # noqa: E402
+from tvm_numguard.testing.sampled import escapes, sampled_values  # noqa: E402
+
+
+def timing(names) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            model = ng.load_model(light_model(name, seed=0, directory=tmp))
+            ranges = resolve_ranges(model.inputs, -3.0, 3.0)
+            for pipeline in ("default", "ToMixedPrecision,default"):
+                started = time.perf_counter()
+                result = check(model, ng.CompileConfig(pipeline=pipeline), ranges)
+                seconds = time.perf_counter() - started
+                print(f"{name:12} {pipeline:26} {seconds:6.2f} s  {result.bindings} bindings, "
+                      f"{len(result.warnings)} warnings, unknown ops {result.unknown or '-'}", flush=True)
+
+
+def _samples(mod, ranges, count, rng) -> list:
+    out = []
+    for k in range(count):
+        sample = {}
+        for p in mod["main"].params:
+            shape, r = [int(d) for d in p.ty.shape.values], ranges[p.name]
+            v = (np.full(shape, r.lo) if k == 0 else np.full(shape, r.hi) if k == 1 else
+                 np.where(rng.random(shape) < 0.5, r.lo, r.hi) if k == 2 else rng.uniform(r.lo, r.hi, shape))
+            sample[p.name] = v.astype(str(p.ty.dtype))
+        out.append(sample)
+    return out
+
+
+def tightness(mod, ranges, rng) -> tuple:
+    """(ratios of sampled spread to interval width, number of unsound bindings)."""
+    analysis = analyse(mod["main"], ranges)
+    sampled = sampled_values(mod, _samples(mod, ranges, 12, rng))
+    ratios = []
+    for position, arrays in sampled.items():
+        interval = getattr(analysis.values.get(position), "interval", None)
+        values = np.concatenate([a.astype(np.float64).reshape(-1) for a in arrays])
+        values = values[np.isfinite(values)]
+        if interval is not None and interval.finite and interval.hi > interval.lo and values.size:
+            ratios.append((values.max() - values.min()) / (interval.hi - interval.lo))
+    return ratios, len(escapes(analysis.values, sampled))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="resnet50,squeezenet")
+    parser.add_argument("--generated", type=int, default=40, help="generated models to measure tightness on")
+    args = parser.parse_args()
+    timing([m for m in args.models.split(",") if m])
+    rng = np.random.default_rng(0)
+    ratios, unsound = [], 0
+    for index in range(args.generated):
+        graph = generate(seed=21, index=index)
+        r, bad = tightness(graph.to_irmodule(),
+                           {n: Interval(lo, hi) for n, (lo, hi) in graph.ranges().items()}, rng)
+        ratios += r
+        unsound += bad
+    print(f"generated models: {args.generated}, {len(ratios)} bindings; sampled spread / interval width: "
+          f"median {statistics.median(ratios):.3f}, 10th percentile {np.percentile(ratios, 10):.3f}; "
+          f"unsound bindings {unsound}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, path, (lo, hi) in (("tiny cnn", tiny_cnn_onnx(os.path.join(tmp, "c.onnx")), (-3.0, 3.0)),
+                                      ("tiny mlp", tiny_mlp_onnx(os.path.join(tmp, "m.onnx")), (-2.0, 2.0))):
+            model = ng.load_model(path)
+            r, bad = tightness(model.mod, {s.name: Interval(lo, hi) for s in model.inputs}, rng)
+            print(f"{label}: per binding (in order) {' '.join(f'{x:.2f}' for x in r)}; unsound {bad}")
+            unsound += bad
+    return 0 if unsound == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
