@@ -127,7 +127,10 @@ class Aim:
         near = hi if far == lo else lo
         v = far + (near - far) * (1.0 - level)
         scale = JITTER * max(abs(v), JITTER * (r.high - r.low))
-        return conform(v + gen.normal(0.0, scale, size=spec.shape), spec, r)
+        if hi > lo:  # a narrow band keeps its candidates: the jitter stays inside it
+            scale = min(scale, (hi - lo) / 8)
+        values = v + gen.normal(0.0, scale, size=spec.shape)
+        return conform(np.clip(values, lo, hi) if hi > lo else values, spec, r)
 
     def _inside(self, target, spec, r, gen, conform):
         lo, hi = self._band(target, spec.name, r)
