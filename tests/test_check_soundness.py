@@ -78,3 +78,19 @@ def test_the_soundness_check_can_fail():
     analysis = analyse(mod["main"], narrow)
     sampled = sampled_values(mod, _samples(mod, ranges, 4, 0))
     assert escapes(analysis.values, sampled)
+
+
+@pytest.mark.slow  # torch.export of each block: about 5 s apiece
+@pytest.mark.parametrize("name", ["bert-layer", "vit-layer", "variance-norm"])
+def test_intervals_hold_on_transformer_blocks(name, tmp_path):
+    """transformers blocks exported with torch.export (softmax attention, layer norm,
+    GELU), before and after ToMixedPrecision."""
+    from tvm_numguard.testing import zoo
+
+    if zoo.ENTRIES[name].needs_transformers and zoo.missing_requirements():
+        pytest.skip(zoo.missing_requirements())
+    model = ng.load_model(zoo.export(name, str(tmp_path)))
+    ranges = {spec.name: Interval(lo, hi) for spec, (_, lo, hi) in zip(model.inputs, zoo.ENTRIES[name].ranges)}
+    assert _assert_sound(model.mod, ranges, count=6) > 5
+    later = pipeline_module(model.mod, ng.CompileConfig(pipeline="ToMixedPrecision,zero"))
+    _assert_sound(later, ranges, count=6, seed=1)

@@ -34,7 +34,8 @@ from tvm import relax
 
 from .domains import domain_of
 from .interval import EVERYTHING, Interval, dtype_epsilon, dtype_limits
-from .transfer import TRANSFER, Abstract, attr
+from .abstract import Abstract, attr
+from .transfer import TRANSFER
 from ..modules import tensor_type
 
 # One interval per tensor is exact through one weighted sum of the inputs and

@@ -16,7 +16,6 @@ from typing import Optional
 
 import numpy as np
 import tvm
-from tvm import relax
 
 from ..modules import tensor_type
 
