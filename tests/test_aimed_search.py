@@ -101,6 +101,9 @@ def test_commands_print_the_check_and_say_the_violation_is_where_it_warned(tmp_p
     assert "the violation lies where check warned" in stdout
     data = json.load(open(out))
     assert data["range_check"]["reached"] == [data["range_check"]["warnings"][0]["position"]]
+    from tvm_numguard.report.html import _range_check  # the trace page's section, on this document
+
+    assert "the violation lies here" in _range_check(data) and "Conv node" in _range_check(data)
 
 
 def test_given_inputs_make_no_range_check(tmp_path, capsys):

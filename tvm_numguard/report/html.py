@@ -101,6 +101,23 @@ def _origin(trace: dict) -> str:
     return "\n".join(parts)
 
 
+def _range_check(data: dict) -> str:
+    """numguard check's warnings about the pipeline, the ones the witness reaches marked."""
+    from .check import warning_line
+
+    section = data.get("range_check")
+    if not section or not section["warnings"]:
+        return ""
+    items = []
+    for w in section["warnings"]:
+        reached = " <b class='bad'>the witness reaches it: the violation lies here</b>" \
+            if w["position"] in section["reached"] else ""
+        items.append(f"<li><code>{_e(warning_line(w))}</code><br>in your model: {_e(w['origin'])}{reached}</li>")
+    return ("<h2>Range check</h2><p>Before searching, <code>numguard check</code> found operators of the "
+            "pipeline's module that can misbehave somewhere in the range:</p>"
+            f"<ul id='range-check'>{''.join(items)}</ul>")
+
+
 def render_html(data: dict) -> str:
     trace = data["trace"]
     bis = data.get("bisection") or {}
@@ -124,6 +141,7 @@ def render_html(data: dict) -> str:
         f"<img id='pass-plot' alt='error per pass' src='data:image/png;base64,{plot}'>" if plot else "<p>no pass changed the module</p>",
         _pass_table(trace),
         "<h2>Origin</h2>", _origin(trace),
+        _range_check(data),
         "<h2>Propagation</h2>",
         f"<p>{_e(matching.get('matched', 0))} of {_e(matching.get('values', 0))} values matched "
         f"({100 * float(matching.get('share', 0) or 0):.0f}%); red edges lead from the origin to a violating output; "
