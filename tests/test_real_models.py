@@ -8,7 +8,7 @@ import pytest
 import tvm_numguard as ng
 from tvm_numguard.testing import light_model
 
-# the fast tier keeps two real models; the ones whose builds take minutes on 2 cores are -m slow
+# the fast tier keeps one real model; the others (builds of minutes on 2 cores) are -m slow
 FAST = ["squeezenet"]  # shufflenet moved to SLOW: 30 s of the fast tier, the same question as squeezenet
 SLOW = ["shufflenet", "inception_v1", "bvlc_alexnet", "resnet50", "densenet121"]
 
