@@ -113,6 +113,9 @@ def test_mixed_precision_overflow_on_large_activations(tmp_path):
     assert "Conv node 'conv1'" in overflow[0].origin  # the value it casts, in the user's model
     assert overflow[0].drivers["x"].corner in ("low", "high", "both")
     assert check(model, config, resolve_ranges(model.inputs, -1.0, 1.0)).warnings == []
+    # --disable ToMixedPrecision#0: the pipeline's module is the model's again
+    without = ng.CompileConfig(pipeline="ToMixedPrecision,zero", disable=("ToMixedPrecision#0",))
+    assert check(model, without, resolve_ranges(model.inputs, -32768.0, 32767.0)).warnings == []
 
 
 def test_no_warning_where_sampled_runs_stay_in_domain(tmp_path):

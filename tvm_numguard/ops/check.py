@@ -21,6 +21,7 @@ from typing import Mapping, Optional
 
 import tvm
 
+from ..instrument import PassGate
 from ..modules import pristine
 from ..origins import describe
 from ..pipeline import CompileConfig
@@ -106,14 +107,16 @@ class _Capture:
 
 
 def pipeline_module(mod: tvm.IRModule, config: CompileConfig) -> Optional[tvm.IRModule]:
-    """The module just before the Relax pipeline's first LegalizeOps (None: it has none).
-    A pipeline that fails before that point raises its error."""
+    """The module just before the Relax pipeline's first LegalizeOps (None: it has none),
+    the events ``config.disable`` names skipped. A pipeline that fails before that
+    point raises its error."""
     capture = _Capture()
     target = config.make_target()
     relax_pass = config.relax_pass(target)
     context = getattr(config, "context_options", dict)()
+    instruments = [PassGate(config.disable), capture.instrument()]
     try:
-        with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[capture.instrument()], **context):
+        with tvm.transform.PassContext(opt_level=config.opt_level, instruments=instruments, **context):
             with target:
                 relax_pass(pristine(mod))
     except Exception:
