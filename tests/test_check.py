@@ -164,3 +164,23 @@ def test_api_check_takes_options():
     model = _exp_dense()
     result = api.check(model, ng.CompileConfig(pipeline="FastMathTransform,zero"), api.Options(low=0.0, high=88.5))
     assert result.exit_code == 1
+
+
+def test_a_warning_the_model_has_too_is_not_new():
+    """exp(x W) on [0, 100] overflows in the model itself: after ToMixedPrecision (which
+    inserts casts and moves the exp's binding) the same warning is the model's, not new."""
+    from tvm import relax
+
+    w = (np.random.default_rng(7).standard_normal((16, 8)) * 0.3).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((4, 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            e = bb.emit(relax.op.exp(bb.emit(relax.op.matmul(x, relax.const(w)))))
+            y = bb.emit_output(relax.op.sum(e, axis=[1]))
+        bb.emit_func_output(y)
+    model = from_irmodule(bb.get(), "exp_of_dense", "exp_of_dense")
+    result = check(model, ng.CompileConfig(pipeline="ToMixedPrecision,zero"), resolve_ranges(model.inputs, 0.0, 100.0))
+    exps = {w.module: w for w in result.warnings if w.warning.op == "relax.exp"}
+    assert set(exps) == {"model", "pipeline"} and not exps["pipeline"].new
+    assert exps["pipeline"].warning.position != exps["model"].warning.position

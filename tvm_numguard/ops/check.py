@@ -80,10 +80,6 @@ class CheckResult:
         """The warnings of one module, worst (largest excess) first."""
         return sorted((w for w in self.warnings if w.module == module), key=lambda w: -w.warning.excess)
 
-    def warned(self, binding: str) -> Optional[CheckWarning]:
-        """The pipeline warning at ``binding`` (a violation's origin), if any."""
-        return next((w for w in self.warnings if w.module == "pipeline" and w.warning.binding == binding), None)
-
 
 class _Capture:
     """Keeps the module the first ``STOP_BEFORE`` pass receives, then stops the pipeline."""
@@ -114,7 +110,7 @@ def pipeline_module(mod: tvm.IRModule, config: CompileConfig) -> Optional[tvm.IR
     target = config.make_target()
     relax_pass = config.relax_pass(target)
     context = getattr(config, "context_options", dict)()
-    instruments = [PassGate(config.disable), capture.instrument()]
+    instruments = [PassGate(getattr(config, "disable", ())), capture.instrument()]
     try:
         with tvm.transform.PassContext(opt_level=config.opt_level, instruments=instruments, **context):
             with target:
@@ -179,7 +175,7 @@ class RangeCheck:
             tight = [w for w in result.warnings if not w.loose]
             worst = sorted(tight, key=lambda w: -w.excess)[:MAX_DRIVEN] if drive_warnings else []
             for w in result.warnings:
-                new = which == "pipeline" and not _in_model(w, model_result)
+                new = which == "pipeline" and not place.in_model(w, model_result)
                 drivers = self.drivers(func, intervals, w) if w in worst else {}
                 (loose if w.loose else warnings).append(CheckWarning(w, which, place(w.position), new, drivers))
             unanalysed += [CheckWarning(w, which, place(w.position), False, {}) for w in result.unanalysed]
@@ -228,6 +224,14 @@ class _Places:
                     self.counterpart[k] = (m, op)
         self.model_names = [b.var.name for b in _bindings(model_func)]
 
+    def in_model(self, warning: RangeWarning, model: Analysis) -> bool:
+        """The model has the same kind of warning at the same operator: at the
+        binding matched by operator rank (else by name)."""
+        matched = self.counterpart.get(warning.position)
+        return any(w.kind == warning.kind and w.op == warning.op
+                   and (w.position == matched[0] if matched else w.binding == warning.binding)
+                   for w in model.warnings + model.unanalysed)
+
     def __call__(self, position: int) -> str:
         if not self.origins:
             return describe(self.origins, None, None)
@@ -260,6 +264,3 @@ def _op_ranks(bindings: list) -> dict:
     return ranks
 
 
-def _in_model(warning: RangeWarning, model: Analysis) -> bool:
-    """The model has the same kind of warning at the same operator (by binding and op)."""
-    return any(w.kind == warning.kind and w.op == warning.op and w.binding == warning.binding for w in model.warnings)
