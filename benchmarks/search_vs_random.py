@@ -1,5 +1,5 @@
 """Rare regions: how often each search finds a violation that lives in a small
-part of the declared range, at a small budget (DESIGN 5.2, 7).
+part of the declared range, at a small budget.
 
 Every case is a real TVM pass (no planted bug) on a small model whose float32
 reference is finite on the whole range, and whose violation region is small:

@@ -267,7 +267,7 @@ class EvolveSearch(_Strategy):
         self.specials = {s.name: special_values(s, ranges[s.name]) for s in specs}
         population = _best(pool, self.mu)
         recent = collections.deque((t for t in pool if t[2] is not None), maxlen=16)
-        aim = ZeroCrossing()
+        crossing = ZeroCrossing()
         aim_every = 0 if run.aim.threat == "overflow" else self.aim_every
         rounds = 0
         while not run.done():
@@ -277,7 +277,7 @@ class EvolveSearch(_Strategy):
             rounds += 1
             scored = []
             if aim_every and rounds % aim_every == 0:
-                scored = aim.search(run, specs, ranges, population + list(recent), conform)
+                scored = crossing.search(run, specs, ranges, population + list(recent), conform)
             if not scored:
                 children = [self.child(population, specs, ranges, gen, run.progress()) for _ in range(self.lam)]
                 scored = run.score_all(children)
