@@ -184,3 +184,12 @@ def test_a_warning_the_model_has_too_is_not_new():
     exps = {w.module: w for w in result.warnings if w.warning.op == "relax.exp"}
     assert set(exps) == {"model", "pipeline"} and not exps["pipeline"].new
     assert exps["pipeline"].warning.position != exps["model"].warning.position
+
+
+def test_a_pipeline_that_fails_is_one_line_and_exit_2(tmp_path, capsys):
+    passes = tmp_path / "broken.py"
+    passes.write_text("import tvm\n\n@tvm.transform.module_pass(opt_level=0, name='Broken')\n"
+                      "def broken(mod, ctx):\n    raise RuntimeError('this pass is broken')\n")
+    path = tiny_cnn_onnx(os.path.join(tmp_path, "cnn.onnx"), seed=0)
+    code, _, err = run_cli(capsys, "check", path, "--low", "0", "--high", "1", "--pipeline", f"{passes}:broken,zero")
+    assert_one_line_error(code, err, "fails on this model before LegalizeOps", "this pass is broken")

@@ -21,6 +21,7 @@ from typing import Mapping, Optional
 
 import tvm
 
+from ..errors import BuildError, PipelineError, summarize_error
 from ..instrument import PassGate
 from ..modules import pristine
 from ..origins import describe
@@ -130,7 +131,13 @@ class RangeCheck:
     def __init__(self, model, config: CompileConfig):
         self.model = model
         self.functions = {"model": model.mod["main"]}
-        later = pipeline_module(model.mod, config)
+        try:
+            later = pipeline_module(model.mod, config)
+        except PipelineError:
+            raise
+        except Exception as err:  # TVM and user passes raise many types: the pipeline does not run
+            raise BuildError(f"the pipeline '{config.pipeline}' fails on this model before LegalizeOps: "
+                             f"{summarize_error(err)}") from None
         if later is not None:
             self.functions["pipeline"] = later["main"]
         self.stopped = STOP_BEFORE if later is not None else None
