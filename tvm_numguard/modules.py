@@ -10,6 +10,8 @@ cheap, whatever the model's size).
 
 from __future__ import annotations
 
+from typing import Optional
+
 import tvm
 from tvm import relax
 
@@ -30,3 +32,15 @@ def tensor_type(var) -> tuple:
         except (TypeError, ValueError):
             return None, str(ty.dtype)
     return None, None
+
+
+def function_bindings(func) -> list:
+    """A Relax function's bindings, in order (none for a body that is not a sequence)."""
+    body = func.body
+    return [b for block in body.blocks for b in block.bindings] if hasattr(body, "blocks") else []
+
+
+def op_name(value) -> Optional[str]:
+    """The operator a bound value calls (``relax.exp``), or None (not an operator call)."""
+    op = getattr(value, "op", None)
+    return op.name if isinstance(op, tvm.ir.Op) else None

@@ -18,6 +18,8 @@ from typing import Mapping, Optional
 
 from tvm import relax
 
+from .modules import op_name
+
 
 @dataclasses.dataclass(frozen=True)
 class Origin:
@@ -30,11 +32,6 @@ class Origin:
 
     def text(self) -> str:
         return f"inside the conversion of {self.label}" if self.inside else self.label
-
-
-def _op_name(value) -> Optional[str]:
-    op = getattr(value, "op", None)
-    return getattr(op, "name", None)
 
 
 def name_bindings(mod, labels: Mapping) -> dict:
@@ -54,9 +51,9 @@ def name_bindings(mod, labels: Mapping) -> dict:
                 pending.append(binding)
                 continue
             for earlier in pending:
-                origins[earlier.var.name] = Origin(label, _op_name(getattr(earlier, "value", None)), inside=True)
+                origins[earlier.var.name] = Origin(label, op_name(getattr(earlier, "value", None)), inside=True)
             pending = []
-            origins[binding.var.name] = Origin(label, _op_name(value))
+            origins[binding.var.name] = Origin(label, op_name(value))
     return origins
 
 

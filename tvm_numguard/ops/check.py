@@ -23,7 +23,7 @@ import tvm
 
 from ..errors import BuildError, PipelineError, summarize_error
 from ..instrument import PassGate
-from ..modules import pristine
+from ..modules import function_bindings, op_name, pristine
 from ..origins import describe
 from ..pipeline import CompileConfig
 from .analysis import Analysis, RangeWarning, analyse
@@ -221,15 +221,15 @@ class _Places:
 
     def __init__(self, origins: Mapping, model_func, func):
         self.origins = origins
-        self.bindings = _bindings(func)
+        self.bindings = function_bindings(func)
         self.by_var = {b.var: k for k, b in enumerate(self.bindings)}
-        ranks, model_ranks = _op_ranks(self.bindings), _op_ranks(_bindings(model_func))
+        ranks, model_ranks = _op_ranks(self.bindings), _op_ranks(function_bindings(model_func))
         self.counterpart = {}
         for op, positions in ranks.items():
             if len(model_ranks.get(op, ())) == len(positions):
                 for k, m in zip(positions, model_ranks[op]):
                     self.counterpart[k] = (m, op)
-        self.model_names = [b.var.name for b in _bindings(model_func)]
+        self.model_names = [b.var.name for b in function_bindings(model_func)]
 
     def in_model(self, warning: RangeWarning, model: Analysis) -> bool:
         """The model has the same kind of warning at the same operator: at the
@@ -256,17 +256,12 @@ class _Places:
         return describe(self.origins, self.bindings[position].var.name, None)
 
 
-def _bindings(func) -> list:
-    body = func.body
-    return [b for block in body.blocks for b in block.bindings] if hasattr(body, "blocks") else []
-
-
 def _op_ranks(bindings: list) -> dict:
     """op name -> positions of its calls, in order."""
     ranks = {}
     for k, b in enumerate(bindings):
-        op = getattr(getattr(b.value, "op", None), "name", None)
-        if isinstance(op, str):
+        op = op_name(b.value)
+        if op is not None:
             ranks.setdefault(op, []).append(k)
     return ranks
 

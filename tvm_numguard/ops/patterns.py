@@ -17,17 +17,12 @@ from typing import Optional
 import numpy as np
 import tvm
 
-from ..modules import tensor_type
+from ..modules import function_bindings, op_name, tensor_type
 
 PASS_THROUGH = {"relax.astype", "relax.nn.relu", "relax.add", "relax.reshape", "relax.expand_dims",
                 "relax.squeeze", "relax.flatten"}
 WEIGHTED = {"relax.matmul", "relax.nn.conv2d"}
 HOPS = 4
-
-
-def _op(value) -> Optional[str]:
-    op = getattr(value, "op", None)
-    return op.name if isinstance(op, tvm.ir.Op) else None
 
 
 def _const(expr, producers) -> Optional[np.ndarray]:
@@ -36,7 +31,7 @@ def _const(expr, producers) -> Optional[np.ndarray]:
         if isinstance(expr, tvm.ir.expr.GenericConst):
             return expr.value.numpy().astype(np.float64)
         value = producers.get(expr)
-        if value is None or _op(value) != "relax.astype":
+        if value is None or op_name(value) != "relax.astype":
             return None
         expr = value.args[0]
     return None
@@ -45,13 +40,13 @@ def _const(expr, producers) -> Optional[np.ndarray]:
 def pattern(func, position: int, params: dict, upper: bool = True) -> Optional[tuple]:
     """(input name, pattern) for the binding at ``position`` of ``func``, or None.
     ``upper``: the warning is about large positive values (else large negative)."""
-    bindings = [b for block in func.body.blocks for b in block.bindings]
+    bindings = function_bindings(func)
     producers = {b.var: b.value for b in bindings}
     value = bindings[position].value
     for _ in range(HOPS):
-        if _op(value) in WEIGHTED:
+        if op_name(value) in WEIGHTED:
             break
-        if _op(value) not in PASS_THROUGH or not value.args:
+        if op_name(value) not in PASS_THROUGH or not value.args:
             return None
         value = producers.get(value.args[0])
         if value is None:
@@ -64,7 +59,7 @@ def pattern(func, position: int, params: dict, upper: bool = True) -> Optional[t
         if data in params:
             break
         step = producers.get(data)
-        if step is None or _op(step) not in ("relax.astype",):
+        if step is None or op_name(step) not in ("relax.astype",):
             return None
         data = step.args[0]
     else:
@@ -73,7 +68,7 @@ def pattern(func, position: int, params: dict, upper: bool = True) -> Optional[t
     if weights is None or shape is None:
         return None
     sign = 1.0 if upper else -1.0
-    if _op(value) == "relax.matmul":
+    if op_name(value) == "relax.matmul":
         if weights.ndim != 2 or not shape or shape[-1] != weights.shape[0]:
             return None
         column = weights[:, int(np.abs(weights).sum(axis=0).argmax())]

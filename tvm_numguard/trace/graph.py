@@ -16,7 +16,7 @@ from typing import Optional
 
 import tvm
 from tvm import relax
-from ..modules import tensor_type
+from ..modules import function_bindings, tensor_type
 
 
 @dataclasses.dataclass
@@ -105,11 +105,6 @@ def _constant_text(const, shown: int = 4) -> str:
     return f"{value.dtype}{list(value.shape)} [{items}]"
 
 
-def _bindings(func: relax.Function) -> list:
-    body = func.body
-    return [b for block in body.blocks for b in block.bindings]
-
-
 class _Names:
     """Unique value names in binding order, the way the TVMScript printer makes
     them: the second ``lv`` is ``lv_1`` (Relax keeps only name hints)."""
@@ -145,7 +140,7 @@ def _source_ops(source: Optional[tvm.IRModule]) -> dict:
     if source is None or "main" not in [g.name_hint for g in source.get_global_vars()]:
         return {}
     out = {}
-    for b in _bindings(source["main"]):
+    for b in function_bindings(source["main"]):
         value = b.value
         if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op) and value.op.name != "relax.call_tir":
             out[b.var] = (value.op.name, binding_text(b))
@@ -161,7 +156,7 @@ def value_graph(module: tvm.IRModule, source: Optional[tvm.IRModule] = None) -> 
         shape, dtype = tensor_type(p)
         name = names.add(p)
         nodes.append(ValueNode(name, "param", "param", None, [], shape, dtype, f"{name}: input"))
-    for b in _bindings(func):
+    for b in function_bindings(func):
         value = b.value
         shape, dtype = tensor_type(b.var)
         text = binding_text(b)
