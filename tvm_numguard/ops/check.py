@@ -33,7 +33,6 @@ from .patterns import pattern
 
 STOP_BEFORE = "LegalizeOps"  # the first pass after which Relax operators are kernels
 MAX_DRIVEN = 8  # warnings per module whose drivers are searched (the worst first)
-MODULES = ("model", "pipeline")
 
 
 @dataclasses.dataclass(frozen=True)
