@@ -193,3 +193,40 @@ def test_a_pipeline_that_fails_is_one_line_and_exit_2(tmp_path, capsys):
     path = tiny_cnn_onnx(os.path.join(tmp_path, "cnn.onnx"), seed=0)
     code, _, err = run_cli(capsys, "check", path, "--low", "0", "--high", "1", "--pipeline", f"{passes}:broken,zero")
     assert_one_line_error(code, err, "fails on this model before LegalizeOps", "this pass is broken")
+
+
+def test_a_split_the_model_itself_makes_is_no_warning():
+    """ONNX Shrink and clamps are piecewise by definition: only a split a pass brings counts."""
+    from tvm import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((8,), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            below = bb.emit(relax.op.less(x, relax.const(np.float32(0.5))))
+            y = bb.emit_output(relax.op.where(below, relax.op.zeros((8,), "float32"), x))
+        bb.emit_func_output(y)
+    model = from_irmodule(bb.get(), "shrink", "shrink")
+    assert check(model, ng.CompileConfig(), resolve_ranges(model.inputs, -2.0, 2.0)).warnings == []
+
+
+def test_prelu_bounds_hold():
+    from tvm import relax
+
+    from tvm_numguard.ops.analysis import analyse
+    from tvm_numguard.ops.interval import Interval
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 3, 4), "float32"))
+    alpha = np.array([0.1, 0.5, 2.0], "float32")
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit_output(relax.op.nn.prelu(x, relax.const(alpha), axis=1))
+        bb.emit_func_output(y)
+    mod = bb.get()
+    analysis = analyse(mod["main"], {"x": Interval(-3.0, 1.0)})
+    assert analysis.unknown == {}
+    values = sampled_values(mod, [{"x": np.full((1, 3, 4), v, "float32")} for v in (-3.0, -1.0, 0.0, 1.0)])
+    every = np.concatenate([a.ravel() for arrays in values.values() for a in arrays])
+    bound = analysis.values[0].interval
+    assert bound.lo <= every.min() and every.max() <= bound.hi and bound.lo <= -6.0

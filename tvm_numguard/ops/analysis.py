@@ -19,7 +19,8 @@ Warning kinds:
     ``fast_exp``) gets arguments where it departs from the exact function;
   - ``piecewise``: ``where`` on a comparison with a constant that lies inside
     the compared value's interval: the range is split and each side computed
-    differently (a rewrite that is exact on one side only).
+    differently (a rewrite that is exact on one side only; the check keeps only
+    the splits a pipeline brought, not the model's own).
 """
 
 from __future__ import annotations

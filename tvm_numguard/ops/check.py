@@ -182,6 +182,8 @@ class RangeCheck:
             worst = sorted(tight, key=lambda w: -w.excess)[:MAX_DRIVEN] if drive_warnings else []
             for w in result.warnings:
                 new = which == "pipeline" and not place.in_model(w, model_result)
+                if w.kind == "piecewise" and not new:
+                    continue  # a split the model itself makes (ONNX Shrink, a clamp) is its definition
                 drivers = self.drivers(func, intervals, w) if w in worst else {}
                 (loose if w.loose else warnings).append(CheckWarning(w, which, place(w.position), new, drivers))
             unanalysed += [CheckWarning(w, which, place(w.position), False, {}) for w in result.unanalysed]

@@ -162,6 +162,13 @@ def _leaky(call, args, out):
     return Interval(min(f(x.lo), f(x.hi)), max(f(x.lo), f(x.hi)))
 
 
+def _prelu(call, args, out):
+    """x where x >= 0, alpha * x below (alpha: the second argument)."""
+    x, alpha = args[0].interval, args[1].interval
+    positive = Interval(max(x.lo, 0.0), max(x.hi, 0.0))
+    return positive.hull(Interval(min(x.lo, 0.0), min(x.hi, 0.0)) * alpha)
+
+
 def _first(call, args, out):
     return args[0].interval
 
@@ -340,6 +347,7 @@ TRANSFER = {
     "relax.clip": _clip,
     "relax.nn.relu": lambda call, args, out: args[0].interval.maximum(Interval.point(0.0)),
     "relax.nn.leakyrelu": _leaky,
+    "relax.nn.prelu": _prelu,
     "relax.nn.gelu": _gelu,
     "relax.nn.gelu_tanh": _gelu,
     "relax.nn.silu": _silu,
