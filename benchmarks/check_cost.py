@@ -75,10 +75,57 @@ def tightness(mod, ranges, rng) -> tuple:
     return ratios, len(escapes(analysis.values, sampled))
 
 
+def corpus_sweep(name: str, rng) -> int:
+    """Checks over a corpus; returns the tool errors plus unsound models."""
+    import collections
+
+    from tvm_numguard.errors import UsageError
+    from tvm_numguard.regress.corpus import collect
+
+    counts, unknown = collections.Counter(), collections.Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for member in collect([name]):
+            try:
+                model = member.load(tmp)
+                given = {n: (lo, hi) for n, lo, hi in member.ranges}
+                ranges = resolve_ranges(model.inputs, member.low, member.high, given) if (
+                    given or member.low is not None) else resolve_ranges(model.inputs, -1.0, 1.0)
+            except (UsageError, ValueError):
+                counts["not loadable or no range"] += 1
+                continue
+            for pipeline in ("default", "FastMathTransform,default", "ToMixedPrecision,default"):
+                try:
+                    result = check(model, ng.CompileConfig(pipeline=pipeline), ranges)
+                except UsageError:
+                    counts["pipeline refused (one line)"] += 1
+                    continue
+                except Exception as err:  # a tool error: what this sweep is for
+                    counts["TOOL ERROR"] += 1
+                    print(f"  tool error: {member.name} {pipeline}: {type(err).__name__}: {err}"[:200])
+                    continue
+                counts["checks"] += 1
+                counts["checks with warnings"] += bool(result.warnings)
+                unknown.update(result.unknown)
+            params = model.mod["main"].params
+            if all(str(p.ty.dtype).startswith("float") for p in params):
+                intervals = {p.name: Interval(ranges[s.name].low, ranges[s.name].high)
+                             for p, s in zip(params, model.inputs)}
+                try:
+                    _, bad = tightness(model.mod, intervals, rng)
+                except Exception:  # a model the sampling build cannot take (dynamic shapes)
+                    counts["not sampled"] += 1
+                    continue
+                counts["models sampled"] += 1
+                counts["UNSOUND models"] += bool(bad)
+    print(f"{name}: {dict(counts)}; unknown operators {dict(unknown.most_common(8))}")
+    return counts["TOOL ERROR"] + counts["UNSOUND models"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet50,squeezenet")
     parser.add_argument("--generated", type=int, default=40, help="generated models to measure tightness on")
+    parser.add_argument("--corpus", help="also sweep this corpus (onnx-node): tool errors and soundness")
     args = parser.parse_args()
     timing([m for m in args.models.split(",") if m])
     rng = np.random.default_rng(0)
@@ -99,6 +146,8 @@ def main() -> int:
             r, bad = tightness(model.mod, {s.name: Interval(lo, hi) for s in model.inputs}, rng)
             print(f"{label}: per binding (in order) {' '.join(f'{x:.2f}' for x in r)}; unsound {bad}")
             unsound += bad
+    if args.corpus:
+        unsound += corpus_sweep(args.corpus, rng)
     return 0 if unsound == 0 else 1
 
 
