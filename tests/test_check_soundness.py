@@ -94,3 +94,24 @@ def test_intervals_hold_on_transformer_blocks(name, tmp_path):
     assert _assert_sound(model.mod, ranges, count=6) > 5
     later = pipeline_module(model.mod, ng.CompileConfig(pipeline="ToMixedPrecision,zero"))
     _assert_sound(later, ranges, count=6, seed=1)
+
+
+def test_a_transposed_convolution_holds_its_mixed_corner():
+    """conv2d_transpose (IOHW weights): an output that gets every product reaches the sum
+    of the weights' magnitudes at the corner of their signs; the bound must hold it."""
+    from tvm import relax
+
+    rng = np.random.default_rng(0)
+    w = (rng.uniform(0.5, 1.0, (6, 2, 1, 1)) * np.where(rng.random((6, 2, 1, 1)) < 0.5, -1, 1)).astype("float32")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 6, 1, 1), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit_output(relax.op.nn.conv2d_transpose(x, relax.const(w)))
+        bb.emit_func_output(y)
+    mod = bb.get()
+    corner = np.sign(w[:, 0, 0, 0]).reshape(1, 6, 1, 1).astype("float32")
+    analysis = analyse(mod["main"], {"x": Interval(-1.0, 1.0)})
+    sampled = sampled_values(mod, [{"x": corner}, {"x": -corner}])
+    assert not escapes(analysis.values, sampled)
+    assert analysis.values[0].interval.hi >= float(np.abs(w[:, 0]).sum())

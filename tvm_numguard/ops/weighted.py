@@ -135,18 +135,16 @@ def conv(call, args, out):
     layout = str(attr(call, "kernel_layout", "OIHW"))
     transposed = "transpose" in call.op.name
     padded = any(int(p) for p in ints(attr(call, "padding")))
+    # where an output may miss some products (padding; a transposed conv's edges), the
+    # input's interval takes 0 in: a missing product is a product with 0, so the
+    # full sums bound every subset of them
     x = data.interval.hull(Interval.point(0.0)) if padded or transposed else data.interval
+    o = layout.index("O")  # the output channel's axis, in either layout (OIHW, IOHW)
     if weight.const is not None:
-        o = layout.index("I" if transposed else "O")
         others = tuple(i for i in range(weight.const.ndim) if i != o)
-        positive, negative = _weights_sums(weight.const, others)
-        if transposed:  # an output gets a subset of the products: each sum may drop any of them
-            return weighted_sum(x, positive, np.zeros_like(negative)).hull(
-                weighted_sum(x, np.zeros_like(positive), negative)).hull(Interval.point(0.0))
-        return weighted_sum(x, positive, negative)
-    terms = None if weight.shape is None else int(np.prod(weight.shape, dtype=np.int64)) // weight.shape[
-        layout.index("I" if transposed else "O")]
-    return _all_terms(x * weight.interval, terms).hull(Interval.point(0.0) if transposed else x * weight.interval)
+        return weighted_sum(x, *_weights_sums(weight.const, others))
+    terms = None if weight.shape is None else int(np.prod(weight.shape, dtype=np.int64)) // weight.shape[o]
+    return _all_terms(x * weight.interval, terms)
 
 
 def avg_pool(call, args, out):
