@@ -35,3 +35,10 @@ def attr(call, name, default=None):
 
 def ints(values) -> list:
     return [int(v) for v in values] if values is not None else []
+
+
+def axes_size(shape, axes) -> Optional[int]:
+    """How many elements the ``axes`` of ``shape`` hold together (None: no static shape)."""
+    if shape is None:
+        return None
+    return int(np.prod([shape[int(a)] for a in axes], dtype=np.int64))

@@ -243,8 +243,7 @@ class _Walker:
             self.warn("overflow", var, name, interval, f"the largest finite {dtype} ({limits.hi:.6g})", dtype,
                       interval.magnitude / limits.hi, limits.hi)
         if not eps:  # integers: cast and round; past the dtype's range the value wraps
-            interval = Interval(math.floor(interval.lo) if math.isfinite(interval.lo) else interval.lo,
-                                math.ceil(interval.hi) if math.isfinite(interval.hi) else interval.hi)
+            interval = interval.outward()
             interval = interval if limits.lo <= interval.lo and interval.hi <= limits.hi else limits
         elif interval.lo < limits.lo or interval.hi > limits.hi:  # past the limit: infinite
             interval = Interval(-math.inf if interval.lo < limits.lo else interval.lo,

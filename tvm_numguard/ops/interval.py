@@ -72,6 +72,11 @@ class Interval:
     def clip(self, lo: float, hi: float) -> "Interval":
         return Interval(min(max(self.lo, lo), hi), max(min(self.hi, hi), lo))
 
+    def outward(self) -> "Interval":
+        """The ends rounded away from each other to integers (finite ends only)."""
+        return Interval(math.floor(self.lo) if math.isfinite(self.lo) else self.lo,
+                        math.ceil(self.hi) if math.isfinite(self.hi) else self.hi)
+
     def widen(self, relative: float, absolute: float = 0.0) -> "Interval":
         """Room for rounding: each end moved out by ``relative`` of its size plus ``absolute``."""
         return Interval(self.lo - relative * abs(self.lo) - absolute, self.hi + relative * abs(self.hi) + absolute)

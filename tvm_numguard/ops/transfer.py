@@ -19,7 +19,7 @@ from typing import Optional
 
 import numpy as np
 
-from .abstract import Abstract, attr
+from .abstract import Abstract, attr, axes_size, ints
 from .interval import EVERYTHING, Interval, dtype_limits
 from .weighted import avg_pool, batch_norm, conv, group_norm, layer_norm, matmul, rms_norm
 
@@ -30,12 +30,8 @@ SILU_MIN = -0.27847  # min of x * sigmoid(x), at x = -1.2785
 def _reduced(args, call) -> Optional[int]:
     """How many elements a reduction over the call's ``axis`` attribute folds into one."""
     shape = args[0].shape
-    if shape is None:
-        return None
     axes = attr(call, "axis")
-    if axes is None:
-        return int(np.prod(shape, dtype=np.int64)) if shape else 1
-    return int(np.prod([shape[int(a)] for a in axes], dtype=np.int64))
+    return axes_size(shape, range(len(shape)) if shape is not None and axes is None else ints(axes))
 
 
 def _safe(f, x: float) -> float:
@@ -130,8 +126,7 @@ def _divide(call, args, out):
 
 
 def _floor_divide(call, args, out):
-    q = _divide(call, args, out)
-    return Interval(math.floor(q.lo) if math.isfinite(q.lo) else q.lo, math.ceil(q.hi) if math.isfinite(q.hi) else q.hi)
+    return _divide(call, args, out).outward()
 
 
 def _mod(call, args, out):
@@ -185,8 +180,7 @@ def _hull(call, args, out):
 
 
 def _round(call, args, out):
-    x = args[0].interval
-    return Interval(math.floor(x.lo) if math.isfinite(x.lo) else x.lo, math.ceil(x.hi) if math.isfinite(x.hi) else x.hi)
+    return args[0].interval.outward()
 
 
 def _const(value: float):
@@ -245,7 +239,7 @@ def _log_softmax(call, args, out):
 
 def _pad(call, args, out):
     x = args[0].interval
-    value = float(attr(call, "pad_value", 0.0)) if attr(call, "pad_value") is not None else 0.0
+    value = float(attr(call, "pad_value", 0.0))
     if len(args) > 1 and isinstance(args[1], Abstract):
         return x.hull(args[1].interval)
     return x.hull(Interval.point(value))

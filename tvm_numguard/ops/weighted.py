@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from .abstract import attr, ints
+from .abstract import attr, axes_size, ints
 from .interval import EVERYTHING, Interval
 
 
@@ -33,14 +33,8 @@ def _affine(normal: Interval, args, scale_at: int, shift_at: int, has_scale=True
     return y + args[shift_at].interval if has_shift and len(args) > shift_at else y
 
 
-def _axes_size(shape, axes) -> Optional[int]:
-    if shape is None:
-        return None
-    return int(np.prod([shape[int(a)] for a in axes], dtype=np.int64))
-
-
 def layer_norm(call, args, out):
-    n = _axes_size(args[0].shape, ints(attr(call, "axes")))
+    n = axes_size(args[0].shape, ints(attr(call, "axes")))
     normal = _normalized(args[0].interval, n, float(attr(call, "epsilon", 1e-5)))
     return _affine(normal, args, 1, 2, bool(attr(call, "scale", True)), bool(attr(call, "center", True)))
 
@@ -51,13 +45,13 @@ def group_norm(call, args, out):
     axis = int(attr(call, "channel_axis", 1))
     n = None
     if shape is not None:
-        n = shape[axis] // max(groups, 1) * _axes_size(shape, ints(attr(call, "axes")))
+        n = shape[axis] // max(groups, 1) * axes_size(shape, ints(attr(call, "axes")))
     normal = _normalized(args[0].interval, n, float(attr(call, "epsilon", 1e-5)))
     return _affine(normal, args, 1, 2)
 
 
 def rms_norm(call, args, out):
-    n = _axes_size(args[0].shape, ints(attr(call, "axes")))
+    n = axes_size(args[0].shape, ints(attr(call, "axes")))
     normal = _normalized(args[0].interval, n, float(attr(call, "epsilon", 1e-5)), centred=False)
     return _affine(normal, args, 1, 2, has_shift=False)
 
@@ -68,7 +62,6 @@ def batch_norm(call, args, out):
     eps = float(attr(call, "epsilon", 1e-5))
     axis = int(attr(call, "axis", 1))
     training = bool(attr(call, "training", False))
-    momentum = float(attr(call, "momentum", 0.1))
     if not training and all(a.const is not None for a in (gamma, beta, mean, var)):
         scale = gamma.const.astype(np.float64) / np.sqrt(var.const.astype(np.float64) + eps)
         shift = beta.const.astype(np.float64) - mean.const.astype(np.float64) * scale
@@ -80,10 +73,10 @@ def batch_norm(call, args, out):
     else:
         n = None if x.shape is None else int(np.prod(x.shape, dtype=np.int64)) // x.shape[axis]
         y = _normalized(x.interval, n, eps) * gamma.interval + beta.interval
+    # the new moving statistics are a convex mix of the old ones and the batch's: the hulls hold them
     spread = x.interval.hi - x.interval.lo
     new_mean = mean.interval.hull(x.interval) if training else mean.interval
     new_var = var.interval.hull(Interval(0.0, spread * spread)) if training else var.interval
-    del momentum  # a convex mix of the old and the batch statistic: the hulls hold it
     return (y, new_mean, new_var)
 
 
