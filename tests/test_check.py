@@ -230,3 +230,22 @@ def test_prelu_bounds_hold():
     every = np.concatenate([a.ravel() for arrays in values.values() for a in arrays])
     bound = analysis.values[0].interval
     assert bound.lo <= every.min() and every.max() <= bound.hi and bound.lo <= -6.0
+
+
+def test_the_check_document_is_validated_against_its_schema(tmp_path):
+    import dataclasses
+
+    import jsonschema
+
+    from tvm_numguard.report.check import check_document
+
+    model = ng.load_model(tiny_cnn_onnx(os.path.join(tmp_path, "cnn.onnx"), seed=0))
+    config = ng.CompileConfig(pipeline="ToMixedPrecision,zero")
+    ranges = resolve_ranges(model.inputs, -32768.0, 32767.0)
+    result = check(model, config, ranges)
+    assert check_document(result, model, config, ranges)["warnings"][0]["kind"] == "overflow"
+    first = result.warnings[0]
+    broken = dataclasses.replace(first, warning=dataclasses.replace(first.warning, kind="unheard-of"))
+    result.warnings[0] = broken
+    with pytest.raises(jsonschema.ValidationError):
+        check_document(result, model, config, ranges)

@@ -8,13 +8,9 @@ the user's model and what drives it, worst first.
 
 from __future__ import annotations
 
-import functools
-import json
-from importlib import resources
-
 from .. import __version__
 from ..numbers import plain
-from .document import SCHEMA_VERSION
+from .document import CHECK_SCHEMA, SCHEMA_VERSION, validate
 from .sections import environment
 
 KIND_WORDS = {
@@ -25,20 +21,8 @@ KIND_WORDS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _validator():
-    import jsonschema
-
-    schema = json.loads(resources.files("tvm_numguard.report").joinpath("check-schema.json").read_text())
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
 def check_document(result, model, config, ranges) -> dict:
     """The JSON document of a CheckResult, validated (jsonschema.ValidationError if not)."""
-    import jsonschema
-
     data = plain({
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "tvm_numguard", "version": __version__},
@@ -55,9 +39,7 @@ def check_document(result, model, config, ranges) -> dict:
         "unknown_ops": dict(sorted(result.unknown.items())),
         "seconds": result.seconds,
     })
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
-    if error is not None:
-        raise error
+    validate(data, CHECK_SCHEMA)
     return data
 
 

@@ -20,27 +20,31 @@ from .sections import document
 SCHEMA_VERSION = 1
 
 
-@functools.lru_cache(maxsize=1)
-def load_schema() -> dict:
-    """The report schema shipped in the package (read once; it never changes)."""
-    return json.loads(resources.files("tvm_numguard.report").joinpath("schema.json").read_text())
+REPORT_SCHEMA = "schema.json"  # bisect, search, trace and guard reports
+CHECK_SCHEMA = "check-schema.json"  # numguard check's document
 
 
-@functools.lru_cache(maxsize=1)
-def _validator():
+@functools.lru_cache(maxsize=None)
+def load_schema(name: str = REPORT_SCHEMA) -> dict:
+    """A schema shipped in the package (read once; it never changes)."""
+    return json.loads(resources.files("tvm_numguard.report").joinpath(name).read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(name: str):
     import jsonschema
 
-    schema = load_schema()
+    schema = load_schema(name)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
 
 
-def validate(document: dict) -> None:
-    """Raise jsonschema.ValidationError when ``document`` breaks the schema."""
+def validate(document: dict, schema: str = REPORT_SCHEMA) -> None:
+    """Raise jsonschema.ValidationError when ``document`` breaks the schema ``schema``."""
     import jsonschema
 
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(document))
+    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(document))
     if error is not None:
         raise error
 
