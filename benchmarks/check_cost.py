@@ -32,7 +32,7 @@ from tvm_numguard.ops.check import check  # noqa: E402
 from tvm_numguard.ops.interval import Interval  # noqa: E402
 from tvm_numguard.search import resolve_ranges  # noqa: E402
 from tvm_numguard.testing import light_model, tiny_cnn_onnx, tiny_mlp_onnx  # noqa: E402
-from tvm_numguard.testing.sampled import escapes, sampled_values  # noqa: E402
+from tvm_numguard.testing.sampled import corner_samples, escapes, sampled_values  # noqa: E402
 
 
 def timing(names) -> None:
@@ -48,23 +48,10 @@ def timing(names) -> None:
                       f"{len(result.warnings)} warnings, unknown ops {result.unknown or '-'}", flush=True)
 
 
-def _samples(mod, ranges, count, rng) -> list:
-    out = []
-    for k in range(count):
-        sample = {}
-        for p in mod["main"].params:
-            shape, r = [int(d) for d in p.ty.shape.values], ranges[p.name]
-            v = (np.full(shape, r.lo) if k == 0 else np.full(shape, r.hi) if k == 1 else
-                 np.where(rng.random(shape) < 0.5, r.lo, r.hi) if k == 2 else rng.uniform(r.lo, r.hi, shape))
-            sample[p.name] = v.astype(str(p.ty.dtype))
-        out.append(sample)
-    return out
-
-
 def tightness(mod, ranges, rng) -> tuple:
     """(ratios of sampled spread to interval width, number of unsound bindings)."""
     analysis = analyse(mod["main"], ranges)
-    sampled = sampled_values(mod, _samples(mod, ranges, 12, rng))
+    sampled = sampled_values(mod, corner_samples(mod, ranges, 12, rng))
     ratios = []
     for position, arrays in sampled.items():
         interval = getattr(analysis.values.get(position), "interval", None)

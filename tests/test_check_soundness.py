@@ -15,34 +15,12 @@ from tvm_numguard.ops.analysis import analyse
 from tvm_numguard.ops.check import pipeline_module
 from tvm_numguard.ops.interval import Interval
 from tvm_numguard.testing import tiny_cnn_onnx, tiny_mlp_onnx
-from tvm_numguard.testing.sampled import escapes, sampled_values
-
-
-def _samples(mod, ranges: dict, count: int, seed: int) -> list:
-    """Uniform inputs, corners, and nearly-constant inputs at both ends."""
-    rng = np.random.default_rng(seed)
-    params = [(p.name, [int(d) for d in p.ty.shape.values], str(p.ty.dtype)) for p in mod["main"].params]
-    out = []
-    for k in range(count):
-        sample = {}
-        for name, shape, dtype in params:
-            r = ranges[name]
-            if k == 0:
-                v = np.full(shape, r.lo)
-            elif k == 1:
-                v = np.full(shape, r.hi)
-            elif k == 2:
-                v = np.where(rng.random(shape) < 0.5, r.lo, r.hi)
-            else:
-                v = rng.uniform(r.lo, r.hi, size=shape)
-            sample[name] = v.astype(dtype)
-        out.append(sample)
-    return out
+from tvm_numguard.testing.sampled import corner_samples, escapes, sampled_values
 
 
 def _assert_sound(mod, ranges: dict, count: int = 8, seed: int = 0) -> int:
     analysis = analyse(mod["main"], ranges)
-    sampled = sampled_values(mod, _samples(mod, ranges, count, seed))
+    sampled = sampled_values(mod, corner_samples(mod, ranges, count, np.random.default_rng(seed)))
     bad = escapes(analysis.values, sampled)
     assert not bad, f"values outside their interval: {bad[:3]}"
     return len(sampled)
@@ -76,7 +54,7 @@ def test_the_soundness_check_can_fail():
     ranges = {name: Interval(lo, hi) for name, (lo, hi) in graph.ranges().items()}
     narrow = {name: Interval(r.lo, r.lo + (r.hi - r.lo) * 0.01) for name, r in ranges.items()}
     analysis = analyse(mod["main"], narrow)
-    sampled = sampled_values(mod, _samples(mod, ranges, 4, 0))
+    sampled = sampled_values(mod, corner_samples(mod, ranges, 4, np.random.default_rng(0)))
     assert escapes(analysis.values, sampled)
 
 

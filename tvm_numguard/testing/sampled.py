@@ -32,6 +32,28 @@ def sampled_values(mod: tvm.IRModule, samples: list, target: str = "llvm") -> di
     return out
 
 
+def corner_samples(mod: tvm.IRModule, ranges: Mapping, count: int, rng: np.random.Generator) -> list:
+    """``count`` inputs of main (``ranges``: param name -> Interval): every element at
+    the low end, every element at the high end, elements at either end (a mixed
+    corner), then uniform samples; what a bound must hold."""
+    out = []
+    for k in range(count):
+        sample = {}
+        for p in mod["main"].params:
+            shape, r = [int(d) for d in p.ty.shape.values], ranges[p.name]
+            if k == 0:
+                v = np.full(shape, r.lo)
+            elif k == 1:
+                v = np.full(shape, r.hi)
+            elif k == 2:
+                v = np.where(rng.random(shape) < 0.5, r.lo, r.hi)
+            else:
+                v = rng.uniform(r.lo, r.hi, size=shape)
+            sample[p.name] = v.astype(str(p.ty.dtype))
+        out.append(sample)
+    return out
+
+
 def escapes(analysis_values: Mapping, sampled: Mapping) -> list:
     """(binding position, sampled min, sampled max, interval) where a sampled finite value
     lies outside the binding's interval (an unsound interval)."""
