@@ -66,34 +66,25 @@ def drive(present: Callable[[Mapping[str, Interval]], object], ranges: Mapping[s
         else:
             corner = "high" if high is not None else "low" if low is not None else "mixed"
         # a mixed corner needs both ends: no narrower band holds it
-        out[name] = Driver(corner, whole if corner == "mixed" else _band(at, whole))
+        out[name] = Driver(corner, whole if corner == "mixed" else _band(at, whole, low is not None, high is not None))
     return out
 
 
-def _band(at, whole: Interval) -> Interval:
-    """[a, b]: gone for the input in [lo, a) and in (b, hi]."""
-    # a: the largest t with the warning gone on [lo, t]
-    lo, hi = whole.lo, whole.hi
-    if at(Interval(lo, lo)) is None:
-        for _ in range(STEPS):
-            mid = (lo + hi) / 2
-            if at(Interval(whole.lo, mid)) is None:
-                lo = mid
-            else:
-                hi = mid
-        start = lo
-    else:
-        start = whole.lo
-    # b: the smallest t with the warning gone on [t, hi]
-    lo, hi = start, whole.hi
-    if at(Interval(hi, hi)) is None:
-        for _ in range(STEPS):
-            mid = (lo + hi) / 2
-            if at(Interval(mid, whole.hi)) is None:
-                hi = mid
-            else:
-                lo = mid
-        end = hi
-    else:
-        end = whole.hi
+def _band(at, whole: Interval, low_present: bool, high_present: bool) -> Interval:
+    """[a, b]: gone for the input in [lo, a) and in (b, hi] (``*_present``: whether
+    it stands with the input held at that end, already known)."""
+    start = whole.lo if low_present else _edge(lambda t: at(Interval(whole.lo, t)) is None, whole.lo, whole.hi)
+    end = whole.hi if high_present else _edge(lambda t: at(Interval(t, whole.hi)) is None, whole.hi, start)
     return Interval(start, max(start, end))
+
+
+def _edge(gone, inside: float, outside: float) -> float:
+    """Bisection between ``inside`` (where ``gone`` holds) and ``outside`` (where it
+    does not): the last point found where it holds."""
+    for _ in range(STEPS):
+        mid = (inside + outside) / 2
+        if gone(mid):
+            inside = mid
+        else:
+            outside = mid
+    return inside
