@@ -243,9 +243,9 @@ def test_the_check_document_is_validated_against_its_schema(tmp_path):
     config = ng.CompileConfig(pipeline="ToMixedPrecision,zero")
     ranges = resolve_ranges(model.inputs, -32768.0, 32767.0)
     result = check(model, config, ranges)
-    assert check_document(result, model, config, ranges)["warnings"][0]["kind"] == "overflow"
+    assert check_document(result, model, config)["warnings"][0]["kind"] == "overflow"
     first = result.warnings[0]
     broken = dataclasses.replace(first, warning=dataclasses.replace(first.warning, kind="unheard-of"))
     result.warnings[0] = broken
     with pytest.raises(jsonschema.ValidationError):
-        check_document(result, model, config, ranges)
+        check_document(result, model, config)

@@ -32,15 +32,12 @@ class Check(Command):
         from ..options import Options
         from ..report.check import check_document, check_summary
         from ..report.files import write_atomic
-        from ..search import resolve_ranges
-
         console = self.console(outputs)
         options = Options(**options)
-        ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
         console.progress(f"analysing {model.source} and its pipeline's Relax passes")
         with console.interruptible():
             result = api.check(model, config, options)
-        data = check_document(result, model, config, ranges)
+        data = check_document(result, model, config)
         if outputs.json:
             write_atomic(outputs.json, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
         click.echo(check_summary(data))

@@ -67,6 +67,7 @@ class CheckResult:
     stopped: Optional[str]
     bindings: dict  # module -> number of bindings analysed
     seconds: float
+    ranges: Mapping = dataclasses.field(default_factory=dict)  # input name -> the InputRange checked
 
     @property
     def possible_defect(self) -> bool:
@@ -188,7 +189,7 @@ class RangeCheck:
                 (loose if w.loose else warnings).append(CheckWarning(w, which, place(w.position), new, drivers))
             unanalysed += [CheckWarning(w, which, place(w.position), False, {}) for w in result.unanalysed]
         return CheckResult(warnings, loose, unanalysed, unknown, self.stopped, bindings,
-                           time.perf_counter() - started)
+                           time.perf_counter() - started, dict(ranges))
 
     def reached(self, result: CheckResult, inputs: Mapping[str, object]) -> list:
         """The pipeline warnings of ``result`` that stand with every input held to

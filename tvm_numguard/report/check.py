@@ -21,7 +21,7 @@ KIND_WORDS = {
 }
 
 
-def check_document(result, model, config, ranges) -> dict:
+def check_document(result, model, config) -> dict:
     """The JSON document of a CheckResult, validated (jsonschema.ValidationError if not)."""
     data = plain({
         "schema_version": SCHEMA_VERSION,
@@ -30,7 +30,7 @@ def check_document(result, model, config, ranges) -> dict:
         "environment": environment(config.target),
         "model": model.to_json(),
         "configuration": config.to_json(),
-        "ranges": {name: r.to_json() for name, r in ranges.items()},
+        "ranges": {name: r.to_json() for name, r in result.ranges.items()},
         "analysed": {"bindings": result.bindings, "pipeline_stopped_before": result.stopped},
         "possible_defect": result.possible_defect,
         "warnings": [w.to_json() for w in result.warnings],
