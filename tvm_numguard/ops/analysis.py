@@ -33,7 +33,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from .domains import domain_of
+from .domains import domain_of, exp_limit
 from .interval import EVERYTHING, Interval, dtype_epsilon, dtype_limits
 from .abstract import Abstract, attr
 from .transfer import TRANSFER
@@ -233,7 +233,7 @@ class _Walker:
         dtype = dtype or "float32"
         if math.isnan(interval.lo) or math.isnan(interval.hi):
             interval = EVERYTHING
-        terms = _terms(name, args, shape)
+        terms = _terms(name, call, args, shape)
         eps = dtype_epsilon(dtype)
         if eps:
             interval = interval.widen(2 * eps * (terms + 2), absolute=float(np.finfo(np.float32).tiny))
@@ -338,13 +338,14 @@ def _depth(args) -> int:
     return max((a.depth for a in _tensors(args)), default=0)
 
 
-def _terms(name: str, args, shape) -> int:
+def _terms(name: str, call, args, shape) -> int:
     """How many roundings one element of the result can collect (a sum's length)."""
     first = args[0] if args and isinstance(args[0], Abstract) else None
     if name == "relax.matmul" and first is not None and first.shape:
         return int(first.shape[-1])
     if name.startswith("relax.nn.conv") and len(args) > 1 and isinstance(args[1], Abstract) and args[1].shape:
-        return int(np.prod(args[1].shape[1:], dtype=np.int64))
+        weight = args[1].shape  # the products of one output: every weight of its output channel (O)
+        return int(np.prod(weight, dtype=np.int64)) // weight[str(attr(call, "kernel_layout", "OIHW")).index("O")]
     if first is not None and first.size and shape is not None:
         out = int(np.prod(shape, dtype=np.int64)) or 1
         return max(1, first.size // out)
@@ -353,7 +354,7 @@ def _terms(name: str, args, shape) -> int:
 
 def _domain_excess(name: str, x: Interval, dtype: str) -> float:
     if name in ("relax.exp", "relax.exp2"):
-        return x.hi - math.log(dtype_limits(dtype).hi)
+        return x.hi - exp_limit(dtype)
     return max(0.0, -x.lo) + (1.0 if x.contains(0.0) else 0.0)
 
 

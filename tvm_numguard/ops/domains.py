@@ -22,7 +22,7 @@ import numpy as np
 Predicate = Callable[..., np.ndarray]
 
 
-def _exp_limit(dtype) -> float:
+def exp_limit(dtype) -> float:
     """Largest x with a finite exp(x) in ``dtype`` (88.72 for float32)."""
     try:
         info = np.finfo(np.dtype(str(dtype)))
@@ -64,11 +64,11 @@ def _gt_minus_one(x):
 
 
 def _exp_ok(x):
-    return x <= _exp_limit(x.dtype)
+    return x <= exp_limit(x.dtype)
 
 
 def _exp2_ok(x):
-    return x <= _exp_limit(x.dtype) / np.log(2.0)
+    return x <= exp_limit(x.dtype) / np.log(2.0)
 
 
 def _power_ok(x, y):
@@ -139,7 +139,7 @@ def _reaches_unit(dtype, x):
 
 
 def _exp_above(scale: float):
-    return lambda dtype, x: x.hi > _exp_limit(dtype) / scale
+    return lambda dtype, x: x.hi > exp_limit(dtype) / scale
 
 
 def _power_may_leave(dtype, x, y):
