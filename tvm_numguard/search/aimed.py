@@ -20,7 +20,7 @@ them there (``ops.drivers``). An ``Aim`` turns that into:
     score is flat, the magnitude is not.
 
 An Aim holds numbers only (no TVM objects): a strategy run in a worker gets it
-as it is. ``Aim.none()`` aims at nothing (a model the check had nothing to say
+as it is. ``Aim()`` aims at nothing (a model the check had nothing to say
 about); the search then is what it was.
 """
 
@@ -56,10 +56,6 @@ class Target:
 @dataclasses.dataclass(frozen=True)
 class Aim:
     targets: tuple = ()
-
-    @classmethod
-    def none(cls) -> "Aim":
-        return cls(())
 
     @classmethod
     def of_check(cls, result) -> "Aim":
