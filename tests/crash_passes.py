@@ -95,3 +95,12 @@ def make_model() -> tvm.IRModule:
             y = bb.emit_output(relax.op.add(relax.op.matmul(x, relax.const(w)), relax.const(b)))
         bb.emit_func_output(y)
     return bb.get()
+
+
+@tvm.transform.module_pass(opt_level=0, name="vendor_pipeline")
+def vendor_pipeline(mod, ctx):
+    """A pipeline closure (a wrapper, by its name) that runs RoundWeightsFP16 and
+    then crashes natively when that pass did not run, as a vendor's pipeline
+    that assumes its own passes ran: the reference build, which skips every
+    optional pass, segfaults; the pipeline as written builds."""
+    return _needs_tag(round_weights(mod), lambda: ctypes.string_at(0))

@@ -93,8 +93,7 @@ def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
     runs = []
     run = session.run
     monkeypatch.setattr(session, "run", lambda build, inputs: (runs.append(build), run(build, inputs))[1])
-    assert session.is_deterministic(session.optimized, witness)
-    assert session.is_deterministic(session.reference, witness)
+    assert session.deterministic(witness)
     assert runs == [session.optimized, session.reference]  # one new run each
 
 

@@ -108,7 +108,8 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
     mod = ng.load_model(MLP).mod
     with ng.guard(0.0, 1.0, budget="3", jobs=2) as named:
         tvm.compile(mod, "llvm", relax_pipeline="default")
-    assert named.report[0].data["guard"]["builds"] == "workers (2)"
+    assert named.report[0].data["guard"]["builds"] == "workers (2; the reference in one more)"
+    assert named.report[0].data["workers"]["reference"] == "worker"
 
     def my_pipeline(m):  # a closure of this process: no worker can rebuild it from text
         return relax.get_pipeline("default")(m)
@@ -116,5 +117,7 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
     with ng.guard(0.0, 1.0, budget="3", jobs=2) as closure:
         tvm.compile(mod, "llvm", relax_pipeline=my_pipeline)
     entry = closure.report[0].data
-    assert entry["guard"]["builds"] == "in-process: the pipeline holds pass objects of this process"
+    assert entry["guard"]["builds"].startswith("in-process: the pipeline holds pass objects of this process")
     assert entry["workers"]["mode"] == "in-process"
+    # the reference runs none of the user's optional passes: it builds beside the pipeline, in a worker
+    assert entry["workers"]["reference"] == "worker"

@@ -48,7 +48,11 @@ def open_session(model, config: CompileConfig, options: Options, progress: Progr
     model = as_model(model)
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
     session = ShadowSession(model, config, options.tolerance, progress or silent, on_build, workers or Workers())
-    session.prepare(record=record)
+    try:
+        session.prepare(record=record)
+    except BaseException:  # the worker holding the reference goes with the session
+        session.shutdown()
+        raise
     return session, ranges
 
 

@@ -8,6 +8,10 @@ tolerances. An entry holds the verdict and the pass events to skip. Writes go
 through a temporary file and ``os.replace``, so two processes writing at once
 leave one whole entry; an entry that cannot be read is ignored (with a warning)
 and rewritten after the next check.
+
+Beside each entry an empty ``.seen`` file is named by the key without the
+build's fingerprint (the ``hint``): a compile whose hint is there will likely
+hit, so the guard does not fork a worker to build the reference ahead.
 """
 
 from __future__ import annotations
@@ -36,8 +40,12 @@ class VerdictCache:
     def __init__(self, directory: str):
         self.directory = os.fspath(directory)
 
-    def _path(self, key: str) -> str:
-        return os.path.join(self.directory, key[:2], key + ".json")
+    def _path(self, key: str, suffix: str = ".json") -> str:
+        return os.path.join(self.directory, key[:2], key + suffix)
+
+    def expects(self, hint: str) -> bool:
+        """Whether a verdict was stored under this ``hint`` (see the module docstring)."""
+        return os.path.exists(self._path(hint, ".seen"))
 
     def get(self, key: str) -> Optional[dict]:
         path = self._path(key)
@@ -56,7 +64,10 @@ class VerdictCache:
             return None
         return entry
 
-    def put(self, key: str, entry: dict) -> None:
+    def put(self, key: str, entry: dict, hint: Optional[str] = None) -> None:
         os.makedirs(os.path.dirname(self._path(key)), exist_ok=True)
         text = json.dumps({**entry, "key": key}, indent=1, sort_keys=True, allow_nan=False)
         write_atomic(self._path(key), (text + "\n").encode())
+        if hint is not None:
+            os.makedirs(os.path.dirname(self._path(hint)), exist_ok=True)
+            write_atomic(self._path(hint, ".seen"), b"")

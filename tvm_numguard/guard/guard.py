@@ -45,7 +45,9 @@ from .report import GuardReport
 
 ACTIONS = ("disable", "report", "raise")
 FRESH_INPUTS = 8  # inputs besides the witness on which a disabled build is verified
-AUTO_FACTOR = 2.5  # the auto budget: the whole check takes about this many optimized-compile times
+# the auto budget: the search gets what is left of this many optimized-compile times (its last
+# evaluation and the judging run past it: about 2.2 in all on SqueezeNet, 2 cores)
+AUTO_FACTOR = 2.0
 AUTO_AT_LEAST = 2  # ... but searches at least this many inputs (the range's two ends)
 AUTO_MIN_SECONDS = 1.0  # ... and may always search this long (small models compile in a blink)
 
@@ -174,19 +176,22 @@ class Guard:
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
         workers, builds = self._workers(config)
         session = ShadowSession(model, config, self.options.tolerance, self.progress, workers=workers)
-        try:
-            session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
-                                      record=False, fingerprint=self.cache is not None)
-            key = self._cache_key(model, config, ranges, session.optimized.fingerprint)
-            cached = self._from_cache(self.cache.get(key), session) if self.cache else None
-            if cached is not None:
-                return cached
-            session.prepare_reference()
-        except BuildError as err:
-            result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
-            warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
-            return result
-        with session:  # the worker pool stops however the check ends
+        hint = self._cache_key(model, config, ranges, None)
+        with session:  # the workers stop however the check ends
+            try:
+                if self.cache is None or not self.cache.expects(hint):  # a likely hit needs no reference
+                    session.hold_reference(self.workers)
+                session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
+                                          record=False, fingerprint=self.cache is not None)
+                key = self._cache_key(model, config, ranges, session.optimized.fingerprint)
+                cached = self._from_cache(self.cache.get(key), session) if self.cache else None
+                if cached is not None:
+                    return cached
+                session.prepare_reference()
+            except BuildError as err:
+                result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
+                warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
+                return result
             strategy = self._strategy(session, started)
             finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
                                    budget=str(strategy.budget))
@@ -198,11 +203,10 @@ class Guard:
             finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
             build, skip = session.optimized, frozenset()
             if finding.violation and self.action == "disable":
-                build, skip, info.verified_inputs = self._disable(session, finding, ranges)
+                build, skip, info.verified_inputs, info.returned = self._disable(session, finding, ranges)
                 info.disabled = sorted(skip)
-                info.returned = "culprit disabled" if build is not session.reference else "reference"
             report = Report.from_finding(engine.finish(finding, session, started))
-        self._record(report, key, skip)
+        self._record(report, key, hint, skip)
         return self._act(report, build.executable)
 
     def _workers(self, config: CallConfig) -> tuple:
@@ -214,8 +218,9 @@ class Guard:
         if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
         if not config.recreatable:
-            return Workers(jobs=0), "in-process: the pipeline holds pass objects of this process"
-        return self.workers, f"workers ({self.workers.count})"
+            return Workers(jobs=0), ("in-process: the pipeline holds pass objects of this process "
+                                     "(the reference, which skips every optional pass, in a forked worker)")
+        return self.workers, f"workers ({self.workers.count}; the reference in one more)"
 
     def _strategy(self, session: ShadowSession, started: float):
         """The search: the user's budget, or the auto budget, scaled to this
@@ -229,9 +234,9 @@ class Guard:
         return make_strategy(self.options.search, budget=budget)
 
     def _disable(self, session: ShadowSession, finding, ranges) -> tuple:
-        """(build, skip set, inputs verified on): the build with what the finding
-        blames switched off, if it matches the reference on the witness and on
-        fresh inputs; else the reference build."""
+        """(build, skip set, inputs verified on, what it is): the build with what
+        the finding blames switched off, if it matches the reference on the
+        witness and on fresh inputs; else the reference build."""
         blame = finding.blame()
         rng = np.random.default_rng(self.options.seed + 1)
         checks = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
@@ -241,17 +246,18 @@ class Guard:
             skip = session.close(blame.disable)
             build = session.build(skip)
             if build.ok and all(session.compare(build, x).score <= 1.0 for x in checks):
-                return build, skip, len(checks)
-        return session.reference, session.reference_skip, len(checks)
+                return build, skip, len(checks), "culprit disabled"
+        return session.reference, session.reference_skip, len(checks), "reference"
 
     # -- outcome -------------------------------------------------------
-    def _record(self, report: Report, key: str, skip: frozenset) -> None:
+    def _record(self, report: Report, key: str, hint: str, skip: frozenset) -> None:
         index = len(self.report)
         if self.report_path and report.witness is not None:
             report.save_witness(f"{os.path.splitext(self.report_path)[0]}.{index}.witness.npz")
         self.report.add(report)
         if self.cache is not None:
-            self.cache.put(key, {"verdict": report.data["verdict"], "skip": sorted(skip), "report": report.data})
+            self.cache.put(key, {"verdict": report.data["verdict"], "skip": sorted(skip), "report": report.data},
+                           hint)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
 
@@ -281,11 +287,12 @@ class Guard:
         warnings.warn(message, NumericalRiskWarning, stacklevel=5)
         return executable
 
-    def _cache_key(self, model, config, ranges, compiled: str) -> str:
+    def _cache_key(self, model, config, ranges, compiled: Optional[str]) -> str:
         """What a verdict depends on: the module the block started from, what the
         pipelines made of it (every pass's effect, Python or C++: a pass edited
-        under the same name changes it), the call's settings, TVM, numguard and
-        its catalog of required passes, the range and tolerances, the search."""
+        under the same name changes it; None: the cache's hint, known before
+        the build), the call's settings, TVM, numguard and its catalog of
+        required passes, the range and tolerances, the search."""
         return cache_key({"module": model.sha256, "compiled": compiled, "call": config.identity(),
                           "tvm": tvm.__version__, "numguard": __version__,
                           "catalog": {"required": sorted(REQUIRED_PASSES), "depends_on": DEPENDS_ON},

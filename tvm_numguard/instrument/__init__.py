@@ -2,7 +2,7 @@
 
 from .catalog import DEPENDS_ON, REQUIRED_PASSES, close_skip_set, is_required, is_wrapper
 from .events import EventPath, PassEvent
-from .gate import PassGate
+from .gate import EveryOptional, PassGate
 from .recorder import PassRecorder
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "REQUIRED_PASSES",
     "close_skip_set",
     "EventPath",
+    "EveryOptional",
     "PassEvent",
     "PassGate",
     "PassRecorder",

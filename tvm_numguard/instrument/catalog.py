@@ -115,6 +115,12 @@ def is_required(name: str) -> bool:
     return name in REQUIRED_PASSES or name in MARKERS
 
 
+def is_optional(event) -> bool:
+    """Whether a bisection may skip ``event`` (a PassEvent, or the proposal a
+    gate sees): top level, not a wrapper, not required."""
+    return "/" not in event.id and not event.wrapper and not is_required(event.name)
+
+
 def under_test_span(events) -> Optional[tuple]:
     """(first, end) positions in ``events`` of the events between the markers
     around a pass under test (pipeline.py's brackets), or None without them."""

@@ -7,23 +7,51 @@ Every decision is kept as a trace line in the style of opt-bisect:
 
     BISECT: running pass (12) FuseOps#0 [relax]
     BISECT: NOT running pass (13) FuseTIR#0 [relax]
+
+The reference build skips every optional event. ``EveryOptional`` decides
+that as the events come, so the reference can be built before (or while) the
+pipeline as written is, whose events a skip set by id would need.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 import tvm
 
-from .events import EventPath
+from .catalog import UNDER_TEST_BEGIN, UNDER_TEST_END, is_optional
+from .events import EventPath, PassEvent
+
+
+class EveryOptional:
+    """The reference's skip rule, decided event by event: skip what
+    ``is_optional``; with a pass under test (``bracketed``: its pipeline part
+    sits between the UNDER_TEST markers), only the optional events between the
+    markers. The same events as ``shadow.build.optional_events`` of the
+    pipeline as written, without building it first."""
+
+    def __init__(self, bracketed: bool = False):
+        # before the markers, between them, after them; without markers: always between
+        self.state = "before" if bracketed else "between"
+
+    def skips(self, event: PassEvent) -> bool:
+        return self.state == "between" and is_optional(event)
+
+    def entered(self, name: str) -> None:
+        """A pass starts running (the markers always run: they are required)."""
+        if name == UNDER_TEST_BEGIN and self.state == "before":
+            self.state = "between"
+        elif name == UNDER_TEST_END and self.state == "between":
+            self.state = "after"
 
 
 @tvm.instrument.pass_instrument
 class PassGate:
-    """Skips the pass events whose ids are in ``skip``."""
+    """Skips the pass events whose ids are in ``skip``, and those ``every_optional`` skips."""
 
-    def __init__(self, skip: Iterable[str] = ()):
+    def __init__(self, skip: Iterable[str] = (), every_optional: Optional[EveryOptional] = None):
         self.skip = frozenset(skip)
+        self.every_optional = every_optional
         self.path = EventPath()
         self.trace: list[str] = []
         self.skipped: list[str] = []
@@ -33,7 +61,7 @@ class PassGate:
 
     def should_run(self, mod, info):
         event = self.path.propose(info.name, info.opt_level)
-        run = event.id not in self.skip
+        run = event.id not in self.skip and not (self.every_optional is not None and self.every_optional.skips(event))
         verb = "running" if run else "NOT running"
         self.trace.append(f"BISECT: {verb} pass ({event.index}) {event.id} [{event.level}]")
         if not run:
@@ -42,6 +70,8 @@ class PassGate:
 
     def run_before_pass(self, mod, info):
         self.path.enter(info.name, info.opt_level)
+        if self.every_optional is not None:
+            self.every_optional.entered(info.name)
 
     def run_after_pass(self, mod, info):
         self.path.leave(info.name)

@@ -13,7 +13,7 @@ import tvm
 from tvm import relax
 
 from ..errors import summarize_error
-from ..instrument import PassEvent, PassGate, PassRecorder
+from ..instrument import EveryOptional, PassEvent, PassGate, PassRecorder
 from ..instrument.events import EventPath
 from ..instrument.fingerprint import TirPipelineOutput
 from ..modules import pristine
@@ -105,8 +105,11 @@ def compile_model(
     instruments: Sequence = (),
     fingerprint: bool = False,
     resume: Optional[RelaxPhase] = None,
+    reference: bool = False,
 ) -> Build:
-    """Compile ``mod`` with ``config``, skipping the pass events in ``skip``.
+    """Compile ``mod`` with ``config``, skipping the pass events in ``skip``
+    (``reference``: and every optional event, decided as the events come, so
+    the reference builds without knowing the pipeline's events).
 
     ``record`` keeps module hashes (which events changed the module) and
     Relax snapshots. ``instruments`` run after ours (a guarded user's own).
@@ -129,12 +132,13 @@ def compile_model(
     # a full record (hashes, snapshots) is for the build as written; gated
     # builds only need their event list
     recorder = PassRecorder(keep_snapshots=record, hash_modules=record)
-    gate = PassGate(frozenset(skip) | frozenset(getattr(config, "disable", ())))
+    every_optional = EveryOptional(bracketed=getattr(config, "under_test", None) is not None) if reference else None
+    gate = PassGate(frozenset(skip) | frozenset(getattr(config, "disable", ())), every_optional)
     tir_output = TirPipelineOutput() if fingerprint else None
     ours = [gate, recorder] + ([tir_output] if tir_output else [])
     start = time.perf_counter()
     executable, error, lowered, relax_phase = None, None, None, None
-    if resume is not None and not resume.serves(skip, record, instruments):
+    if resume is not None and (reference or not resume.serves(skip, record, instruments)):
         raise ValueError("a build resumes from a Relax phase only to skip TIR-phase events, unrecorded, uninstrumented")
     with InterruptWatch() as watch:
         try:
@@ -150,7 +154,7 @@ def compile_model(
                     # kept for the pipeline as written only (what sessions resume from: one
                     # lowered module held, not one per build); a user's instrument may have
                     # acted on the phase
-                    if not skip and not instruments:
+                    if not skip and not reference and not instruments:
                         relax_phase = RelaxPhase.of(lowered, gate, recorder)
                 for instrument in ours:
                     instrument.set_phase("tir")
@@ -165,7 +169,7 @@ def compile_model(
             del failure
             gc.collect()
     return Build(
-        skip=frozenset(skip),
+        skip=frozenset(gate.skipped) if reference else frozenset(skip),
         executable=executable,
         events=recorder.finish(),
         trace=gate.trace,
@@ -241,9 +245,12 @@ def optional_events(events: Sequence[PassEvent]) -> list:
     """The events a bisection may skip: top-level, not wrappers, not required;
     with a pass under test (a bracketed pipeline part), only its own events,
     so the reference is the same pipeline without that pass."""
-    from ..instrument.catalog import is_required, under_test_span
+    from ..instrument.catalog import under_test_span
 
-    span = under_test_span(events)
-    if span is not None:
-        events = events[span[0]:span[1]]
-    return [e for e in events if e.ran and not e.wrapper and "/" not in e.id and not is_required(e.name)]
+    rule = EveryOptional(bracketed=under_test_span(events) is not None)  # the reference's gate decides alike
+    optional = []
+    for event in events:
+        if event.ran and rule.skips(event):
+            optional.append(event)
+        rule.entered(event.name)
+    return optional

@@ -2,7 +2,9 @@
 
 The session owns the optimized build (the pipeline as written), the reference
 build (every optional event skipped), any build a bisection asks for and the
-plain builds of IR snapshots a trace measures. Every compile goes through it:
+plain builds of IR snapshots a trace measures. In worker mode the reference can
+be held by a worker of its own (``hold_reference``): it builds while this
+process builds the pipeline as written, and runs beside it. Every compile goes through it:
 it closes a skip set over the catalog's dependencies itself, memoizes builds
 by everything that changes them (the closed skip set, the instruments, whether
 snapshots were recorded or a fingerprint taken; a module's structure for
@@ -11,7 +13,7 @@ snapshot builds) and counts each compile it really made.
 
 from __future__ import annotations
 
-import dataclasses
+import math
 import time
 from typing import Callable, Mapping, Optional
 
@@ -24,7 +26,9 @@ from .build import Build, compile_model, compile_plain, optional_events, run_bui
 from ..search.sampling import Observation
 from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
 from ..workers import WORKERS, BuildService, Pending, Workers, in_process
+from .reference import Reference
 from ..workers.info import UntestableBuild, WorkerInfo
+from ..workers.tasks import RemoteBuild
 from ..workers.memory import MIB
 
 Progress = Callable[[str], None]
@@ -32,26 +36,6 @@ Progress = Callable[[str], None]
 
 class RunFailure(Exception):
     """A build that compiled but failed to run."""
-
-
-@dataclasses.dataclass
-class RemoteBuild:
-    """What ``on_build`` sees of a build a worker made (no executable here)."""
-
-    skip: frozenset
-    attempt: object
-
-    @property
-    def ok(self) -> bool:
-        return self.attempt.ok or self.attempt.untestable.startswith("does not run")
-
-    @property
-    def error(self) -> Optional[str]:
-        return self.attempt.untestable
-
-    @property
-    def trace(self) -> list:
-        return self.attempt.trace
 
 
 class ShadowSession:
@@ -67,6 +51,7 @@ class ShadowSession:
         self.model = model
         self.workers = workers or Workers(jobs=0)
         self._service: Optional[BuildService] = None
+        self.reference_site = Reference(self)
         self._generation = 0  # bumped when what a forked worker inherits changes
         self.speculative_builds = 0  # builds made ahead of need and never asked for
         self.untestable: list = []  # UntestableBuild of every attempt taken that failed
@@ -81,11 +66,13 @@ class ShadowSession:
         self.build_count = 0
         self.build_seconds = 0.0
         self.optimized: Optional[Build] = None
-        self.reference: Optional[Build] = None
         self.events: list = []
         self.optional: list = []
         self.recorded = False
-        self._ref_outputs: list = []
+        self._ref_runs: list = []  # (inputs, Pending ReferenceRun) of the last few input sets
+        # the best-scored input observed: (score, reference run, (optimized build, inputs, outputs)),
+        # remembered past the last few (the search's witness is judged and reported after it)
+        self._best: Optional[tuple] = None
         self._opt_outputs: list = []
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
         # the first valid (inputs, reference outputs) observed, and whether any later
@@ -115,10 +102,11 @@ class ShadowSession:
         resume = phase if phase is not None and phase.serves(skip, record, instruments) else None
         build = compile_model(self.model.mod, self.config, skip, record=record, instruments=instruments,
                               fingerprint=fingerprint, resume=resume)
-        self._count(build)
+        self.count(build)
         return build
 
-    def _count(self, build: Build) -> None:
+    def count(self, build: Build) -> None:
+        """A compile made in this process: counted, and shown to ``on_build``."""
         self.build_count += 1
         self.build_seconds += build.seconds
         if self.on_build is not None:
@@ -133,7 +121,7 @@ class ShadowSession:
         key = tvm_ffi.structural_hash(mod)
         if key not in self._module_builds:
             build = compile_plain(mod, self.config.make_target())
-            self._count(build)
+            self.count(build)
             self._module_builds[key] = build
         return self._module_builds[key]
 
@@ -177,7 +165,8 @@ class ShadowSession:
             self.shutdown()
         if self._service is None:
             timeout = self.workers.timeout_for(self.optimized.seconds if self.optimized else 0.0, self.run_seconds)
-            self._service = BuildService(self, self.workers, timeout, self._generation)
+            self._service = BuildService(self, self.workers, timeout, self._generation,
+                                         held=1 if self.reference_site.held else 0)
         return self._service
 
     def __enter__(self) -> "ShadowSession":
@@ -187,10 +176,11 @@ class ShadowSession:
         self.shutdown()
 
     def shutdown(self) -> None:
-        """Stop the worker pool (a later attempt forks a new one)."""
+        """Stop the worker pool (a later attempt forks a new one) and the reference's worker."""
         if self._service is not None:
             self._service.stop()
             self._service = None
+        self.reference_site.stop()
 
     def workers_info(self) -> WorkerInfo:
         """How builds were made, for the report's ``workers`` section."""
@@ -198,7 +188,8 @@ class ShadowSession:
         return WorkerInfo(self.workers.mode, self.concurrency,
                           None if service is None else round(service.timeout, 1),
                           self.workers.memory_cap // MIB, round(self.peak_worker_bytes / MIB, 1),
-                          self.speculative_builds, list(self.untestable))
+                          self.speculative_builds, list(self.untestable),
+                          "worker" if self.reference_site.held else "in-process")
 
     def close(self, skip) -> frozenset:
         """``skip`` and every optional event that needs one of its events (the catalog's DEPENDS_ON)."""
@@ -206,8 +197,10 @@ class ShadowSession:
 
     def prepare(self, instruments=(), record: bool = True) -> None:
         """Build the pipeline as written (with ``instruments`` too: a guarded
-        user's own), then the reference. Without ``record`` the first build
-        keeps no hashes or snapshots (cheaper); ``ensure_recorded`` adds them."""
+        user's own) and the reference (at once, in worker mode: ``hold_reference``).
+        Without ``record`` the first build keeps no hashes or snapshots
+        (cheaper); ``ensure_recorded`` adds them."""
+        self.hold_reference()
         self.prepare_optimized(instruments, record)
         self.prepare_reference()
 
@@ -238,12 +231,29 @@ class ShadowSession:
                 raise UsageError(f"--disable {event_id}: no such pass event in this pipeline "
                                  "('numguard passes' lists the event ids)")
 
+    def hold_reference(self, workers: Optional[Workers] = None) -> None:
+        """In worker mode (the session's, or ``workers``: a guard whose other
+        builds stay here): fork a worker that builds the reference now and keeps
+        it. Called before ``prepare_optimized``, the two builds run at once (the
+        gate tells optional events as they come); the reference's runs then go
+        to that worker, beside this process's runs of the optimized build, and a
+        crash there is an error, not the end of the process. Elsewhere
+        ``prepare_reference`` builds it here."""
+        self.reference_site.hold(workers or self.workers)
+
     def prepare_reference(self) -> None:
-        """The second half of ``prepare``: every optional event skipped."""
+        """The second half of ``prepare``: every optional event skipped (by the
+        held worker, if there is one: then this waits for its build)."""
         self.progress(f"building the reference ({len(self.optional)} optional pass events skipped)")
-        self.reference = self.build(self.reference_skip)
-        if not self.reference.ok:
-            raise BuildError(f"the reference build (every optional pass skipped) fails: {self.reference.error}")
+        error = self.reference_site.wait(self.reference_skip)
+        if error is not None:
+            raise BuildError(f"the reference build (every optional pass skipped) fails: {error}")
+
+    @property
+    def reference(self) -> Build:
+        """The reference build in this process. A held reference is made here
+        only when asked for (for its executable: a guard that returns it)."""
+        return self.reference_site.here()
 
     def ensure_recorded(self) -> None:
         """Rebuild the pipeline as written with hashes and snapshots, if the
@@ -276,20 +286,34 @@ class ShadowSession:
     def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
         """The reference's outputs; the last few input sets are remembered
         (a bisection asks for the witness's many times)."""
-        for seen, outputs in self._ref_outputs:
-            if seen is inputs:
-                return outputs
-        try:
-            outputs = self.run(self.reference, inputs)
-        except RunFailure as err:
-            raise BuildError(f"the reference build fails to run: {err}") from None
-        self._ref_outputs = [(inputs, outputs)] + self._ref_outputs[:3]
-        return outputs
+        return self._reference_result(self._reference_run(inputs))
+
+    def _reference_run(self, inputs: Mapping[str, np.ndarray], again: bool = False) -> Pending:
+        """The reference's run on ``inputs``: the remembered one, or (``again``:
+        always) one started now in the held worker, or here when asked for."""
+        if not again:
+            if self._best is not None and self._best[2][1] is inputs:
+                return self._best[1]
+            for seen, pending in self._ref_runs:
+                if seen is inputs:
+                    return pending
+        pending = self.reference_site.start(inputs)
+        if not again:
+            self._ref_runs = [(inputs, pending)] + self._ref_runs[:3]
+        return pending
+
+    def _reference_result(self, pending: Pending) -> list:
+        attempt = pending.result()
+        self.peak_worker_bytes = max(self.peak_worker_bytes, attempt.peak_private_bytes)
+        if not attempt.ok:
+            raise BuildError(f"the reference build fails to run: {attempt.untestable}")
+        return attempt.outputs[0]
 
     def optimized_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
         """The optimized build's outputs, the last few remembered (the search
         scores the witness, the report describes it: one run)."""
-        for build, seen, outputs in self._opt_outputs:
+        remembered = self._opt_outputs + ([self._best[2]] if self._best is not None else [])
+        for build, seen, outputs in remembered:
             if build is self.optimized and seen is inputs:
                 return outputs
         try:
@@ -314,14 +338,20 @@ class ShadowSession:
 
     def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
         """The score with the values behind it (for searches that aim at one element)."""
-        ref = self.reference_outputs(inputs)
+        started = self._reference_run(inputs)
+        # the held worker runs the reference while this process runs the optimized build
+        opt = self.optimized_outputs(inputs) if started.remote else None
+        ref = self._reference_result(started)
         if not is_finite_outputs(ref):
             if len(self.invalid_samples) < 2:
                 self.invalid_samples.append(inputs)
             return Observation(None)
         self._note_reference(inputs, ref)
-        opt = self.optimized_outputs(inputs)
+        opt = opt if opt is not None else self.optimized_outputs(inputs)
         comparison = compare_outputs(ref, opt, self.tol)
+        score = math.inf if math.isnan(comparison.score) else comparison.score
+        if self._best is None or score > self._best[0]:
+            self._best = (score, started, (self.optimized, inputs, opt))
         if any(np.shape(r) != np.shape(o) for r, o in zip(ref, opt)):
             return Observation(comparison.score)
         pairs = [differences(r, o) for r, o in zip(ref, opt)]
@@ -345,18 +375,17 @@ class ShadowSession:
         and those inputs were not all the same (a range of one point proves nothing)."""
         return self.inputs_vary and not self.outputs_vary
 
-    def is_deterministic(self, build: Build, inputs: Mapping[str, np.ndarray]) -> bool:
-        """Same build, same inputs, twice: bit-identical outputs? A run of the
-        optimized build or the reference remembered from the search is the
-        first of the two (on a big CNN a run costs seconds)."""
-        if build is self.optimized:
-            first = self.optimized_outputs(inputs)
-        elif build is self.reference:
-            first = self.reference_outputs(inputs)
-        else:
-            first = self.run(build, inputs)
-        second = self.run(build, inputs)
-        return all(_same_bytes(a, b) for a, b in zip(first, second))
+    def deterministic(self, inputs: Mapping[str, np.ndarray]) -> bool:
+        """Do the optimized build and the reference each give bit-identical
+        outputs when run on ``inputs`` again? A run remembered from the search
+        is the first of each pair (on a big CNN a run costs seconds); a held
+        reference's second run goes on beside this process's."""
+        first_ref = self._reference_run(inputs)
+        second_ref = self._reference_run(inputs, again=True)
+        first, second = self.optimized_outputs(inputs), self.run(self.optimized, inputs)
+        same = all(_same_bytes(a, b) for a, b in zip(first, second))
+        pairs = zip(self._reference_result(first_ref), self._reference_result(second_ref))
+        return all(_same_bytes(a, b) for a, b in pairs) and same
 
     def timing(self) -> dict:
         return {"builds": self.build_count, "build_seconds": round(self.build_seconds, 3)}

@@ -27,6 +27,7 @@ class WorkerInfo:
     peak_worker_mib: float  # the most private memory one worker held (0 in-process)
     speculative_builds: int  # built ahead for a question the search did not ask after all
     untestable: list = dataclasses.field(default_factory=list)  # of UntestableBuild
+    reference: str = "in-process"  # where the reference was built and run: "worker" (one of its own) or "in-process"
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)

@@ -41,6 +41,26 @@ class Attempt:
         return self.outputs is not None
 
 
+@dataclasses.dataclass
+class RemoteBuild:
+    """What ``on_build`` sees of a build a worker made (no executable here)."""
+
+    skip: frozenset
+    attempt: Attempt
+
+    @property
+    def ok(self) -> bool:
+        return self.attempt.ok or self.attempt.untestable.startswith("does not run")
+
+    @property
+    def error(self) -> Optional[str]:
+        return self.attempt.untestable
+
+    @property
+    def trace(self) -> list:
+        return self.attempt.trace
+
+
 @dataclasses.dataclass(frozen=True)
 class SkipRun:
     """The model built with the events ``skip`` names skipped, run on ``inputs``."""
@@ -85,3 +105,26 @@ class ModuleRun:
             attempt.untestable = summarize_error(err)
         return attempt
 
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceRun:
+    """The reference (every optional event skipped; built once per process,
+    its machine code made at once) run on ``inputs``, which may be none: a
+    worker forked before the pipeline as written was built can make it, since
+    the gate decides which events are optional as they come."""
+
+    inputs: tuple
+
+    def run(self, session) -> Attempt:
+        build = session.reference_site.here()
+        attempt = Attempt(seconds=build.seconds, events=build.events, trace=build.trace)
+        if not build.ok:
+            attempt.untestable = f"does not build: {build.error}"
+            return attempt
+        try:
+            build.vm()  # the machine code now, before the first input asks for it
+            attempt.outputs = [session.run(build, x) for x in self.inputs]
+        except Exception as err:  # RunFailure, or TVM's own error making the VM
+            attempt.untestable = f"does not run: {summarize_error(err)}"
+        return attempt

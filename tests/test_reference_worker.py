@@ -1,0 +1,133 @@
+"""The reference build in a worker of its own: its gate tells optional events
+as they come, so it builds while the numguard process builds the pipeline as
+written; its runs go on beside the optimized build's; a crash in it is an
+error, not the end of the process."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tvm_numguard as ng
+from tvm_numguard.errors import BuildError
+from tvm_numguard.shadow import session as session_module
+from tvm_numguard.shadow.build import compile_model
+from tvm_numguard.shadow.session import ShadowSession
+from tvm_numguard.workers import Workers
+from tvm_numguard.workers import service
+from tvm_numguard.workers.service import can_fork
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are forked (Linux)")
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    return ng.load_model(MLP)
+
+
+@pytest.mark.parametrize("config", [
+    ng.CompileConfig(),
+    ng.CompileConfig(pipeline="zero"),
+    ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default", tir_pipeline="default,patches.tir_tf32:make_pass"),
+    ng.CompileConfig(pipeline="[patches.fold_fp16:make_pass],default"),  # a pass under test: only its events
+    ng.CompileConfig(disable=("FuseOps#0",)),
+], ids=["default", "zero", "patched", "under-test", "disabled"])
+def test_the_reference_decided_as_events_come_is_the_reference_by_event_ids(mlp, config):
+    session = ShadowSession(mlp, config, workers=Workers(jobs=0))
+    session.prepare_optimized()
+    by_ids = compile_model(mlp.mod, config, session.reference_skip, fingerprint=True)
+    as_they_come = compile_model(mlp.mod, config, reference=True, fingerprint=True)
+    assert by_ids.ok and as_they_come.ok
+    assert as_they_come.trace == by_ids.trace  # the same BISECT decision for every event
+    assert as_they_come.fingerprint == by_ids.fingerprint
+    assert set(session.reference_skip) <= as_they_come.skip
+
+
+def test_only_the_events_between_the_markers_are_skipped_for_a_pass_under_test(mlp):
+    config = ng.CompileConfig(pipeline="[patches.fold_fp16:make_pass],default")
+    assert compile_model(mlp.mod, config, reference=True).skip == {"FoldConstantFP16#0"}
+    # without the markers, every optional event of the same pipeline
+    assert len(compile_model(mlp.mod, ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default"),
+                             reference=True).skip) > 10
+
+
+@needs_fork
+def test_a_session_builds_the_reference_in_its_own_worker_while_it_builds_the_pipeline(mlp, monkeypatch):
+    order = []
+    compile_here, fork = session_module.compile_model, service.BuildService.__init__
+    monkeypatch.setattr(session_module, "compile_model",
+                        lambda *a, **k: (order.append("reference" if k.get("reference") else "build here"),
+                                         compile_here(*a, **k))[1])
+    monkeypatch.setattr(service.BuildService, "__init__",
+                        lambda self, *a, **k: (order.append(f"fork {k.get('jobs')}"), fork(self, *a, **k))[1])
+    held = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=1))
+    with held:
+        held.prepare()
+        x = {spec.name: np.full(spec.shape, 0.25, dtype=spec.dtype) for spec in mlp.inputs}
+        outputs = held.reference_outputs(x)
+        assert held.deterministic(x)
+        info = held.workers_info()
+    # forked first (one worker), then this process built the pipeline as written and nothing else
+    assert order == ["fork 1", "build here"]
+    assert info.reference == "worker" and held.build_count == 2
+    here = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=0))
+    here.prepare()
+    assert here.workers_info().reference == "in-process"
+    assert all(np.array_equal(a, b) for a, b in zip(outputs, here.reference_outputs(x)))
+
+
+@needs_fork
+def test_a_reference_that_crashes_is_an_error_and_the_process_goes_on():
+    from crash_passes import make_model
+
+    config = ng.CompileConfig(pipeline=f"{ROOT}/tests/crash_passes.py:vendor_pipeline,zero")
+    with pytest.raises(BuildError, match="reference build .* killed by SIGSEGV"):
+        ng.search(make_model(), config, ng.Options(low=-1, high=1, search="random", budget="2"),
+                  workers=Workers(jobs=1))
+
+
+def test_the_best_input_is_remembered_past_the_last_few(mlp, monkeypatch):
+    session = ShadowSession(mlp, ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default"),
+                            workers=Workers(jobs=0))
+    session.prepare()
+    rng = np.random.default_rng(0)
+    inputs = [{s.name: rng.uniform(0, 1, s.shape).astype(s.dtype) for s in mlp.inputs} for _ in range(6)]
+    scores = [session.observe(x).score for x in inputs]
+    best = inputs[int(np.argmax(scores))]
+    assert scores.index(max(scores)) < 2  # older than the last four: only the pin keeps it
+    runs = []
+    run = session.run
+    monkeypatch.setattr(session, "run", lambda build, x: (runs.append(build), run(build, x))[1])
+    assert session.compare(session.optimized, best).score == max(scores)
+    assert runs == []
+
+
+@needs_fork
+def test_a_guarded_compile_the_cache_will_likely_answer_forks_no_reference_worker(mlp, tmp_path, monkeypatch):
+    import tvm
+
+    forks = []
+    fork = service.BuildService.__init__
+    monkeypatch.setattr(service.BuildService, "__init__",
+                        lambda self, *a, **k: (forks.append(k.get("jobs")), fork(self, *a, **k))[1])
+    for _ in range(2):
+        with ng.guard(0.0, 1.0, budget="3", jobs=1, cache=str(tmp_path)) as g:
+            tvm.compile(mlp.mod, "llvm", relax_pipeline="default")
+    assert g.report[0].data["guard"]["cached"]
+    assert forks == [1]  # the first compile's reference worker; the cached one forked none
+
+
+@needs_fork
+def test_a_guard_whose_reference_crashes_warns_and_returns_the_users_build():
+    import tvm
+    from crash_passes import make_model, vendor_pipeline
+
+    from tvm_numguard.guard.guard import GuardWarning
+
+    mod, default = make_model(), tvm.relax.get_pipeline("default")
+    with pytest.warns(GuardWarning, match="reference build .* killed by SIGSEGV"):
+        with ng.guard(-1.0, 1.0, budget="2", jobs=1):
+            executable = tvm.compile(mod, "llvm", relax_pipeline=lambda m: default(vendor_pipeline(m)))
+    assert executable is not None  # the user's own compile, unchecked; this process lives on

@@ -1,0 +1,67 @@
+"""Where a session's reference build lives, and where its runs are made.
+
+The reference skips every optional event. Its gate decides that as the
+events come (``compile_model(reference=True)``), so it needs nothing from the
+pipeline as written: in worker mode a worker of its own (``hold``) builds it
+while the numguard process builds that pipeline, and from then on runs it
+beside this process's runs of the optimized build; a crash there is an error,
+not the end of the process. Elsewhere it is built and run in this process.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ..workers import WORKERS, BuildService, Pending, Workers, in_process
+from ..workers.tasks import ReferenceRun
+from .build import Build, compile_model
+
+
+class Reference:
+    """The reference of one ShadowSession."""
+
+    def __init__(self, session):
+        self._session = session
+        self._worker: Optional[BuildService] = None  # the worker holding it (``hold``)
+        self._made: Optional[Pending] = None  # ... its build of it
+        self._here: Optional[Build] = None  # made in this process
+        self.held = False  # whether a worker of its own made and ran it (the report says so)
+
+    def hold(self, workers: Workers) -> None:
+        """In worker mode: fork the worker and start its build now."""
+        if workers.mode != WORKERS or self._worker is not None:
+            return
+        self._worker = BuildService(self._session, workers, workers.build_timeout, jobs=1, held=1)
+        self._made = self._worker.submit(ReferenceRun(()))
+        self.held = True
+
+    def wait(self, skip: frozenset) -> Optional[str]:
+        """Made, here or by the held worker (waited for, and counted as one of
+        the session's builds, skipping ``skip``): None, or why it fails."""
+        if self._worker is None:
+            return self.here().error
+        self._made.skip = skip
+        return self._session.take(self._made).untestable
+
+    def here(self) -> Build:
+        """The reference made in this process, once (in a worker: the held one's)."""
+        session = self._session
+        if self._here is None:
+            self._here = compile_model(session.model.mod, session.config, reference=True)
+            session.count(self._here)
+            if session.optional:  # a bisection's request for every optional event skipped is this build
+                session.builds.setdefault((session.reference_skip, ()), self._here)
+        return self._here
+
+    def start(self, inputs: Mapping[str, np.ndarray]) -> Pending:
+        """A run on ``inputs``: started now by the held worker, or made here when its result is asked for."""
+        task = ReferenceRun((inputs,))
+        return self._worker.submit(task) if self._worker is not None else in_process(task, self._session)
+
+    def stop(self) -> None:
+        """Stop the held worker (later runs are made here)."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker, self._made = None, None
