@@ -104,3 +104,10 @@ def vendor_pipeline(mod, ctx):
     that assumes its own passes ran: the reference build, which skips every
     optional pass, segfaults; the pipeline as written builds."""
     return _needs_tag(round_weights(mod), lambda: ctypes.string_at(0))
+
+
+@tvm.transform.module_pass(opt_level=0, name="unhurried_pipeline")
+def unhurried_pipeline(mod, ctx):
+    """Runs RoundWeightsFP16; when that pass did not run (the reference build)
+    it takes two seconds more, as a slow lowering would."""
+    return _needs_tag(round_weights(mod), lambda: time.sleep(2.0))

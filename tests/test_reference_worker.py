@@ -131,3 +131,17 @@ def test_a_guard_whose_reference_crashes_warns_and_returns_the_users_build():
         with ng.guard(-1.0, 1.0, budget="2", jobs=1):
             executable = tvm.compile(mod, "llvm", relax_pipeline=lambda m: default(vendor_pipeline(m)))
     assert executable is not None  # the user's own compile, unchecked; this process lives on
+
+
+@needs_fork
+def test_the_search_starts_while_the_held_worker_still_builds_the_reference():
+    from crash_passes import make_model
+
+    model = ng.load_model(make_model())
+    config = ng.CompileConfig(pipeline=f"{ROOT}/tests/crash_passes.py:unhurried_pipeline,zero")
+    with ShadowSession(model, config, workers=Workers(jobs=1)) as session:
+        session.prepare()
+        assert session.reference_site.building()  # prepared without waiting for it
+        x = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in model.inputs}
+        assert session.observe(x).score is not None  # its first run waited for it
+        assert session.build_count == 2

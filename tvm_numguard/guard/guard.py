@@ -188,26 +188,33 @@ class Guard:
                 if cached is not None:
                     return cached
                 session.prepare_reference()
-            except BuildError as err:
+                report, build, skip = self._judge(session, kind, config, ranges, started, note, prelude,
+                                                  chain_modules, builds)
+            except BuildError as err:  # a build or run of the check failed (the reference's included)
                 result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
                 warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
                 return result
-            strategy = self._strategy(session, started)
-            finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
-                                   budget=str(strategy.budget))
-            info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude], builds)
-            if chain_modules is not None:
-                self.progress("judging the passes that do not replay by the modules they made")
-                info.chain = judge_chain(session, chain_modules, prelude, ranges, self.options.seed)
-            finding.guard = info
-            finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
-            build, skip = session.optimized, frozenset()
-            if finding.violation and self.action == "disable":
-                build, skip, info.verified_inputs, info.returned = self._disable(session, finding, ranges)
-                info.disabled = sorted(skip)
-            report = Report.from_finding(engine.finish(finding, session, started))
         self._record(report, key, hint, skip)
         return self._act(report, build.executable)
+
+    def _judge(self, session: ShadowSession, kind: str, config: CallConfig, ranges, started: float, note, prelude,
+               chain_modules, builds: str) -> tuple:
+        """(report, build to return, events it skips): the prepared session
+        searched, judged, bisected and, for ``disable``, the culprit switched off."""
+        strategy = self._strategy(session, started)
+        finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
+                               budget=str(strategy.budget))
+        info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude], builds)
+        if chain_modules is not None:
+            self.progress("judging the passes that do not replay by the modules they made")
+            info.chain = judge_chain(session, chain_modules, prelude, ranges, self.options.seed)
+        finding.guard = info
+        finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
+        build, skip = session.optimized, frozenset()
+        if finding.violation and self.action == "disable":
+            build, skip, info.verified_inputs, info.returned = self._disable(session, finding, ranges)
+            info.disabled = sorted(skip)
+        return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
     def _workers(self, config: CallConfig) -> tuple:
         """(Workers, what the report says about them). A pipeline given by name is

@@ -37,10 +37,14 @@ class Reference:
         self._made = self._worker.submit(ReferenceRun(()))
         self.held = True
 
-    def wait(self, skip: frozenset) -> Optional[str]:
-        """Made, here or by the held worker (waited for, and counted as one of
-        the session's builds, skipping ``skip``): None, or why it fails."""
-        if self._worker is None:
+    def building(self) -> bool:
+        """Whether the held worker is still making it."""
+        return self._made is not None and not self._made.done()
+
+    def made(self, skip: frozenset) -> Optional[str]:
+        """Made, here or by the held worker (waited for, and counted once as
+        one of the session's builds, skipping ``skip``): None, or why it fails."""
+        if self._made is None:
             return self.here().error
         self._made.skip = skip
         return self._session.take(self._made).untestable

@@ -242,10 +242,15 @@ class ShadowSession:
         self.reference_site.hold(workers or self.workers)
 
     def prepare_reference(self) -> None:
-        """The second half of ``prepare``: every optional event skipped (by the
-        held worker, if there is one: then this waits for its build)."""
+        """The second half of ``prepare``: every optional event skipped. A held
+        worker still making it is not waited for here: the reference's first
+        run waits (this process makes the optimized build's VM meanwhile)."""
         self.progress(f"building the reference ({len(self.optional)} optional pass events skipped)")
-        error = self.reference_site.wait(self.reference_skip)
+        if not self.reference_site.building():
+            self._reference_made()
+
+    def _reference_made(self) -> None:
+        error = self.reference_site.made(self.reference_skip)
         if error is not None:
             raise BuildError(f"the reference build (every optional pass skipped) fails: {error}")
 
@@ -303,6 +308,7 @@ class ShadowSession:
         return pending
 
     def _reference_result(self, pending: Pending) -> list:
+        self._reference_made()  # a reference that does not build says so, not that a run failed
         attempt = pending.result()
         self.peak_worker_bytes = max(self.peak_worker_bytes, attempt.peak_private_bytes)
         if not attempt.ok:
