@@ -10,6 +10,7 @@ not the end of the process. Elsewhere it is built and run in this process.
 
 from __future__ import annotations
 
+import os
 from typing import Mapping, Optional
 
 import numpy as np
@@ -27,12 +28,14 @@ class Reference:
         self._worker: Optional[BuildService] = None  # the worker holding it (``hold``)
         self._made: Optional[Pending] = None  # ... its build of it
         self._here: Optional[Build] = None  # made in this process
+        self._owner = 0  # the process that forked the worker (a process forked later has a copy of this)
         self.held = False  # whether a worker of its own made and ran it (the report says so)
 
     def hold(self, workers: Workers) -> None:
         """In worker mode: fork the worker and start its build now."""
         if workers.mode != WORKERS or self._worker is not None:
             return
+        self._owner = os.getpid()
         self._worker = BuildService(self._session, workers, workers.build_timeout, jobs=1, held=1)
         self._made = self._worker.submit(ReferenceRun(()))
         self.held = True
@@ -62,10 +65,12 @@ class Reference:
     def start(self, inputs: Mapping[str, np.ndarray]) -> Pending:
         """A run on ``inputs``: started now by the held worker, or made here when its result is asked for."""
         task = ReferenceRun((inputs,))
-        return self._worker.submit(task) if self._worker is not None else in_process(task, self._session)
+        if self._worker is not None and os.getpid() == self._owner:
+            return self._worker.submit(task)
+        return in_process(task, self._session)
 
     def stop(self) -> None:
-        """Stop the held worker (later runs are made here)."""
+        """Stop the held worker (later runs are made here; ``made`` still tells how its build went)."""
         if self._worker is not None:
             self._worker.stop()
-            self._worker, self._made = None, None
+            self._worker = None
