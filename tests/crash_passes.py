@@ -111,3 +111,14 @@ def unhurried_pipeline(mod, ctx):
     """Runs RoundWeightsFP16; when that pass did not run (the reference build)
     it takes two seconds more, as a slow lowering would."""
     return _needs_tag(round_weights(mod), lambda: time.sleep(2.0))
+
+
+@tvm.transform.module_pass(opt_level=0, name="late_crash_pipeline")
+def late_crash_pipeline(mod, ctx):
+    """``vendor_pipeline``, but the reference build crashes two seconds in:
+    after the pipeline as written was built, once the search has started."""
+    def crash():
+        time.sleep(2.0)
+        ctypes.string_at(0)
+
+    return _needs_tag(round_weights(mod), crash)

@@ -120,11 +120,15 @@ def test_a_guarded_compile_the_cache_will_likely_answer_forks_no_reference_worke
 
 
 @needs_fork
-def test_a_guard_whose_reference_crashes_warns_and_returns_the_users_build():
+@pytest.mark.parametrize("crashing", ["vendor_pipeline", "late_crash_pipeline"])
+def test_a_guard_whose_reference_crashes_warns_and_returns_the_users_build(crashing):
+    import crash_passes
     import tvm
-    from crash_passes import make_model, vendor_pipeline
+    from crash_passes import make_model
 
     from tvm_numguard.guard.guard import GuardWarning
+
+    vendor_pipeline = getattr(crash_passes, crashing)  # late: the crash comes once the search has started
 
     mod, default = make_model(), tvm.relax.get_pipeline("default")
     with pytest.warns(GuardWarning, match="reference build .* killed by SIGSEGV"):
