@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, NamedTuple, Optional
 
 import numpy as np
 
@@ -36,6 +36,14 @@ Progress = Callable[[str], None]
 
 class RunFailure(Exception):
     """A build that compiled but failed to run."""
+
+
+class BestSeen(NamedTuple):
+    """The best-scored input a session observed, and its runs."""
+
+    score: float
+    reference: Pending  # the reference's run on it
+    optimized: tuple  # (optimized build, inputs, outputs), as ``optimized_outputs`` remembers runs
 
 
 class ShadowSession:
@@ -70,9 +78,9 @@ class ShadowSession:
         self.optional: list = []
         self.recorded = False
         self._ref_runs: list = []  # (inputs, Pending ReferenceRun) of the last few input sets
-        # the best-scored input observed: (score, reference run, (optimized build, inputs, outputs)),
-        # remembered past the last few (the search's witness is judged and reported after it)
-        self._best: Optional[tuple] = None
+        # the best-scored input's runs, remembered past the last few (the search's
+        # witness is judged and reported after it)
+        self._best: Optional[BestSeen] = None
         self._opt_outputs: list = []
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
         # the first valid (inputs, reference outputs) observed, and whether any later
@@ -232,13 +240,9 @@ class ShadowSession:
                                  "('numguard passes' lists the event ids)")
 
     def hold_reference(self, workers: Optional[Workers] = None) -> None:
-        """In worker mode (the session's, or ``workers``: a guard whose other
-        builds stay here): fork a worker that builds the reference now and keeps
-        it. Called before ``prepare_optimized``, the two builds run at once (the
-        gate tells optional events as they come); the reference's runs then go
-        to that worker, beside this process's runs of the optimized build, and a
-        crash there is an error, not the end of the process. Elsewhere
-        ``prepare_reference`` builds it here."""
+        """Before ``prepare_optimized``, in worker mode (the session's, or
+        ``workers``: a guard whose other builds stay here): a worker of its own
+        builds the reference meanwhile and runs it from then on (``shadow/reference.py``)."""
         self.reference_site.hold(workers or self.workers)
 
     def prepare_reference(self) -> None:
@@ -297,8 +301,8 @@ class ShadowSession:
         """The reference's run on ``inputs``: the remembered one, or (``again``:
         always) one started now in the held worker, or here when asked for."""
         if not again:
-            if self._best is not None and self._best[2][1] is inputs:
-                return self._best[1]
+            if self._best is not None and self._best.optimized[1] is inputs:
+                return self._best.reference
             for seen, pending in self._ref_runs:
                 if seen is inputs:
                     return pending
@@ -318,7 +322,7 @@ class ShadowSession:
     def optimized_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
         """The optimized build's outputs, the last few remembered (the search
         scores the witness, the report describes it: one run)."""
-        remembered = self._opt_outputs + ([self._best[2]] if self._best is not None else [])
+        remembered = self._opt_outputs + ([self._best.optimized] if self._best is not None else [])
         for build, seen, outputs in remembered:
             if build is self.optimized and seen is inputs:
                 return outputs
@@ -356,8 +360,8 @@ class ShadowSession:
         opt = opt if opt is not None else self.optimized_outputs(inputs)
         comparison = compare_outputs(ref, opt, self.tol)
         score = math.inf if math.isnan(comparison.score) else comparison.score
-        if self._best is None or score > self._best[0]:
-            self._best = (score, started, (self.optimized, inputs, opt))
+        if self._best is None or score > self._best.score:
+            self._best = BestSeen(score, started, (self.optimized, inputs, opt))
         if any(np.shape(r) != np.shape(o) for r, o in zip(ref, opt)):
             return Observation(comparison.score)
         pairs = [differences(r, o) for r, o in zip(ref, opt)]
