@@ -16,6 +16,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..workers import WORKERS, BuildService, Pending, Workers, in_process
+from ..workers import memory
 from ..workers.tasks import ReferenceRun
 from .build import Build, compile_model
 
@@ -36,7 +37,10 @@ class Reference:
         if workers.mode != WORKERS or self._worker is not None:
             return
         self._owner = os.getpid()
-        self._worker = BuildService(self._session, workers, workers.build_timeout, jobs=1, held=1)
+        # the reference is as needed as this process's own builds (it was one of them): it
+        # takes no share of --max-memory, which bounds the configurations a bisection tries
+        self._worker = BuildService(self._session, workers, workers.build_timeout, jobs=1,
+                                    cap=memory.machine_bytes())
         self._made = self._worker.submit(ReferenceRun(()))
         self.held = True
 

@@ -173,8 +173,7 @@ class ShadowSession:
             self.shutdown()
         if self._service is None:
             timeout = self.workers.timeout_for(self.optimized.seconds if self.optimized else 0.0, self.run_seconds)
-            self._service = BuildService(self, self.workers, timeout, self._generation,
-                                         held=1 if self.reference_site.held else 0)
+            self._service = BuildService(self, self.workers, timeout, self._generation)
         return self._service
 
     def __enter__(self) -> "ShadowSession":

@@ -25,7 +25,6 @@ import multiprocessing
 import os
 import signal
 import sys
-import threading
 import weakref
 from typing import Optional
 
@@ -179,11 +178,10 @@ def worker_peak_bytes() -> int:
     return _WATCHDOG[0].peak
 
 
-def worker_share(workers: Workers, held: int = 0) -> int:
+def worker_share(workers: Workers) -> int:
     """One worker's share of the memory cap: the workers' private memory
-    together (``held``: and that many workers beside the pool, each holding a
-    build) stays under what the cap leaves this (the parent) process."""
-    return max(64 * memory.MIB, (workers.memory_cap - memory.resident_bytes()) // (workers.count + held))
+    together stays under what the cap leaves this (the parent) process."""
+    return max(64 * memory.MIB, (workers.memory_cap - memory.resident_bytes()) // workers.count)
 
 
 def fork_pool(jobs: int, cap: int):
@@ -199,14 +197,14 @@ def fork_pool(jobs: int, cap: int):
 
 class BuildService:
     """A pool of ``jobs`` (default ``workers.count``) forked workers for one
-    session; ``held``: workers besides the pool that share the memory cap
-    (see ``worker_share``); ``timeout`` None: none."""
+    session, each stopped past ``cap`` bytes (default: a worker's share of
+    the memory cap); ``timeout`` None: none."""
 
     def __init__(self, session, workers: Workers, timeout: Optional[float], generation: int = 0,
-                 jobs: Optional[int] = None, held: int = 0):
+                 jobs: Optional[int] = None, cap: Optional[int] = None):
         self.workers, self.timeout, self.generation = workers, timeout, generation
         self.jobs = workers.count if jobs is None else jobs
-        self.cap = worker_share(workers, held)
+        self.cap = worker_share(workers) if cap is None else cap
         self.token = next(_TOKENS)
         _SESSIONS[self.token] = session
         self._pool = fork_pool(self.jobs, self.cap)
@@ -221,10 +219,9 @@ class BuildService:
 
 
 def _stop(pool, token: int) -> None:
-    pool.stop()  # the workers are told to go now; the session entry is only read when one forks
+    pool.stop()
+    pool.join()
     _SESSIONS.pop(token, None)
-    # pebble's join waits a tick of its manager thread (0.1 s): a guarded compile would pay it each time
-    threading.Thread(target=pool.join, name="numguard-pool-join", daemon=True).start()
 
 
 def in_process(task, session) -> Pending:
