@@ -121,3 +121,27 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
     assert entry["workers"]["mode"] == "in-process"
     # the reference runs none of the user's optional passes: it builds beside the pipeline, in a worker
     assert entry["workers"]["reference"] == "worker"
+
+
+def _collected_private_mib() -> float:
+    import gc
+
+    from tvm_numguard.workers import memory
+
+    gc.collect()  # as a build's garbage collections would
+    return memory.private_bytes() / memory.MIB
+
+
+def test_what_a_worker_inherits_stays_out_of_its_private_memory():
+    from tvm_numguard.workers.service import fork_pool
+
+    ballast = [[i] for i in range(2_000_000)]  # objects the parent's collector tracks: about 200 MiB
+    pool = fork_pool(1, cap=64 * 1024 ** 3)
+    try:
+        private = pool.schedule(_collected_private_mib).result(timeout=60)
+    finally:
+        pool.stop()
+        pool.join()
+    del ballast
+    # a collection in the worker that scanned the inherited objects would copy their pages
+    assert private < 100, f"the worker holds {private:.0f} MiB of private memory"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import gc
 import itertools
 import multiprocessing
 import os
@@ -154,6 +155,11 @@ _WATCHDOG: list = []  # in a worker: its memory watchdog
 
 def start_worker(cap: int) -> None:
     """A pool's initializer: in a forked worker, before its first task."""
+    # what the worker inherited is left out of its garbage collections: a collection
+    # writes to every object it scans, which copies the parent's pages into the
+    # worker's private memory (the more the parent holds, the more), counted
+    # against its share of --max-memory
+    gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     # a crashing build's backtrace (TVM prints one on SIGSEGV) is not the user's to read:
     # the parent reports the signal; the build's own errors come back in the Attempt
