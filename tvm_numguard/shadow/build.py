@@ -192,20 +192,46 @@ def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule])
 
 
 def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
-    """``mod`` compiled on its own by ``tvm.compile`` (TVM's plain lowering, no
-    gating, no record): for snapshots and chain modules, which are not the
-    model a session was made for. A failure is ``Build.error``, never raised."""
+    """``mod`` compiled on its own as ``tvm.compile(mod, target)`` compiles it
+    (TVM's plain lowering, no gating, no record), under the caller's
+    PassContext: for snapshots and chain modules, which are not the model a
+    session was made for. Fingerprinted (``Build.fingerprint``) unless that
+    context has instruments of its own, which a context of ours around the
+    build would enter again. A failure is ``Build.error``, never raised."""
     start = time.perf_counter()
-    executable, error = None, None
+    executable, error, lowered = None, None, None
+    outer = tvm.transform.PassContext.current()
+    tir_output = None if list(outer.instruments) else TirPipelineOutput()
     with InterruptWatch() as watch:
         try:
-            executable = tvm.compile(pristine(mod), target)
+            if tir_output is None:
+                executable = tvm.compile(pristine(mod), target)
+            else:  # tvm.compile's two phases, apart so that the fingerprint sees what each made
+                with tvm.transform.PassContext(opt_level=outer.opt_level, required_pass=list(outer.required_pass),
+                                               disabled_pass=list(outer.disabled_pass), config=dict(outer.config),
+                                               instruments=[tir_output]):
+                    with target:
+                        lowered = _plain_relax_pipeline(target)(pristine(mod))
+                    tir_output.set_phase("tir")
+                    executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline="default")
         except Exception as err:  # a snapshot after the VM lowering may not build on its own
             error = summarize_error(err)
     if watch.interrupted:
         raise KeyboardInterrupt
+    fingerprint = _fingerprint(lowered, tir_output.module) if executable is not None and tir_output else None
     return Build(frozenset(), executable, [], [], {}, error, time.perf_counter() - start,
-                 device=target_device(target))
+                 device=target_device(target), fingerprint=fingerprint)
+
+
+def _plain_relax_pipeline(target: tvm.target.Target) -> tvm.transform.Pass:
+    """The Relax pipeline ``tvm.compile(mod, target)`` runs (``relax.build``'s
+    rule for ``relax_pipeline="default"``)."""
+    if "gpu" in target.keys:
+        try:
+            return relax.get_default_pipeline(target)
+        except Exception:  # a GPU target TVM has no target-specific pipeline for
+            return relax.get_pipeline("default")
+    return relax.get_pipeline("default")
 
 
 def run_build(build: Build, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:

@@ -13,6 +13,7 @@ snapshot builds) and counts each compile it really made.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Callable, Mapping, NamedTuple, Optional
@@ -26,10 +27,12 @@ from .build import Build, compile_model, compile_plain, optional_events, run_bui
 from ..search.sampling import Observation
 from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
 from ..workers import WORKERS, BuildService, Pending, Workers, in_process
+from .constancy import ConstancyWatch, same_bytes
 from .reference import Reference
 from ..workers.info import UntestableBuild, WorkerInfo
 from ..workers.tasks import RemoteBuild
 from ..workers.memory import MIB
+from ..workers.share import PIPELINE, RunShare
 
 Progress = Callable[[str], None]
 
@@ -59,6 +62,7 @@ class ShadowSession:
         self.model = model
         self.workers = workers or Workers(jobs=0)
         self._service: Optional[BuildService] = None
+        self._share: Optional[RunShare] = None  # runs the attempts share (workers/share.py), made with the first
         self.reference_site = Reference(self)
         self._generation = 0  # bumped when what a forked worker inherits changes
         self.speculative_builds = 0  # builds made ahead of need and never asked for
@@ -83,12 +87,7 @@ class ShadowSession:
         self._best: Optional[BestSeen] = None
         self._opt_outputs: list = []
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
-        # the first valid (inputs, reference outputs) observed, and whether any later
-        # input and output differed from them: a model whose outputs never change
-        # while its inputs do ignores its inputs
-        self._first_valid: Optional[tuple] = None
-        self.inputs_vary = False
-        self.outputs_vary = False
+        self.constancy = ConstancyWatch()
 
     # -- builds ---------------------------------------------------------
     def build(self, skip=frozenset(), record: bool = False, instruments=(), fingerprint: bool = False) -> Build:
@@ -144,12 +143,27 @@ class ShadowSession:
         inputs); ``take`` gives its Attempt. In worker mode a crash, hang or
         memory blow-up of the build is an untestable Attempt, not the end of the run."""
         skip = getattr(task, "skip", None)
-        built = skip is not None and self.builds.get((self.close(skip), ()))
+        built = skip is not None and self.known_build(skip)
         # a build at hand only needs running; no worker rebuilds it
         remote = self.workers.mode == WORKERS and not (built and built.ok)
+        task = dataclasses.replace(task, share=self.run_share().directory)
         pending = self.service().submit(task) if remote else in_process(task, self)
         pending.skip = skip or frozenset()
         return pending
+
+    def known_build(self, skip) -> Optional[Build]:
+        """The build of ``skip`` made so far in this process (failed or not), if any."""
+        return self.builds.get((self.close(skip), ()))
+
+    def run_share(self) -> RunShare:
+        """Where attempts share the runs of builds that compiled alike; made
+        with the runs of the pipeline as written that this process remembers."""
+        if self._share is None:
+            self._share = RunShare.create()
+            remembered = self._opt_outputs + ([self._best.optimized] if self._best is not None else [])
+            for build, inputs, outputs in remembered:
+                self._share.put(RunShare.key(PIPELINE, build.fingerprint, inputs), outputs)
+        return self._share
 
     def take(self, pending: Pending, what=None):
         """The Attempt of ``pending``, counted as a build of this session."""
@@ -181,6 +195,9 @@ class ShadowSession:
 
     def __exit__(self, *exc) -> None:
         self.shutdown()
+        if self._share is not None:
+            self._share.remove()
+            self._share = None
 
     def shutdown(self) -> None:
         """Stop the worker pool (a later attempt forks a new one) and the reference's worker."""
@@ -208,7 +225,7 @@ class ShadowSession:
         Without ``record`` the first build keeps no hashes or snapshots
         (cheaper); ``ensure_recorded`` adds them."""
         self.hold_reference()
-        self.prepare_optimized(instruments, record)
+        self.prepare_optimized(instruments, record, fingerprint=True)  # attempts that build alike share its runs
         self.prepare_reference()
 
     def prepare_optimized(self, instruments=(), record: bool = True, fingerprint: bool = False) -> None:
@@ -330,6 +347,8 @@ class ShadowSession:
         except RunFailure as err:
             raise BuildError(f"the optimized build fails to run: {err}") from None
         self._opt_outputs = [(self.optimized, inputs, outputs)] + self._opt_outputs[:3]
+        if self._share is not None:
+            self._share.put(RunShare.key(PIPELINE, self.optimized.fingerprint, inputs), outputs)
         return outputs
 
     def compare(self, build: Build, inputs: Mapping[str, np.ndarray]) -> Comparison:
@@ -355,7 +374,7 @@ class ShadowSession:
             if len(self.invalid_samples) < 2:
                 self.invalid_samples.append(inputs)
             return Observation(None)
-        self._note_reference(inputs, ref)
+        self.constancy.note(inputs, ref)
         opt = opt if opt is not None else self.optimized_outputs(inputs)
         comparison = compare_outputs(ref, opt, self.tol)
         score = math.inf if math.isnan(comparison.score) else comparison.score
@@ -368,21 +387,11 @@ class ShadowSession:
                            np.concatenate([p[0].ravel() for p in pairs]) if pairs else np.zeros(0),
                            np.concatenate([p[2].ravel() for p in pairs]) if pairs else np.zeros(0))
 
-    def _note_reference(self, inputs: Mapping[str, np.ndarray], ref: list) -> None:
-        if self._first_valid is None:
-            self._first_valid = (inputs, ref)
-            return
-        if self.inputs_vary and self.outputs_vary:  # settled: no more byte comparisons per evaluation
-            return
-        first_inputs, first_ref = self._first_valid
-        self.inputs_vary = self.inputs_vary or any(not _same_bytes(inputs[k], first_inputs[k]) for k in inputs)
-        self.outputs_vary = self.outputs_vary or any(not _same_bytes(a, b) for a, b in zip(ref, first_ref))
-
     @property
     def outputs_constant(self) -> bool:
         """The reference gave the very same outputs on every valid input observed,
-        and those inputs were not all the same (a range of one point proves nothing)."""
-        return self.inputs_vary and not self.outputs_vary
+        and those inputs were not all the same."""
+        return self.constancy.outputs_constant
 
     def deterministic(self, inputs: Mapping[str, np.ndarray]) -> bool:
         """Do the optimized build and the reference each give bit-identical
@@ -392,15 +401,9 @@ class ShadowSession:
         first_ref = self._reference_run(inputs)
         second_ref = self._reference_run(inputs, again=True)
         first, second = self.optimized_outputs(inputs), self.run(self.optimized, inputs)
-        same = all(_same_bytes(a, b) for a, b in zip(first, second))
+        same = all(same_bytes(a, b) for a, b in zip(first, second))
         pairs = zip(self._reference_result(first_ref), self._reference_result(second_ref))
-        return all(_same_bytes(a, b) for a, b in pairs) and same
+        return all(same_bytes(a, b) for a, b in pairs) and same
 
     def timing(self) -> dict:
         return {"builds": self.build_count, "build_seconds": round(self.build_seconds, 3)}
-
-
-def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
-    """Bit-identical: same shape, dtype and bytes (NaNs included)."""
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()

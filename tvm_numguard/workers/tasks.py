@@ -15,6 +15,7 @@ import dataclasses
 from typing import Optional
 
 from ..errors import summarize_error
+from .share import PIPELINE, PLAIN, RunShare
 
 INPUT_MODULE = ""  # ModuleRun's name for the model's own module (before any pass)
 
@@ -67,17 +68,18 @@ class SkipRun:
 
     skip: frozenset
     inputs: tuple  # of {input name: array}
+    share: Optional[str] = None  # a RunShare's directory: runs of builds that compiled alike are made once
 
     def run(self, session) -> Attempt:
         from ..shadow.session import RunFailure
 
-        build = session.build(self.skip)
+        build = session.known_build(self.skip) or session.build(self.skip, fingerprint=self.share is not None)
         attempt = Attempt(seconds=build.seconds, events=build.events, trace=build.trace)
         if not build.ok:
             attempt.untestable = f"does not build: {build.error}"
             return attempt
         try:
-            attempt.outputs = [session.run(build, x) for x in self.inputs]
+            attempt.outputs = _runs(session, PIPELINE, build, self.inputs, self.share)
         except RunFailure as err:
             attempt.untestable = f"does not run: {err}"
         return attempt
@@ -91,6 +93,7 @@ class ModuleRun:
 
     event: str
     inputs: tuple
+    share: Optional[str] = None  # as SkipRun's
 
     def run(self, session) -> Attempt:
         mod = session.model.mod if self.event == INPUT_MODULE else session.optimized.snapshots[self.event]
@@ -100,7 +103,7 @@ class ModuleRun:
             attempt.untestable = build.error
             return attempt
         try:
-            attempt.outputs = [session.run(build, x) for x in self.inputs]
+            attempt.outputs = _runs(session, PLAIN, build, self.inputs, self.share)
         except Exception as err:  # a snapshot that builds but does not run alone
             attempt.untestable = summarize_error(err)
         return attempt
@@ -128,3 +131,10 @@ class ReferenceRun:
         except Exception as err:  # RunFailure, or TVM's own error making the VM
             attempt.untestable = f"does not run: {summarize_error(err)}"
         return attempt
+
+
+def _runs(session, kind: str, build, inputs: tuple, share: Optional[str]) -> list:
+    """``build``'s outputs on each of ``inputs``, through the share when there is one."""
+    if share is None:
+        return [session.run(build, x) for x in inputs]
+    return RunShare(share).run(kind, build, inputs, session.run)
