@@ -72,44 +72,73 @@ class SnapshotRunner:
         return self._taken[event]
 
 
-def relax_rows(session, witness, tol: Tolerance, runner: Optional[SnapshotRunner] = None) -> tuple:
-    """(rows, runner) for the Relax-level events that changed the module."""
-    runner = runner or SnapshotRunner(session, witness)
-    snapshots = session.optimized.snapshots
-    measured = [e for e in session.events if e.level == "relax" and not e.wrapper and "/" not in e.id
-                and e.changed and e.id in snapshots]
-    runner.start([INPUT_MODULE] + [e.id for e in measured])
-    first = runner.run(INPUT_MODULE)
-    if isinstance(first, str):
-        return [], runner
-    previous = first
-    rows = []
-    for event in measured:
-        out = runner.run(event.id)
-        if isinstance(out, str):
-            rows.append(PassRow(event.id, event.name, "relax", "snapshot", None, None,
-                                f"the snapshot after it does not build on its own: {out}"))
-            continue
-        rows.append(PassRow(event.id, event.name, "relax", "snapshot", _error(previous, out, tol),
-                            _error(first, out, tol)))
-        previous = out
-    return rows, runner
+class PassTable:
+    """The per-pass table on one witness. ``start`` sets every build it needs
+    going at once on the session's workers (snapshots and gated TIR events
+    alike, so no worker idles between the two levels); ``rows`` reads them as
+    they are done. The caller works meanwhile (trace localizes the culprit)."""
 
+    def __init__(self, session, witness: Mapping[str, np.ndarray], tol: Tolerance):
+        self.session, self.witness, self.tol = session, witness, tol
+        self.runner = SnapshotRunner(session, witness)
+        snapshots = session.optimized.snapshots
+        self.relax_events = [e for e in session.events if e.level == "relax" and not e.wrapper and "/" not in e.id
+                             and e.changed and e.id in snapshots]
+        self.tir_events = [e for e in optional_events(session.events) if e.level == "tir" and e.changed]
+        self._gated: list = []
+        self.gated_builds = 0
 
-def tir_rows(session, witness, tol: Tolerance) -> list:
-    """Rows for the optional TIR events that changed their module, by gating."""
-    tir = [e for e in optional_events(session.events) if e.level == "tir" and e.changed]
-    if not tir:
-        return []
-    full = session.optimized_outputs(witness)
-    cumulative = _error(session.reference_outputs(witness), full, tol)
-    pending = [session.attempt(SkipRun(frozenset([e.id]), (witness,))) for e in tir]  # all at once
-    rows = []
-    for event, started in zip(tir, pending):
-        attempt = session.take(started, what=f"skipping {event.id}")
-        if not attempt.ok:
-            rows.append(PassRow(event.id, event.name, "tir", "gated", None, cumulative,
-                                f"the build without it fails: {attempt.untestable}"))
-            continue
-        rows.append(PassRow(event.id, event.name, "tir", "gated", _error(attempt.outputs[0], full, tol), cumulative))
-    return rows
+    def start(self) -> None:
+        self.runner.start([INPUT_MODULE] + [e.id for e in self.relax_events])
+        if self.tir_events:
+            # the full build's run first: a gated build that compiles alike shares it (workers/share.py)
+            self.session.optimized_outputs(self.witness)
+            self._gated = [self.session.attempt(SkipRun(frozenset([e.id]), (self.witness,))) for e in self.tir_events]
+
+    @property
+    def snapshot_builds(self) -> int:
+        return self.runner.builds
+
+    def rows(self) -> list:
+        """The Relax rows, then the TIR rows (``start`` first)."""
+        rows = self._relax_rows()
+        before = self.session.build_count
+        rows += self._tir_rows()
+        self.gated_builds = self.session.build_count - before
+        return rows
+
+    def _relax_rows(self) -> list:
+        """Rows for the Relax-level events that changed the module."""
+        first = self.runner.run(INPUT_MODULE)
+        if isinstance(first, str):
+            return []
+        previous = first
+        rows = []
+        for event in self.relax_events:
+            out = self.runner.run(event.id)
+            if isinstance(out, str):
+                rows.append(PassRow(event.id, event.name, "relax", "snapshot", None, None,
+                                    f"the snapshot after it does not build on its own: {out}"))
+                continue
+            rows.append(PassRow(event.id, event.name, "relax", "snapshot", _error(previous, out, self.tol),
+                                _error(first, out, self.tol)))
+            previous = out
+        return rows
+
+    def _tir_rows(self) -> list:
+        """Rows for the optional TIR events that changed their module, by gating."""
+        if not self.tir_events:
+            return []
+        session, witness, tol = self.session, self.witness, self.tol
+        full = session.optimized_outputs(witness)
+        cumulative = _error(session.reference_outputs(witness), full, tol)
+        rows = []
+        for event, started in zip(self.tir_events, self._gated):
+            attempt = session.take(started, what=f"skipping {event.id}")
+            if not attempt.ok:
+                rows.append(PassRow(event.id, event.name, "tir", "gated", None, cumulative,
+                                    f"the build without it fails: {attempt.untestable}"))
+                continue
+            rows.append(PassRow(event.id, event.name, "tir", "gated", _error(attempt.outputs[0], full, tol),
+                                cumulative))
+        return rows

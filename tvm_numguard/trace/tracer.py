@@ -28,7 +28,7 @@ from ..workers import Workers
 from .capture import capture_values
 from .graph import value_graph
 from .localize import Localization, localize_kernels, localize_relax
-from .passes import relax_rows, tir_rows
+from .passes import PassTable
 
 
 @dataclasses.dataclass
@@ -68,10 +68,8 @@ def explain(session: ShadowSession, finding: Finding, progress: Progress = None)
     progress = progress or silent
     tol, witness = finding.options.tolerance, finding.witness
     progress("measuring every pass that changed the module on the witness (per-pass table)")
-    before_builds = session.build_count
-    rows, runner = relax_rows(session, witness, tol)
-    rows += tir_rows(session, witness, tol)
-    gated = session.build_count - before_builds - runner.builds
+    table = PassTable(session, witness, tol)
+    table.start()  # on the workers, while this process localizes
     culprit = finding.blame().localize
     localization = Localization(None, None, {"nodes": [], "edges": []}, "no culprit to localize")
     if culprit is not None:
@@ -86,7 +84,8 @@ def explain(session: ShadowSession, finding: Finding, progress: Progress = None)
     if localization.origin is not None:
         origin = localization.origin
         origin["source"] = describe_origin(session.model.origins, origin["value_before"], origin["op_before"])
-    return TraceResult(rows, runner.builds, gated, culprit, localization)
+    rows = table.rows()
+    return TraceResult(rows, table.snapshot_builds, table.gated_builds, culprit, localization)
 
 
 def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:
