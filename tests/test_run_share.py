@@ -176,3 +176,24 @@ def test_snapshots_that_compile_alike_are_run_once(monkeypatch, tmp_path, jobs):
     assert rows == unshared_rows and builds == unshared_builds
     assert unshared_runs == builds  # one run per snapshot built
     assert runs < builds, (runs, builds)  # the MLP's snapshots after ToNonDataflow compile alike
+
+
+def test_a_gated_tir_build_that_compiles_as_the_pipeline_shares_its_run(monkeypatch):
+    runs = []
+    plain_run = session_module.ShadowSession.run
+    monkeypatch.setattr(session_module.ShadowSession, "run",
+                        lambda self, build, inputs: runs.append(build) or plain_run(self, build, inputs))
+    session, _ = engine.open_session(MLP, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+                                     ng.Options(low=0.0, high=1.0), workers=Workers(jobs=0))
+    with session:
+        table = PassTable(session, X, session.tol)
+        table.relax_events = []
+        table.start()
+        rows = table.rows()
+        gated = [session.known_build([e.id]) for e in table.tir_events]
+    alike = {id(b) for b in gated if b.fingerprint == session.optimized.fingerprint}
+    assert session.optimized.fingerprint and alike, "the MLP has TIR events whose skipping changes nothing"
+    ran = {id(b) for b in runs}
+    assert not alike & ran  # their outputs are the pipeline's run, shared
+    assert {id(b) for b in gated} - alike <= ran
+    assert all(row.local["score"] == 0.0 for build, row in zip(gated, rows) if id(build) in alike)
