@@ -9,6 +9,7 @@ their children's paths, so an id does not change when a pipeline is regrouped.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Optional
 
@@ -33,6 +34,13 @@ class PassEvent:
     changed: Optional[bool] = None
     hash_before: Optional[int] = None
     hash_after: Optional[int] = None
+
+    def __deepcopy__(self, memo) -> "PassEvent":
+        # every field is immutable: a shallow copy is a deep one, at a tenth of the
+        # cost (RelaxPhase copies thousands of events at the end of each Relax phase)
+        twin = copy.copy(self)
+        memo[id(self)] = twin
+        return twin
 
     def to_json(self) -> dict:
         return {

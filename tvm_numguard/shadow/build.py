@@ -200,16 +200,14 @@ def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
     build would enter again. A failure is ``Build.error``, never raised."""
     start = time.perf_counter()
     executable, error, lowered = None, None, None
-    outer = tvm.transform.PassContext.current()
-    tir_output = None if list(outer.instruments) else TirPipelineOutput()
+    tir_output = TirPipelineOutput()
+    context = _context_with(tir_output)
     with InterruptWatch() as watch:
         try:
-            if tir_output is None:
+            if context is None:
                 executable = tvm.compile(pristine(mod), target)
             else:  # tvm.compile's two phases, apart so that the fingerprint sees what each made
-                with tvm.transform.PassContext(opt_level=outer.opt_level, required_pass=list(outer.required_pass),
-                                               disabled_pass=list(outer.disabled_pass), config=dict(outer.config),
-                                               instruments=[tir_output]):
+                with context:
                     with target:
                         lowered = _plain_relax_pipeline(target)(pristine(mod))
                     tir_output.set_phase("tir")
@@ -218,9 +216,24 @@ def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
             error = summarize_error(err)
     if watch.interrupted:
         raise KeyboardInterrupt
-    fingerprint = _fingerprint(lowered, tir_output.module) if executable is not None and tir_output else None
+    fingerprint = _fingerprint(lowered, tir_output.module) if executable is not None and context is not None else None
     return Build(frozenset(), executable, [], [], {}, error, time.perf_counter() - start,
                  device=target_device(target), fingerprint=fingerprint)
+
+
+def _context_with(instrument) -> Optional[tvm.transform.PassContext]:
+    """The caller's PassContext again, with ``instrument``; None where the
+    caller's has instruments of its own (a new context enters them again) or
+    does not copy."""
+    outer = tvm.transform.PassContext.current()
+    if list(outer.instruments):
+        return None
+    try:
+        return tvm.transform.PassContext(opt_level=outer.opt_level, required_pass=list(outer.required_pass),
+                                         disabled_pass=list(outer.disabled_pass), config=dict(outer.config),
+                                         instruments=[instrument])
+    except Exception:  # TVM raises many types; the build goes on unfingerprinted
+        return None
 
 
 def _plain_relax_pipeline(target: tvm.target.Target) -> tvm.transform.Pass:
