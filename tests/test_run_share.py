@@ -169,7 +169,8 @@ def _table(monkeypatch, tmp_path, jobs: int, share: bool) -> tuple:
     return [r.to_json() for r in rows], table.snapshot_builds, len(log.read_text().split())
 
 
-@pytest.mark.parametrize("jobs", [0, pytest.param(2, marks=needs_fork)])
+# the claim protocol across processes is tested above; across a pool's workers, in the slow tier
+@pytest.mark.parametrize("jobs", [0, pytest.param(2, marks=[needs_fork, pytest.mark.slow])])
 def test_snapshots_that_compile_alike_are_run_once(monkeypatch, tmp_path, jobs):
     rows, builds, runs = _table(monkeypatch, tmp_path, jobs, share=True)
     unshared_rows, unshared_builds, unshared_runs = _table(monkeypatch, tmp_path, jobs, share=False)
