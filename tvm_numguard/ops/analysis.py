@@ -37,6 +37,7 @@ from .domains import domain_of, exp_limit
 from .interval import EVERYTHING, Interval, dtype_epsilon, dtype_limits
 from .abstract import Abstract, attr
 from .transfer import TRANSFER
+from .weighted import conv_terms
 from ..modules import tensor_type
 
 # One interval per tensor is exact through one weighted sum of the inputs and
@@ -344,8 +345,7 @@ def _terms(name: str, call, args, shape) -> int:
     if name == "relax.matmul" and first is not None and first.shape:
         return int(first.shape[-1])
     if name.startswith("relax.nn.conv") and len(args) > 1 and isinstance(args[1], Abstract) and args[1].shape:
-        weight = args[1].shape  # the products of one output: every weight of its output channel (O)
-        return int(np.prod(weight, dtype=np.int64)) // weight[str(attr(call, "kernel_layout", "OIHW")).index("O")]
+        return conv_terms(call, args[1].shape)
     if first is not None and first.size and shape is not None:
         out = int(np.prod(shape, dtype=np.int64)) or 1
         return max(1, first.size // out)

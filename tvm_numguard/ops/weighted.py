@@ -123,21 +123,31 @@ def _all_terms(term: Interval, k: Optional[int]) -> Interval:
     return term.scale(k)
 
 
+def conv_output_axis(call) -> int:
+    """The output channel's axis of a conv's weight, in either layout (OIHW, IOHW)."""
+    return str(attr(call, "kernel_layout", "OIHW")).index("O")
+
+
+def conv_terms(call, weight_shape) -> Optional[int]:
+    """How many products one output of a conv sums: every weight of its output channel."""
+    if weight_shape is None:
+        return None
+    return int(np.prod(weight_shape, dtype=np.int64)) // int(weight_shape[conv_output_axis(call)])
+
+
 def conv(call, args, out):
     data, weight = args[0], args[1]
-    layout = str(attr(call, "kernel_layout", "OIHW"))
     transposed = "transpose" in call.op.name
     padded = any(int(p) for p in ints(attr(call, "padding")))
     # where an output may miss some products (padding; a transposed conv's edges), the
     # input's interval takes 0 in: a missing product is a product with 0, so the
     # full sums bound every subset of them
     x = data.interval.hull(Interval.point(0.0)) if padded or transposed else data.interval
-    o = layout.index("O")  # the output channel's axis, in either layout (OIHW, IOHW)
     if weight.const is not None:
+        o = conv_output_axis(call)
         others = tuple(i for i in range(weight.const.ndim) if i != o)
         return weighted_sum(x, *_weights_sums(weight.const, others))
-    terms = None if weight.shape is None else int(np.prod(weight.shape, dtype=np.int64)) // weight.shape[o]
-    return _all_terms(x * weight.interval, terms)
+    return _all_terms(x * weight.interval, conv_terms(call, weight.shape))
 
 
 def avg_pool(call, args, out):
