@@ -109,7 +109,6 @@ class ModuleRun:
         return attempt
 
 
-
 @dataclasses.dataclass(frozen=True)
 class ReferenceRun:
     """The reference (every optional event skipped; built once per process,
