@@ -196,3 +196,32 @@ def test_matching_across_fusion_pairs_values_that_agree(tmp_path):
                           capture_values(tvm.compile(legal, "llvm"), tvm.cpu(), before, names, x),
                           capture_values(tvm.compile(fused, "llvm"), tvm.cpu(), after, names, x), Tolerance())
     assert len(errors) >= 3 and all(score <= 1.0 for score, _ in errors.values())
+
+
+def _mlp_returning(form: str):
+    """A two-matmul MLP whose main ends the way importers end it: ``gv = lv2``
+    (BERT from ONNX and .pt2), or ``gv = (lv2, lv1)``."""
+    rng = np.random.default_rng(0)
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 32), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            w1 = relax.const(rng.uniform(-1, 1, (32, 32)).astype("float32"))
+            w2 = relax.const(rng.uniform(-1, 1, (32, 16)).astype("float32"))
+            h = bb.emit(relax.op.nn.relu(relax.op.matmul(x, w1)))
+            y = bb.emit(relax.op.matmul(h, w2))
+            gv = bb.emit_output(relax.Tuple([y, h]) if form == "tuple" else y)
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+@pytest.mark.parametrize("form", ["alias", "tuple"])
+def test_the_path_reaches_an_output_returned_through_an_alias_or_a_tuple(form):
+    mod = _mlp_returning(form)
+    assert "gv" in mod["main"].script()
+    mixed = relax.transform.ToMixedPrecision()(mod)
+    x = {"x": np.random.default_rng(0).uniform(0, 1, (1, 32)).astype("float32")}
+    loc = localize_relax(mod, mixed, ["x"], x, tvm.target.Target("llvm"), Tolerance())
+    outputs = [n for n in loc.graph["nodes"] if n["output"]]
+    assert len(outputs) == (2 if form == "tuple" else 1)
+    assert all(n["violating"] and n["on_path"] and n["score"] is not None for n in outputs), loc.graph["nodes"]

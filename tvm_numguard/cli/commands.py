@@ -5,6 +5,10 @@ in ``report/``; here results are only written where the options say."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
+from typing import Optional
 
 import click
 
@@ -60,13 +64,26 @@ class Command:
         return Console(outputs.verbose, outputs.quiet)
 
 
+def invoked_as(argv0: Optional[str] = None) -> str:
+    """How this command was invoked, for the command lines it prints: ``numguard``
+    where that is what PATH finds, else the script's path as given (after the
+    README's install it is ``.venv/bin/numguard``, not on PATH)."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if os.path.basename(argv0) != "numguard":  # not the console script (a test, python -c)
+        return "numguard"
+    found = shutil.which("numguard")
+    if found and os.path.realpath(found) == os.path.realpath(argv0):
+        return "numguard"
+    return argv0
+
+
 def deliver(report, outputs: Outputs) -> int:
     """Keep the witness of every violation, write the report, show the summary."""
     if report.violation:
         report.save_witness(outputs.witness_path)
     if outputs.json:
         report.write_json(outputs.json)
-    click.echo(report.summary())
+    click.echo(report.summary(invoked_as()))
     return report.exit_code
 
 
@@ -151,7 +168,7 @@ class Trace(Command):
             return code
         click.echo(trace_lines(traced))
         if outputs.html:
-            write_atomic(outputs.html, render_html(report.data).encode())
+            write_atomic(outputs.html, render_html(report.data, invoked_as()).encode())
         if outputs.dot:
             write_atomic(outputs.dot, propagation_dot(traced["graph"]).encode())
         if outputs.plot and traced["passes"]:

@@ -155,3 +155,23 @@ class EventPath:
     def finish(self) -> None:
         """The compilation ended: a last proposal that never ran was skipped."""
         self._settle_pending()
+
+
+# TVM's Sequential, by its default name: the only pass runner that asks
+# PassContext.PassEnabled, i.e. honours ``disabled_pass`` and the context's opt_level
+SEQUENTIAL = "sequential"
+
+
+def disabled_pass_reaches(events) -> set:
+    """Ids of the events ``PassContext(disabled_pass=[name])`` would switch off:
+    those a Sequential runs. A pass called directly (``mod = P()(mod)``, or
+    passed alone as ``relax_pipeline``, which ``relax.build`` calls) ignores
+    that list (tested in tests/test_advice.py). ``events`` in execution order,
+    skipped ones included (their depth places them)."""
+    reached, parents = set(), []
+    for event in events:
+        del parents[event.depth:]
+        if parents and parents[-1].name == SEQUENTIAL:
+            reached.add(event.id)
+        parents.append(event)
+    return reached

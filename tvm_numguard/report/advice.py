@@ -1,55 +1,139 @@
-"""What to do about a violation: the code that switches the blamed passes off
-in the user's own build, and the command that verifies that fix.
+"""What to do about a violation: code that switches the blamed passes off in
+the user's own build, written for the way each pass entered it, and the
+command that verifies that fix.
 
 The events come from the report's blame (bisect.result: the one rule); a pass
-event ``FoldConstant#0`` is one run of the pass ``FoldConstant``, and TVM's
-``PassContext(disabled_pass=[...])`` switches off every run of a pass by name.
+event ``FoldConstant#0`` is one run of the pass ``FoldConstant``. TVM's
+``PassContext(disabled_pass=[...])`` switches off every run of a pass by name,
+but only where a Sequential runs it (``disabled_pass_reaches`` in each blamed
+event's description, from ``instrument.events``): a pass the user calls
+directly, ``mod = P()(mod)``, ignores it, and the fix there is to delete the
+call. Code lines are indented by ``CODE`` so a test can run them.
 """
 
 from __future__ import annotations
 
 import shlex
+import textwrap
 
 from ..bisect.result import document_blame
 
 SCORE_RULE = ("= |optimized - reference| / max(atol, rtol * |reference|), worst element; "
               "above 1 is a violation")
+CODE = " " * 16  # the indent of a line of runnable code
+NOTE = " " * 12
+NOT_REACHED = ("disabled_pass reaches a pass only where a Sequential (a pipeline) runs it; a pass called "
+               "directly, mod = P()(mod), ignores it")
 
 
-def fix_lines(data: dict) -> list:
-    """The ``fix`` and ``verify`` lines of a violation's summary (none for a guard:
-    it switched the passes off itself, and says so)."""
-    if data["verdict"] != "violation" or data["command"] == "guard" or not data.get("bisection"):
+def fix_lines(data: dict, program: str = "numguard") -> list:
+    """The ``fix`` and ``verify`` lines of a violation's summary; ``program``: how
+    the numguard command was invoked (the verify line starts with it)."""
+    if data["verdict"] != "violation" or not data.get("bisection"):
         return []
     blame = document_blame(data["bisection"])
     cfg = data["configuration"]
-    ranges = list(cfg["ranges"].values())
-    bounds = f"low={ranges[0]['low']!r}, high={ranges[0]['high']!r}" if ranges and all(
-        r == ranges[0] for r in ranges) else "ranges={...}"
-    guard = ["            or let numguard find and switch off what is unsafe, verified on fresh inputs:",
-             f"                with tvm_numguard.guard({bounds}):",
-             "                    executable = tvm.compile(mod, target)"]
+    guarded = data.get("guard") is not None
     if blame.kind == "pipeline":
-        return ["  fix       no pass could be isolated: the reference build (every optional pass skipped) is "
-                "the safe one;"] + guard[1:]
-    names = sorted({event_id.split("#")[0] for event_id in blame.disable})
-    parts = [p.strip() for p in cfg["pipeline"].split(",")]
+        lines = ["  fix       no pass could be isolated: the reference build (every optional pass skipped) is "
+                 "the safe one;"]
+        return lines + ([] if guarded else _guard_lines(cfg)[1:])
+    bis = data["bisection"]
+    events = ([bis["culprit"]] if blame.kind == "culprit" else []) + list(bis.get("minimal_set") or [])
+    events = [e for e in events if e and e["id"] in blame.disable]
+    names = sorted({e["name"] for e in events})
+    prelude = set((data.get("guard") or {}).get("prelude") or [])
+    direct = sorted({e["name"] for e in events if not e.get("disabled_pass_reaches", True)})
+    lines = []
+    if [n for n in names if n not in direct]:
+        lines += _disable_lines(cfg, [n for n in names if n not in direct], guarded)
+    if direct:
+        lines += _direct_lines(direct, prelude, lines == [])
+    if not guarded:
+        lines += _guard_lines(cfg)
+        lines.append("  verify    " + verify_command(data, blame.disable, program) + "   (expect: clean)")
+    return [wrapped for line in lines for wrapped in _wrap(line)]
+
+
+def _wrap(line: str, width: int = 110) -> list:
+    """A prose line folded at ``width`` (code lines are left whole: they are pasted)."""
+    if line.startswith(CODE) or "verify" in line[:12] or len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent=NOTE, break_long_words=False, break_on_hyphens=False)
+
+
+def _disable_lines(cfg: dict, names: list, guarded: bool) -> list:
+    """disabled_pass around the user's compile, and dropping the passes from a pipeline given as text."""
     quoted = ", ".join(f'"{n}"' for n in names)
+    pipeline = None if guarded else pipeline_code(cfg["pipeline"])
     lines = [f"  fix       switch {' and '.join(names)} off in your own build (every run of "
-             f"{'it' if len(names) == 1 else 'them'}):",
-             f"                with tvm.transform.PassContext(opt_level={cfg['opt_level']}, disabled_pass=[{quoted}]):",
-             "                    executable = tvm.compile(mod, target)"]
-    added = [n for n in names if n in parts]
-    if added:
-        lines.append(f"            or drop {', '.join(added)} from the relax_pipeline you pass;")
-    lines += guard
-    lines.append("  verify    " + verify_command(data, blame.disable) + "   (expect: clean)")
+             f"{'it' if len(names) == 1 else 'them'}):"]
+    setup = [CODE + "import tvm", CODE + "from tvm import relax",
+             CODE + f"target = tvm.target.Target({cfg['target']!r})"]
+    if pipeline is not None:
+        setup.append(CODE + f"pipeline = {pipeline}")
+    lines += setup
+    lines += [CODE + f"with tvm.transform.PassContext(opt_level={cfg['opt_level']}, disabled_pass=[{quoted}]):",
+              CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)"]
+    if guarded:
+        lines[-1] += "  # your relax_pipeline"
+    dropped = None if guarded else pipeline_code(cfg["pipeline"], drop=names)
+    if dropped is not None and dropped != pipeline:
+        lines += [NOTE + f"or drop {', '.join(names)} from the relax_pipeline you pass:",
+                  CODE + f"pipeline = {dropped}",
+                  CODE + "executable = tvm.compile(mod, target, relax_pipeline=pipeline)"]
+    lines.append(NOTE + f"({NOT_REACHED}: where you call {' or '.join(names)} yourself, delete that call)")
     return lines
 
 
-def verify_command(data: dict, events) -> str:
+def _direct_lines(names: list, prelude: set, first: bool) -> list:
+    where = " and ".join(f"{n} ({'applied before the compile call' if n in prelude else 'called directly'})"
+                         for n in names)
+    head = "  fix       " if first else NOTE + "and "
+    lines = [head + f"delete the call of {where} from your code;",
+             NOTE + f"{NOT_REACHED}, so it cannot switch {'it' if len(names) == 1 else 'them'} off:"]
+    for name in names:
+        lines.append(CODE + f"mod = relax.transform.{name}()(mod)  # delete this call (or its like, with arguments)")
+    return lines
+
+
+def _guard_lines(cfg: dict) -> list:
+    ranges = list(cfg["ranges"].values())
+    bounds = f"low={ranges[0]['low']!r}, high={ranges[0]['high']!r}" if ranges and all(
+        r == ranges[0] for r in ranges) else "ranges={...}"
+    return [NOTE + "or let numguard find and switch off what is unsafe, verified on fresh inputs:",
+            CODE + f"with tvm_numguard.guard({bounds}):",
+            CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)"]
+
+
+def pipeline_code(text: str, drop=()) -> str | None:
+    """The Python expression that builds the Relax pipeline ``text`` as numguard
+    runs it (parts in order, TVM's VM lowering appended when no part is
+    ``default``), less the passes named in ``drop``; None where a part has no
+    spelling here (``module:callable``)."""
+    parts = [p.strip().strip("[]").strip() for p in text.split(",")]
+    code = []
+    for part in parts:
+        if part in drop:
+            continue
+        if part == "zero":
+            code.append('relax.get_pipeline("zero")')
+        elif part == "default":
+            code.append("relax.get_default_pipeline(target)")
+        elif part.isidentifier():
+            code.append(f"relax.transform.{part}()")
+        else:
+            return None
+    if "default" not in parts:
+        code.append('relax.get_pipeline("default")')
+    return f"tvm.transform.Sequential([{', '.join(code)}])"
+
+
+def verify_command(data: dict, events, program: str = "numguard") -> str:
     """The replay line with ``--disable`` for each event: the same check with the fix applied."""
     words = shlex.split(data["replay"])
+    if words and words[0] == "numguard":
+        words[:1] = shlex.split(program)
     for event_id in events:
         if event_id not in words:
             words += ["--disable", event_id]

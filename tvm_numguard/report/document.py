@@ -112,7 +112,8 @@ class Report:
         text = json.dumps(self.to_json(), indent=2, sort_keys=False, allow_nan=False)
         write_atomic(path, (text + "\n").encode())
 
-    def summary(self) -> str:
+    def summary(self, program: str = "numguard") -> str:
+        """The terminal summary; ``program``: how numguard was invoked, for its command lines."""
         from .text import render_summary
 
-        return render_summary(self.data)
+        return render_summary(self.data, program)

@@ -75,8 +75,8 @@ def _summary(data: dict) -> str:
     return f"<table class='summary' id='summary'>{cells}</table>"
 
 
-def _fix(data: dict) -> str:
-    lines = fix_lines(data)
+def _fix(data: dict, program: str) -> str:
+    lines = fix_lines(data, program)
     if not lines:
         return ""
     return "<h2>What to do</h2><pre id='fix'>" + _e("\n".join(line[2:] for line in lines)) + "</pre>"
@@ -118,7 +118,7 @@ def _range_check(data: dict) -> str:
             f"<ul id='range-check'>{''.join(items)}</ul>")
 
 
-def render_html(data: dict) -> str:
+def render_html(data: dict, program: str = "numguard") -> str:
     trace = data["trace"]
     bis = data.get("bisection") or {}
     culprit = trace.get("culprit")
@@ -136,7 +136,7 @@ def render_html(data: dict) -> str:
         f"<h2>Culprit</h2><p id='culprit'><b>{_e(culprit)}</b> [{_e((bis.get('culprit') or {}).get('level', ''))}]"
         f" — {_e(bis.get('status', ''))}, {_e(bis.get('builds', ''))} bisection builds.</p>"
         if culprit else "<h2>Culprit</h2><p>none isolated</p>",
-        _fix(data),
+        _fix(data, program),
         "<h2>Error per pass</h2>",
         f"<img id='pass-plot' alt='error per pass' src='data:image/png;base64,{plot}'>" if plot else "<p>no pass changed the module</p>",
         _pass_table(trace),

@@ -12,7 +12,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..instrument import is_required
+from ..instrument import disabled_pass_reaches, is_required
 
 
 def document(finding) -> dict:
@@ -21,10 +21,12 @@ def document(finding) -> dict:
     options, search = f.options, f.search
     result = search.result
     by_id = {e.id: e for e in f.events}
+    reached = disabled_pass_reaches(f.events)
 
     def describe(event_id):
         e = by_id[event_id]
-        return {"id": e.id, "name": e.name, "level": e.level, "opt_level": e.opt_level}
+        return {"id": e.id, "name": e.name, "level": e.level, "opt_level": e.opt_level,
+                "disabled_pass_reaches": e.id in reached}
 
     # a search the time limit stopped is repeated by the budget that cuts the same plan there
     repeat = result.repeat_budget if result.stopped_by == "time" else None

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import math
+import shlex
 
 from ..bisect.result import document_blame
 from ..numbers import exceeds
 from .advice import SCORE_RULE, fix_lines
+
+
+def as_invoked(command: str, program: str) -> str:
+    """A command line of the report (``numguard ...``) starting with ``program`` instead."""
+    if program == "numguard" or not command.startswith("numguard "):
+        return command
+    return " ".join(shlex.quote(w) for w in shlex.split(program)) + command[len("numguard"):]
 
 
 def num(value) -> str:
@@ -26,7 +34,8 @@ def score_text(value) -> str:
     return f"score {num(value)} ({verdict})"
 
 
-def render_summary(data: dict) -> str:
+def render_summary(data: dict, program: str = "numguard") -> str:
+    """``program``: how the numguard command was invoked (replay and verify lines start with it)."""
     cfg = data["configuration"]
     model = data["model"]
     verdict = {"violation": "VIOLATION", "clean": "clean",
@@ -86,9 +95,9 @@ def render_summary(data: dict) -> str:
     lines.append(f"  builds    {builds['builds']} in all, {num(builds['build_seconds'])} s compiling; "
                  f"{num(data['timings']['total_s'])} s total")
     lines += _untestable_lines(data.get("workers"))
-    lines += fix_lines(data)
+    lines += fix_lines(data, program)
     if data["verdict"] == "violation":
-        lines.append(f"  replay    {data['replay']}")
+        lines.append(f"  replay    {as_invoked(data['replay'], program)}")
     return "\n".join(lines)
 
 

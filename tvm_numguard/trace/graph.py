@@ -4,8 +4,11 @@
 ``call_tir`` kernels (a legalized snapshot, or a fused one) and, where the
 binding came from a high-level operator, takes its name and TVMScript from
 ``source`` (the same module before legalization: legalization keeps binding
-names). Casts (``astype``) are marked: matching looks through them, because a
-pass that changes precision inserts them around the values it keeps.
+names). Casts (``astype``) and aliases (``gv = lv``) pass a value through:
+matching looks through them, because a pass that changes precision inserts
+casts around the values it keeps, and importers end ``main`` with an alias
+(``gv = lv167; R.output(gv)``). ``outputs`` are the values ``main`` returns,
+aliases followed and tuples opened, in the order ``call_main`` flattens them.
 """
 
 from __future__ import annotations
@@ -34,8 +37,10 @@ class ValueNode:
     n_outputs: int = 1  # a kernel's destination arguments
 
     @property
-    def is_cast(self) -> bool:
-        return self.op in ("relax.astype", "cast") and len(self.args) == 1 and self.args[0] is not None
+    def passes_through(self) -> bool:
+        """A cast or an alias: its value is its one argument's (a cast's in another dtype)."""
+        is_cast = self.op in ("relax.astype", "cast")
+        return (is_cast or self.kind == "var") and len(self.args) == 1 and self.args[0] is not None
 
     def to_json(self) -> dict:
         return {"name": self.name, "kind": self.kind, "op": self.op, "kernel": self.kernel,
@@ -54,19 +59,19 @@ class ValueGraph:
         return [self.nodes[n] for n in self.order if self.nodes[n].kind == "kernel"]
 
     def canon(self, name: Optional[str]) -> Optional[str]:
-        """``name`` with casts looked through."""
+        """``name`` with casts and aliases looked through."""
         seen = set()
-        while name in self.nodes and self.nodes[name].is_cast and name not in seen:
+        while name in self.nodes and self.nodes[name].passes_through and name not in seen:
             seen.add(name)
             name = self.nodes[name].args[0]
         return name
 
     def users(self) -> dict:
-        """name -> names of the nodes that take it (casts looked through) as an argument."""
+        """name -> names of the nodes that take it (casts and aliases looked through) as an argument."""
         out: dict = {n: [] for n in self.order}
         for n in self.order:
             node = self.nodes[n]
-            if node.is_cast:
+            if node.passes_through:
                 continue
             for a in node.args:
                 a = self.canon(a)
@@ -180,8 +185,25 @@ def value_graph(module: tvm.IRModule, source: Optional[tvm.IRModule] = None) -> 
         fields = getattr(getattr(b.var, "ty", None), "fields", None)
         nodes.append(ValueNode(names.add(b.var), kind, op, kernel, args, shape, dtype, text,
                                n_outputs=len(fields) if fields is not None else 1))
-    outputs = [o for o in names.args([func.body.body]) if o is not None]
+    by_name = {n.name: n for n in nodes}
+    outputs = _returned(names.args([func.body.body]), by_name)
     for i, node in enumerate(nodes):
         node.order = i
         node.output = node.name in outputs
     return ValueGraph(nodes, outputs)
+
+
+def _returned(names: list, nodes: dict) -> list:
+    """The values behind ``main``'s result: aliases followed, tuples opened
+    (``gv = (lv1, lv2); R.output(gv)`` returns lv1 and lv2), constants left out."""
+    out = []
+    for name in names:
+        seen = set()
+        while name in nodes and nodes[name].kind == "var" and nodes[name].args[0] is not None and name not in seen:
+            seen.add(name)
+            name = nodes[name].args[0]
+        if name in nodes and nodes[name].kind == "tuple":
+            out.extend(_returned(nodes[name].args, nodes))
+        elif name is not None:
+            out.append(name)
+    return out

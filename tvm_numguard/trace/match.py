@@ -96,7 +96,7 @@ def match_values(before: ValueGraph, after: ValueGraph) -> Matching:
         pair(a_out, b_out, "output")
     for name in after.order:
         node = after.nodes[name]
-        if not node.is_cast and name in before.nodes and _key(before.nodes[name]) == _key(node):
+        if not node.passes_through and name in before.nodes and _key(before.nodes[name]) == _key(node):
             pair(name, name, "name")
     changed = True
     while changed:
@@ -111,11 +111,11 @@ def match_values(before: ValueGraph, after: ValueGraph) -> Matching:
         by_args = {}
         for b_name in before.order:
             b = before.nodes[b_name]
-            if b_name not in used and not b.is_cast and b.kind != "param":
+            if b_name not in used and not b.passes_through and b.kind != "param":
                 by_args.setdefault((_key(b), tuple(before.canon(x) for x in b.args)), b_name)
         for a_name in after.order:
             a = after.nodes[a_name]
-            if a_name in pairs or a.is_cast or a.kind == "param" or a_name not in live_a:
+            if a_name in pairs or a.passes_through or a.kind == "param" or a_name not in live_a:
                 continue
             args = [after.canon(x) for x in a.args]
             if any(x is not None and x not in pairs for x in args):
@@ -125,7 +125,7 @@ def match_values(before: ValueGraph, after: ValueGraph) -> Matching:
                 changed |= pair(a_name, b_name, "forward")
         for a_name in after.order:
             changed |= _pair_fused(a_name, after, before, pairs, used, live_a, pair)
-    candidates = [n for n in after.order if n in live_a and not after.nodes[n].is_cast]
+    candidates = [n for n in after.order if n in live_a and not after.nodes[n].passes_through]
     return Matching(pairs, how, candidates)
 
 
@@ -167,7 +167,7 @@ def _pair_fused(a_name, after, before, pairs, used, live_a, pair) -> bool:
     def candidate(b_name) -> bool:
         b = before.nodes[b_name]
         short = _key(b)
-        return (b_name not in used and not b.is_cast and b.kind != "param"
+        return (b_name not in used and not b.passes_through and b.kind != "param"
                 and (group == short or group.endswith("_" + short)) and _frontier(before, b_name, used) == wanted)
 
     users = before.users()

@@ -1,0 +1,138 @@
+"""The fix a violation's summary prints is code that works for the way the
+blamed pass entered the build: run in a fresh process, it clears the
+violation (issue 25)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import tvm
+from tvm import relax
+
+import tvm_numguard as numguard
+from tvm_numguard.guard import NumericalRiskWarning
+from tvm_numguard.instrument import PassRecorder, disabled_pass_reaches
+from tvm_numguard.report.advice import CODE
+
+from clirun import run_cli  # noqa: E402
+from relax_modules import unary_module
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+
+# runs code that leaves ``executable`` on the model's module ``mod``, and scores
+# its outputs on the witness against the plain float32 build (the reference's numbers)
+RUNNER = textwrap.dedent("""
+    import json, sys
+    import numpy as np, tvm
+    from tvm import relax
+    import tvm_numguard as numguard
+    from tvm_numguard.shadow.build import call_main
+    from tvm_numguard.shadow.compare import Tolerance, compare_outputs
+    spec = json.load(open(sys.argv[1]))
+    witness = dict(np.load(spec["witness"]))
+    model = numguard.load_model(spec["model"])
+    def outputs(executable):
+        vm = relax.VirtualMachine(executable, tvm.cpu())
+        return call_main(vm, tvm.cpu(), model.input_names(), witness)
+    reference = outputs(tvm.compile(model.mod, "llvm"))
+    scores = []
+    for code in spec["programs"]:
+        scope = {"mod": numguard.load_model(spec["model"]).mod}
+        exec(code, scope)
+        scores.append(compare_outputs(reference, outputs(scope["executable"]), Tolerance()).score)
+    print(json.dumps(scores))
+""")
+
+
+def fresh_process_scores(tmp_path, witness: str, programs: list) -> list:
+    """Each program's score on the witness, all run in one new Python process."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"model": DEMO, "witness": witness, "programs": programs}))
+    out = subprocess.run([sys.executable, "-c", RUNNER, str(spec)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def code_blocks(summary: str) -> list:
+    """The runnable blocks of a summary's fix: runs of lines at the code indent."""
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("fix "))
+    base = len(lines[start]) - len(lines[start].lstrip()) - 2 + len(CODE)
+    blocks, current = [], []
+    for line in lines[start + 1:]:
+        is_code = len(line) - len(line.lstrip()) >= base and line.strip()
+        if is_code:
+            current.append(line[base:])
+        elif current:
+            blocks.append("\n".join(current))
+            current = []
+    return blocks + (["\n".join(current)] if current else [])
+
+
+def test_disabled_pass_reaches_only_the_passes_a_sequential_runs():
+    """The TVM fact the advice rests on, and the recorder's reading of it."""
+    ran = []
+
+    @tvm.transform.module_pass(opt_level=0, name="CountMe")
+    def count_me(mod, ctx):
+        ran.append(1)
+        return mod
+
+    mod = unary_module(lambda x: relax.op.exp(x))
+    with tvm.transform.PassContext(disabled_pass=["CountMe"]):
+        count_me(mod)
+        assert ran == [1]  # called directly: disabled_pass is not asked
+        tvm.transform.Sequential([count_me])(mod)
+        assert ran == [1]  # run by a Sequential: switched off
+    recorder = PassRecorder(keep_snapshots=False, hash_modules=False)
+    with tvm.transform.PassContext(instruments=[recorder]):
+        count_me(mod)
+        tvm.transform.Sequential([count_me])(mod)
+    ids = [e.id for e in recorder.events if e.name == "CountMe"]
+    assert ids == ["CountMe#0", "CountMe#1"]
+    assert disabled_pass_reaches(recorder.events) == {"CountMe#1"}
+
+
+def test_pipeline_fix_snippets_clear_the_violation_in_a_fresh_process(tmp_path, capsys):
+    witness = str(tmp_path / "w.npz")
+    code, out, _ = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                           "ToMixedPrecision,default", "--save-inputs", witness, "--budget", "20")
+    assert code == 1 and "ToMixedPrecision#0" in out
+    blocks = code_blocks(out)
+    disabled, dropped = blocks[0], blocks[1]
+    assert 'disabled_pass=["ToMixedPrecision"]' in disabled and "relax_pipeline=pipeline" in disabled
+    setup = "\n".join(line for line in disabled.splitlines() if not line.startswith(("with", " ")))
+    as_written = setup + "\nexecutable = tvm.compile(mod, target, relax_pipeline=pipeline)"
+    scores = fresh_process_scores(tmp_path, witness, [as_written, disabled, setup + "\n" + dropped])
+    assert scores[0] > 1.0, scores  # the pipeline as the snippet spells it has the violation
+    assert scores[1] <= 1.0 and scores[2] <= 1.0, scores
+
+
+def test_a_pass_called_directly_gets_delete_the_call_and_that_works(tmp_path):
+    program = textwrap.dedent("""
+        import tvm
+        from tvm import relax
+        mod = relax.transform.ToMixedPrecision()(mod)
+        executable = tvm.compile(mod, "llvm")
+    """)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalRiskWarning)
+        with numguard.guard(0.0, 1.0, action="report", budget="20") as g:
+            exec(program, {"mod": numguard.load_model(DEMO).mod})
+    (report,) = g.report
+    summary = g.report.summary()
+    assert report.culprit == "ToMixedPrecision#0"
+    assert "disabled_pass=" not in summary  # it would not reach a pass called directly
+    (block,) = code_blocks(summary)
+    call = block.split("#")[0].strip()
+    assert call in program
+    witness = str(tmp_path / "w.npz")
+    np.savez(witness, **report.witness)
+    fixed = "\n".join(line for line in program.splitlines() if line.strip() != call)
+    scores = fresh_process_scores(tmp_path, witness, [program, fixed])
+    assert scores[0] > 1.0 and scores[1] <= 1.0, scores
