@@ -14,6 +14,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from . import engine
+from .errors import BuildError
 from .options import Options
 from .pipeline import CompileConfig
 from .progress import Progress
@@ -93,4 +94,9 @@ def check(model, config: Optional[CompileConfig] = None, options: Optional[Optio
     model = engine.as_model(model)
     options = options or Options()
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    return range_check(model, config or CompileConfig(), ranges)
+    config = config or CompileConfig()
+    try:
+        return range_check(model, config, ranges)
+    except BuildError:  # the pipeline fails before LegalizeOps: which pass breaks it
+        engine.diagnose_build(model, config)
+        raise

@@ -14,7 +14,8 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .bisect import Bisection, bisect_session
-from .errors import InvalidReferenceError, RangeError, summarize_error
+from .bisect.build_failure import bisect_build_failure
+from .errors import InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
 from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
 from .model import Model, load_model
 from .ops import check_domains
@@ -50,10 +51,33 @@ def open_session(model, config: CompileConfig, options: Options, progress: Progr
     session = ShadowSession(model, config, options.tolerance, progress or silent, on_build, workers or Workers())
     try:
         session.prepare(record=record)
+    except PipelineBuildError:
+        with session:
+            raise_build_failure(session, progress)
     except BaseException:  # the worker holding the reference goes with the session
         session.shutdown()
         raise
     return session, ranges
+
+
+def raise_build_failure(session: ShadowSession, progress: Progress = None) -> None:
+    """The pipeline as written did not build in ``session``: bisect which pass
+    breaks it and raise that as a finding (PipelineBreaksError), not as bad input."""
+    failure = bisect_build_failure(session, progress)
+    who = (f"pass {failure.culprit} breaks the build" if failure.culprit
+           else "the model does not build even with every optional pass skipped")
+    raise PipelineBreaksError(f"the pipeline '{failure.pipeline}' does not build this model: {who}: {failure.error}",
+                              failure, session.config, session.model)
+
+
+def diagnose_build(model, config: CompileConfig, progress: Progress = None, workers: Optional[Workers] = None) -> None:
+    """Build ``config``'s pipeline on ``model``; where it does not build, raise the
+    bisected PipelineBreaksError (``numguard check``, which builds nothing itself)."""
+    with ShadowSession(as_model(model), config, progress=progress or silent, workers=workers or Workers()) as session:
+        try:
+            session.prepare_optimized(record=False)
+        except PipelineBuildError:
+            raise_build_failure(session, progress)
 
 
 def strategies(options: Options, budget=None) -> list:

@@ -7,6 +7,10 @@
 - ``NumericalError``: the compiler is wrong: a guarded compile changed the
   model's numbers (``guard(action="raise")``). Not a usage error; carries
   the report. The CLI reports a violation with exit 1, not with an exception.
+- ``PipelineBreaksError``: the compiler is wrong: the pipeline as written
+  does not build the model, and a bisection named the pass that breaks it
+  (``.failure``, a ``bisect.build_failure.BuildFailure``). The CLI reports it
+  like a violation, exit 1.
 - ``InternalError``: numguard itself is wrong (an invariant broke). The CLI
   exits 3 and asks for a bug report; any unexpected exception is treated so.
 """
@@ -65,6 +69,22 @@ class NumericalError(NumguardError):
     def __init__(self, message: str, report=None):
         super().__init__(message)
         self.report = report
+
+
+class PipelineBuildError(BuildError):
+    """The pipeline as written does not build; the session that tried holds the
+    failed build's events (what ``bisect_build_failure`` bisects)."""
+
+
+class PipelineBreaksError(NumguardError):
+    """A pass of the pipeline breaks the build: a compiler defect, found
+    (``.failure``: the BuildFailure, culprit named where one could be)."""
+
+    def __init__(self, message: str, failure, config=None, model=None):
+        super().__init__(message)
+        self.failure = failure
+        self.config = config
+        self.model = model
 
 
 class InternalError(NumguardError):

@@ -13,6 +13,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import warnings
 
 
 @contextlib.contextmanager
@@ -65,3 +66,53 @@ def held_stderr():
         finally:
             file.seek(0)
             held.text = file.read().decode(errors="replace")
+
+
+class Captured:
+    """What others wrote to stderr while a command ran: TVM's C++ log lines
+    (straight to file descriptor 2) and Python warnings (torch's FutureWarnings);
+    ``lines()`` reads them so far, one per message."""
+
+    def __init__(self, file=None, caught=None):
+        self._file = file
+        self._caught = caught if caught is not None else []
+
+    def lines(self) -> list:
+        out = []
+        if self._file is not None:
+            self._file.flush()
+            out += [ln for ln in open(self._file.name, errors="replace").read().splitlines() if ln.strip()]
+        out += [f"{w.category.__name__}: {w.message} ({os.path.basename(w.filename)}:{w.lineno})"
+                for w in self._caught]
+        return out
+
+
+@contextlib.contextmanager
+def captured_stderr(enabled: bool = True):
+    """Inside the block, file descriptor 2 goes to a temporary file and Python
+    warnings are recorded (a ``Captured``); the process's own ``sys.stderr``
+    keeps writing where it wrote (a new stream on the old descriptor when it
+    was descriptor 2), so numguard's lines still reach the user."""
+    if not enabled:
+        yield Captured()
+        return
+    try:
+        on_fd2 = sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # a test's capture, an IDE's stream
+        on_fd2 = False
+    own = sys.stderr
+    with tempfile.NamedTemporaryFile(prefix="numguard-stderr-") as file, \
+            warnings.catch_warnings(record=True) as caught:
+        saved = os.dup(2)
+        if on_fd2:
+            sys.stderr = os.fdopen(os.dup(saved), "w", buffering=1, encoding=own.encoding, errors="replace")
+        try:
+            own.flush()
+            os.dup2(file.fileno(), 2)
+            yield Captured(file, caught)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if on_fd2:
+                sys.stderr.close()
+                sys.stderr = own

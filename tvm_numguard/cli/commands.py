@@ -81,10 +81,20 @@ def deliver(report, outputs: Outputs) -> int:
     """Keep the witness of every violation, write the report, show the summary."""
     if report.violation:
         report.save_witness(outputs.witness_path)
+    diagnostics = held_back()
+    if diagnostics:
+        report.data["diagnostics"] = diagnostics
     if outputs.json:
         report.write_json(outputs.json)
     click.echo(report.summary(invoked_as()))
     return report.exit_code
+
+
+def held_back() -> list:
+    """What TVM and the frontends wrote to stderr so far in this command (``main`` holds it back)."""
+    ctx = click.get_current_context(silent=True)
+    captured = getattr(ctx, "obj", None) if ctx is not None else None
+    return captured.lines() if captured is not None else []
 
 
 def keep_witness(outputs: Outputs, console: Console):

@@ -41,17 +41,16 @@ def fix_lines(data: dict, program: str = "numguard") -> list:
     bis = data["bisection"]
     events = ([bis["culprit"]] if blame.kind == "culprit" else []) + list(bis.get("minimal_set") or [])
     events = [e for e in events if e and e["id"] in blame.disable]
-    names = sorted({e["name"] for e in events})
-    prelude = set((data.get("guard") or {}).get("prelude") or [])
-    direct = sorted({e["name"] for e in events if not e.get("disabled_pass_reaches", True)})
-    lines = []
-    if [n for n in names if n not in direct]:
-        lines += _disable_lines(cfg, [n for n in names if n not in direct], guarded)
-    if direct:
-        lines += _direct_lines(direct, prelude, lines == [])
+    prelude = (data.get("guard") or {}).get("prelude") or []
+    lines = switch_off_lines(cfg, events, prelude, guarded)
     if not guarded:
         lines += _guard_lines(cfg)
         lines.append("  verify    " + verify_command(data, blame.disable, program) + "   (expect: clean)")
+    return wrap_lines(lines)
+
+
+def wrap_lines(lines: list) -> list:
+    """Summary lines with prose folded (code lines are left whole: they are pasted)."""
     return [wrapped for line in lines for wrapped in _wrap(line)]
 
 
@@ -62,14 +61,32 @@ def _wrap(line: str, width: int = 110) -> list:
     return textwrap.wrap(line, width, subsequent_indent=NOTE, break_long_words=False, break_on_hyphens=False)
 
 
+def switch_off_lines(cfg: dict, events: list, prelude=(), guarded: bool = False) -> list:
+    """Code that switches the passes of ``events`` (event descriptions:
+    ``name``, ``disabled_pass_reaches``) off in the user's build of
+    ``cfg`` (``pipeline``, ``target``, ``opt_level``); ``prelude``: the passes a
+    guarded user applied before the compile call; ``guarded``: the pipeline is
+    the user's objects, not text to spell."""
+    names = sorted({e["name"] for e in events})
+    direct = sorted({e["name"] for e in events if not e.get("disabled_pass_reaches", True)})
+    lines = []
+    if [n for n in names if n not in direct]:
+        lines += _disable_lines(cfg, [n for n in names if n not in direct], guarded)
+    if direct:
+        lines += _direct_lines(direct, set(prelude), lines == [])
+    return lines
+
+
 def _disable_lines(cfg: dict, names: list, guarded: bool) -> list:
     """disabled_pass around the user's compile, and dropping the passes from a pipeline given as text."""
     quoted = ", ".join(f'"{n}"' for n in names)
     pipeline = None if guarded else pipeline_code(cfg["pipeline"])
     lines = [f"  fix       switch {' and '.join(names)} off in your own build (every run of "
              f"{'it' if len(names) == 1 else 'them'}):"]
-    setup = [CODE + "import tvm", CODE + "from tvm import relax",
-             CODE + f"target = tvm.target.Target({cfg['target']!r})"]
+    setup = [CODE + "import tvm", CODE + "from tvm import relax"]
+    if pipeline is not None and "tvm_numguard" in pipeline:
+        setup.append(CODE + "import tvm_numguard.pipeline")
+    setup.append(CODE + f"target = tvm.target.Target({cfg['target']!r})")
     if pipeline is not None:
         setup.append(CODE + f"pipeline = {pipeline}")
     lines += setup
@@ -106,16 +123,16 @@ def _guard_lines(cfg: dict) -> list:
             CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)"]
 
 
-def pipeline_code(text: str, drop=()) -> str | None:
+def pipeline_code(text: str, drop=()) -> str:
     """The Python expression that builds the Relax pipeline ``text`` as numguard
     runs it (parts in order, TVM's VM lowering appended when no part is
-    ``default``), less the passes named in ``drop``; None where a part has no
-    spelling here (``module:callable``)."""
-    parts = [p.strip().strip("[]").strip() for p in text.split(",")]
+    ``default``), less the passes named in ``drop``: TVM calls where every
+    part has one, else numguard's own reading of the text (a ``module:callable``
+    part is the user's code, which only its text names here)."""
+    parts = [p.strip() for p in text.split(",")]
+    kept = [p for p in parts if p.strip("[]").strip() not in drop]
     code = []
-    for part in parts:
-        if part in drop:
-            continue
+    for part in (p.strip("[]").strip() for p in kept):
         if part == "zero":
             code.append('relax.get_pipeline("zero")')
         elif part == "default":
@@ -123,7 +140,7 @@ def pipeline_code(text: str, drop=()) -> str | None:
         elif part.isidentifier():
             code.append(f"relax.transform.{part}()")
         else:
-            return None
+            return f"tvm_numguard.pipeline.relax_pipeline({','.join(kept)!r}, target)"
     if "default" not in parts:
         code.append('relax.get_pipeline("default")')
     return f"tvm.transform.Sequential([{', '.join(code)}])"

@@ -20,7 +20,7 @@ from typing import Callable, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from ..errors import BuildError, UsageError
+from ..errors import BuildError, PipelineBuildError, UsageError
 from ..instrument import close_skip_set, is_required
 from ..pipeline import CompileConfig
 from .build import Build, compile_model, compile_plain, optional_events, run_build, summarize_error
@@ -236,10 +236,11 @@ class ShadowSession:
         self.progress("building the optimized model (pipeline as written)")
         self.optimized = self.build(frozenset(), record=record, instruments=instruments, fingerprint=fingerprint)
         self.recorded = record
-        if not self.optimized.ok:
-            raise BuildError(f"the pipeline '{self.config.pipeline}' does not build this model: {self.optimized.error}")
         self.events = self.optimized.events
         self.optional = optional_events(self.events)
+        if not self.optimized.ok:
+            raise PipelineBuildError(f"the pipeline '{self.config.pipeline}' does not build this model: "
+                                     f"{self.optimized.error}")
         self._check_disabled(built=True)
 
     def _check_disabled(self, built: bool) -> None:

@@ -1,0 +1,39 @@
+"""A pipeline that does not build is a finding: the pass that breaks it is
+bisected on 'builds / does not build', confirmed, and reported with a fix and
+a repro that needs TVM alone (exit 1, not a usage error) (issue 25)."""
+
+import os
+import subprocess
+import sys
+
+from clirun import run_cli  # noqa: E402
+from test_advice import code_blocks
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+BREAKER = os.path.join(ROOT, "tests", "build_breakers.py") + ":reject_float16"
+PIPELINE = f"FoldConstant,ToMixedPrecision,{BREAKER},default"
+
+
+def test_bisect_and_check_name_the_pass_that_breaks_the_build(capsys):
+    for command in ("bisect", "check"):
+        code, out, err = run_cli(capsys, command, DEMO, "--low", "0", "--high", "1", "--pipeline", PIPELINE)
+        assert code == 1, err
+        out = " ".join(out.split())  # prose lines are folded
+        assert "BUILD FAILURE: pass RejectFloat16#0 breaks the build" in out
+        assert "confirmed: skipping it alone builds" in out
+        assert "RejectFloat16: float16 tensors are not supported" in out
+        assert "Traceback" not in err
+
+
+def test_the_repro_fails_and_the_fix_builds_in_a_fresh_process(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline", PIPELINE)
+    assert code == 1
+    blocks = code_blocks(out)
+    fix, repro = blocks[0], blocks[-1]
+    assert "from_onnx" in repro
+    failing = subprocess.run([sys.executable, "-c", repro], capture_output=True, text=True, timeout=300)
+    assert failing.returncode != 0 and "RejectFloat16: float16 tensors are not supported" in failing.stderr
+    model = "\n".join(line for line in repro.splitlines() if line.startswith(("import", "from", "mod =")))
+    built = subprocess.run([sys.executable, "-c", model + "\n" + fix], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
