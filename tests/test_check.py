@@ -186,13 +186,16 @@ def test_a_warning_the_model_has_too_is_not_new():
     assert exps["pipeline"].warning.position != exps["model"].warning.position
 
 
-def test_a_pipeline_that_fails_is_one_line_and_exit_2(tmp_path, capsys):
+def test_a_pipeline_that_fails_names_the_pass_and_exits_1(tmp_path, capsys):
+    """A pass that raises is a compiler defect found (issue 25), not bad input."""
     passes = tmp_path / "broken.py"
     passes.write_text("import tvm\n\n@tvm.transform.module_pass(opt_level=0, name='Broken')\n"
                       "def broken(mod, ctx):\n    raise RuntimeError('this pass is broken')\n")
     path = tiny_cnn_onnx(os.path.join(tmp_path, "cnn.onnx"), seed=0)
-    code, _, err = run_cli(capsys, "check", path, "--low", "0", "--high", "1", "--pipeline", f"{passes}:broken,zero")
-    assert_one_line_error(code, err, "fails on this model before LegalizeOps", "this pass is broken")
+    code, out, err = run_cli(capsys, "check", path, "--low", "0", "--high", "1", "--pipeline", f"{passes}:broken,zero")
+    assert code == 1, err
+    assert "BUILD FAILURE: pass Broken#0 breaks the build" in out and "this pass is broken" in out
+    assert "Traceback" not in err
 
 
 def test_a_split_the_model_itself_makes_is_no_warning():
@@ -249,3 +252,19 @@ def test_the_check_document_is_validated_against_its_schema(tmp_path):
     result.warnings[0] = broken
     with pytest.raises(jsonschema.ValidationError):
         check_document(result, model, config)
+
+
+def test_check_says_it_bounds_ranges_and_estimates_float16_rounding_against_rtol(tmp_path, capsys):
+    """Clean of range warnings is not clean of rounding: the check says what it
+    does not measure, and where the pipeline narrows floats, what one rounding
+    costs against the tolerance (issue 25)."""
+    path = tiny_mlp_onnx(os.path.join(tmp_path, "mlp.onnx"), seed=0)
+    args = ["check", path, "--low", "0", "--high", "1", "--pipeline", "ToMixedPrecision,default"]
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0 and "not rounding" in out
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("rounding"))
+    assert "float16" in line and "0.000488 relative" in line and "expect a violation" in line, line
+    code, out, _ = run_cli(capsys, *args, "--rtol", "1e-2")
+    assert "within the tolerance" in out
+    code, out, _ = run_cli(capsys, *args[:-2], "--pipeline", "default")
+    assert "not rounding" in out and "  rounding" not in out

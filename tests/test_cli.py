@@ -248,3 +248,17 @@ def test_a_range_of_one_point_is_not_called_input_independent(capsys, tmp_path):
     assert code == 0, err
     assert "the outputs were the same" not in out
     assert json.load(open(tmp_path / "r.json"))["search"]["outputs_constant"] is False
+
+
+def test_a_default_witness_never_overwrites_an_earlier_one(tmp_path, monkeypatch):
+    """Two runs in one folder keep both witnesses (issue 25); the name is chosen once per command."""
+    from tvm_numguard.cli.groups import Outputs
+
+    monkeypatch.chdir(tmp_path)
+    first = Outputs()
+    assert first.witness_path == "numguard-witness.npz"
+    (tmp_path / "numguard-witness.npz").write_bytes(b"earlier run")
+    assert first.witness_path == "numguard-witness.npz"  # the same command keeps its own name
+    second = Outputs()
+    assert second.witness_path == "numguard-witness-2.npz"
+    assert Outputs(json="r.json").witness_path == "r.witness.npz"

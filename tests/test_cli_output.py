@@ -45,7 +45,8 @@ def test_progress_phases_reach_a_log_that_is_not_a_terminal(capsys):
     progress = [line for line in err.splitlines() if line.startswith(PROGRESS_PREFIX)]
     assert any("building the optimized model" in line for line in progress)
     assert any("bisecting" in line for line in progress)
-    assert not any("prefix " in line for line in progress)  # per-probe steps: a terminal's or -v's
+    # every step is a line of its own in a log (issue 25: long runs were silent there)
+    assert any("bisection probe 1 of about" in line for line in progress), err
     code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE, "-v")
     assert any("prefix " in line for line in err.splitlines())
     code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE, "-q")
@@ -113,3 +114,27 @@ def test_trace_names_the_origin_in_the_users_model_and_the_html_leads_with_numbe
     score = data["metrics"][0]["score"]
     tir = [r for r in data["trace"]["passes"] if r["level"] == "tir"]
     assert tir and all(r["cumulative"]["score"] == score for r in tir)  # where the build is, not 0
+
+
+def test_long_binding_lines_are_cut_between_words():
+    from tvm_numguard.report.text import shorten
+
+    line = 'lv3: R.Tensor((1, 16), dtype="float16") = R.matmul(lv2, metadata["ir.GenericConst"][1], out_dtype="void")'
+    short = shorten(line, 100)
+    assert len(short) <= 100 and short.endswith(" ...")
+    kept = short[:-4]
+    assert line.startswith(kept) and line[len(kept)] in ' ,(="' or kept.endswith((",", "(", "=", " ")), short
+    assert shorten("short", 100) == "short"
+
+
+def test_long_runs_talk_at_default_verbosity_one_line_per_step_in_a_log(capsys):
+    """Search rounds and trace's table rows (with what is left) reach a log
+    (stderr not a terminal) at default verbosity (issue 25); probes: above."""
+    code, _, err = run_cli(capsys, "trace", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                           "ToMixedPrecision,default", "--search", "random", "--budget", "30", "--jobs", "0")
+    assert code == 1, err
+    steps = [line for line in err.splitlines() if line.startswith(PROGRESS_PREFIX)]
+    assert any("inputs evaluated" in line for line in steps), err
+    rows = [line for line in steps if "per-pass table: row" in line]
+    assert rows and "s left" in rows[0] and rows[-1].rstrip().endswith("measured"), err
+    assert "\r" not in err  # overwriting is for terminals only

@@ -12,7 +12,7 @@ from tvm import relax
 
 import tvm_numguard as numguard
 from tvm_numguard.errors import NumguardError, RangeError, UsageError
-from tvm_numguard.guard import CacheWarning, NumericalError, NumericalRiskWarning
+from tvm_numguard.guard import CacheWarning, GuardWarning, NumericalError, NumericalRiskWarning
 from tvm_numguard.guard.cache import VerdictCache
 from tvm_numguard.testing import tiny_mlp_onnx
 
@@ -336,3 +336,34 @@ def test_cache_tells_a_pass_edited_under_the_same_name(tmp_path, order):
         with numguard.guard(LOW, HIGH, cache=cache, budget="6", action="report") as g:
             tvm.compile(make_model(), "llvm", relax_pipeline=pipeline)
     assert g.report[0].data["guard"]["cached"] and g.report[0].data["verdict"] == dict(verdicts)[order[-1]]
+
+
+def test_time_limit_ends_the_check_and_says_what_was_not_finished(mlp):
+    """The guard honours a wall-time budget end to end (issue 25): past it, the
+    check stops at its next step and the build as written comes back."""
+    unguarded = tvm.compile(user_pipeline(mlp), "llvm")
+    with pytest.warns(GuardWarning, match="time limit of 0.3 s ran out while") as caught:
+        with numguard.guard(LOW, HIGH, time_limit=0.3, progress=None) as g:
+            ex = tvm.compile(user_pipeline(mlp), "llvm")
+    assert "returned the build as written" in str(caught[0].message)
+    assert len(g.report) == 0  # no verdict was reached, none is claimed
+    for x in inputs(5):
+        assert np.array_equal(run(ex, x), run(unguarded, x))
+    with pytest.raises(UsageError, match="time_limit"):
+        numguard.guard(LOW, HIGH, time_limit=0)
+
+
+def test_a_long_check_talks_on_stderr_by_default(mlp, capsys):
+    from tvm_numguard.guard.clock import LateProgress
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalRiskWarning)
+        with numguard.guard(LOW, HIGH, budget="10") as g:
+            g.shown.after = 0.0  # every check counts as long here
+            tvm.compile(user_pipeline(mlp), "llvm")
+    err = capsys.readouterr().err
+    assert isinstance(g.shown, LateProgress)
+    assert "numguard guard: [" in err and "bisection probe" in err, err
+    quiet = LateProgress(after=60.0)
+    quiet("building the optimized model")
+    assert "building" not in capsys.readouterr().err  # a quick check stays silent

@@ -316,7 +316,8 @@ def test_tvmscript_file_with_several_modules(tmp_path):
 def test_tvmscript_symbolic_dims_bound_with_shape(tmp_path):
     path = _script(tmp_path, "sym.py", ("Module", '"n"'))
     message = _model_error(path)
-    assert "'x'" in message and "--shape x=n,4" in message
+    # the hint is a shape --shape takes (issue 25: 'x=n,4' is refused by the parser)
+    assert "'x'" in message and "dimension 'n'" in message and "--shape x=1,4" in message
     model = load_model(path, {"x": [3, 4], "y": [3, 4]})
     assert [spec.shape for spec in model.inputs] == [(3, 4), (3, 4)]
     assert _param_shapes(model) == {"x": (3, 4), "y": (3, 4)}
@@ -475,3 +476,20 @@ def test_malformed_onnx_node_is_rejected_before_the_frontend(tmp_path):
     )
     message = _model_error(path)
     assert "MaxUnpool" in message and "unpool.onnx" in message
+
+
+def test_pt2_dynamic_batch_hint_is_a_shape_the_export_allows(tmp_path):
+    """The hint for a .pt2 dynamic dimension, pasted, loads; a value the export's
+    constraint refuses is refused at --shape, not deep inside a build (issue 25)."""
+    torch = pytest.importorskip("torch")
+    batch = torch.export.Dim("batch", min=2, max=64)
+    program = torch.export.export(torch.nn.Linear(8, 4), (torch.rand(4, 8),), dynamic_shapes={"input": {0: batch}})
+    path = str(tmp_path / "dynamic.pt2")
+    torch.export.save(program, path)
+    message = _model_error(path)
+    hint = message.split("--shape ")[1].split(" ")[0]
+    assert hint == "input=2,8" and "[2, 64]" in message, message
+    name, dims = hint.split("=")
+    assert load_model(path, {name: [int(d) for d in dims.split(",")]}).inputs[0].shape == (2, 8)
+    assert "[2, 64]" in _model_error(path, {"input": [1, 8]})
+    assert "[2, 64]" in _model_error(path, {"input": [65, 8]})

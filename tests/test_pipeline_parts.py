@@ -69,3 +69,13 @@ def test_report_replays_from_any_folder(capsys, tmp_path, monkeypatch):
     code, out, err = run_cli(capsys, "replay", str(out_dir / "r.json"))
     assert code == 1, err
     assert "the finding reproduces" in out
+
+
+def test_a_mistyped_pass_name_gets_did_you_mean():
+    from tvm_numguard.errors import PipelineError
+    from tvm_numguard.pipeline import CompileConfig
+
+    for typo, meant in [("ToMixedPrecison", "ToMixedPrecision"), ("fastmathtransform", "FastMathTransform"),
+                        ("FoldConstnt", "FoldConstant")]:
+        with pytest.raises(PipelineError, match=f"did you mean {meant}"):
+            CompileConfig(pipeline=f"{typo},zero").validate()

@@ -64,6 +64,7 @@ def test_search_command_reports_each_strategy_and_plots(capsys, tmp_path):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "s.witness.npz").exists()
     assert "evolve: best score" in out
+    assert "inputs    60 evaluated by 3 strategies" in out  # every strategy's inputs, not the best one's 20
 
 
 @pytest.mark.parametrize("args,fragment", [

@@ -144,11 +144,14 @@ def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
     assert data["command"] == "trace" and data["trace"]["origin"]["op"] == "relax.matmul"
 
 
-def test_clean_pipeline_has_nothing_to_trace(capsys):
+def test_clean_pipeline_has_nothing_to_trace_and_its_page_says_so(capsys, tmp_path):
+    page = str(tmp_path / "t.html")
     code, out, err = run_cli(capsys, "trace", DEMO, "--low", "0", "--high", "1", "--pipeline", "default",
-                             "--budget", "10")
+                             "--budget", "10", "--html", page)
     assert code == 0, err
-    assert "nothing to trace" in out
+    assert "nothing to trace" in out and page in out
+    text = open(page).read()
+    assert "nothing to trace" in text and "<span class='good'>clean</span>" in text
 
 
 @pytest.mark.slow

@@ -94,8 +94,13 @@ def search_range(session: ShadowSession, strategy, ranges, seed: int, progress: 
     budget = getattr(strategy, "budget", None)
     progress(f"searching the range for inputs where the builds differ ({strategy.name}"
              + (f", budget {budget})" if budget is not None else ")"))
-    return strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed, stop_at=stop_at,
-                        aim=aim)
+    result = strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed,
+                          stop_at=stop_at, aim=aim)
+    best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
+    why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
+        getattr(result, "stopped_by", None), "")
+    progress(Detail(f"  {strategy.name}: {result.evaluations} inputs evaluated, {best}{why}"))
+    return result
 
 
 def range_check(session: ShadowSession, ranges, progress: Progress = None) -> tuple:

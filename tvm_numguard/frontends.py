@@ -158,7 +158,8 @@ def _check_onnx_nodes(path: str, model) -> None:
 
 
 def load_pt2(path: str) -> tuple:
-    """(IRModule, origins: binding name -> origins.Origin)."""
+    """(IRModule, origins: binding name -> origins.Origin, dimension ranges:
+    symbolic dimension name -> (low, high) the export allows)."""
     try:
         import torch
     except ImportError:
@@ -181,9 +182,24 @@ def load_pt2(path: str) -> tuple:
     finally:
         torch_log.handlers[:], torch_log.propagate = saved
     try:
-        return _import_program(program)
+        return (*_import_program(program), dimension_ranges(program))
     except Exception as err:
         raise ModelError(f"{path}: the torch frontend cannot import this program: {first_line(err)}") from None
+
+
+def dimension_ranges(program) -> dict:
+    """The values ``torch.export`` allows each symbolic dimension (its
+    ``range_constraints``; the importer names the Relax dimension after the
+    same symbol, ``s77``): {name: (low, high)}, high None when unbounded."""
+    ranges = {}
+    for symbol, bounds in getattr(program, "range_constraints", {}).items():
+        try:
+            low = int(bounds.lower)
+            high = int(bounds.upper) if bounds.upper.is_finite else None
+        except (TypeError, ValueError, AttributeError):  # an expression, not a plain symbol with bounds
+            continue
+        ranges[str(symbol)] = (low, high)
+    return ranges
 
 
 def _import_program(program) -> tuple:

@@ -106,14 +106,16 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
         # the frontend imports the model at the given shapes; nothing left to bind
         mod, origins = load_onnx(path, shapes)
         return from_irmodule(mod, path, digest, origins=origins)
-    mod, origins = load_pt2(path) if ext == ".pt2" else (load_tvmscript(path), {})
-    return from_irmodule(mod, path, digest, shapes, origins)
+    mod, origins, allowed = load_pt2(path) if ext == ".pt2" else (load_tvmscript(path), {}, {})
+    return from_irmodule(mod, path, digest, shapes, origins, allowed)
 
 
 def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[ShapeOverrides] = None,
-                  origins: Optional[dict] = None) -> Model:
+                  origins: Optional[dict] = None, allowed: Optional[dict] = None) -> Model:
     """Wrap a Relax IRModule; ``shapes`` binds the symbolic dimensions of main's inputs;
-    ``origins`` names its values in the user's model (origins.py)."""
+    ``origins`` names its values in the user's model (origins.py); ``allowed``:
+    {symbolic dimension: (low, high or None)}, the values its exporter allows."""
+    allowed = dict(allowed or {})
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         raise ModelError(f"{source}: the IRModule has no 'main' function")
     main = mod["main"]
@@ -121,7 +123,7 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
         raise ModelError(f"{source}: 'main' is not a Relax function")
     shapes = _check_shape_values(shapes)
     if shapes:
-        main = _bind_shapes(main, source, shapes)
+        main = _bind_shapes(main, source, shapes, allowed)
         mod = mod.clone()
         mod.update_func(mod.get_global_var("main"), main)
     specs = []
@@ -135,7 +137,8 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
             if not _is_static(dim):
                 raise ModelError(
                     f"{source}: input '{param.name}' has a dynamic dimension '{dim}'; "
-                    f"fix it with --shape {param.name}=" + ",".join(_dim_text(d) for d in shape.values)
+                    f"fix it with --shape {param.name}=" + ",".join(_dim_hint(d, allowed) for d in shape.values)
+                    + _allowed_text(shape.values, allowed)
                 )
             dims.append(int(dim))
         specs.append(InputSpec(param.name, tuple(dims), str(ty.dtype)))
@@ -148,6 +151,21 @@ def _is_static(dim) -> bool:
 
 def _dim_text(dim) -> str:
     return str(int(dim)) if _is_static(dim) else str(dim)
+
+
+def _dim_hint(dim, allowed: dict) -> str:
+    """A value for ``dim`` that ``--shape`` takes: its own where static, the
+    smallest its exporter allows where symbolic (1 where nothing is known)."""
+    if _is_static(dim):
+        return str(int(dim))
+    low, _ = allowed.get(str(dim), (1, None))
+    return str(max(low, 1))
+
+
+def _allowed_text(dims, allowed: dict) -> str:
+    known = [f"{d} in [{allowed[str(d)][0]}, {allowed[str(d)][1] if allowed[str(d)][1] is not None else 'inf'}]"
+             for d in dims if not _is_static(d) and str(d) in allowed]
+    return f" (the export allows {', '.join(known)})" if known else ""
 
 
 def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
@@ -171,8 +189,9 @@ def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
     return checked
 
 
-def _bind_shapes(main: relax.Function, source: str, shapes: dict) -> relax.Function:
-    """Bind the symbolic dims of main's inputs to the values in ``shapes``."""
+def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict) -> relax.Function:
+    """Bind the symbolic dims of main's inputs to the values in ``shapes``
+    (within what ``allowed`` says the exporter allows)."""
     names = [param.name for param in main.params]
     unknown = sorted(set(shapes) - set(names))
     if unknown:
@@ -205,6 +224,10 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict) -> relax.Funct
                     raise ModelError(
                         f"--shape: dimension '{key}' is {binding[key]} in {given_by[key]} but {value} in {param.name}"
                     )
+                low, high = allowed.get(key, (None, None))
+                if (low is not None and value < low) or (high is not None and value > high):
+                    raise ModelError(f"--shape {param.name}: dimension {axis} ('{key}') must be in [{low}, "
+                                     f"{high if high is not None else 'inf'}] (the export's constraint), {value} given")
                 binding[key] = value
                 given_by[key] = param.name
     if not binding:

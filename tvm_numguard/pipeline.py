@@ -28,6 +28,7 @@ TIR with blocks, parts after it see lowered, flattened TIR.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import dataclasses
 import hashlib
 import importlib
@@ -229,7 +230,13 @@ def _tir_part(part: str, target: tvm.target.Target):
 def _named_pass(name: str, namespace, label: str) -> tvm.transform.Pass:
     factory = getattr(namespace, name, None)
     if factory is None or not callable(factory) or name.startswith("_"):
-        raise PipelineError(f"unknown pipeline part '{name}': not zero, default, module:callable, or a pass in {label}")
+        known = [n for n in dir(namespace) if n[:1].isupper() and callable(getattr(namespace, n, None))]
+        close = [n for n in known if n.lower() == name.lower()]
+        close += [n for n in difflib.get_close_matches(name, known + ["zero", "default"], n=3, cutoff=0.6)
+                  if n not in close]
+        hint = f"; did you mean {' or '.join(close[:3])}?" if close else ""
+        raise PipelineError(f"unknown pipeline part '{name}': not zero, default, module:callable, or a pass in "
+                            f"{label}{hint}")
     try:
         result = factory()
     except TypeError:

@@ -13,6 +13,8 @@ builds the same thing, and it cannot be the first bad event.
 
 from __future__ import annotations
 
+import math
+
 from typing import Callable, Mapping, Optional
 
 import numpy as np
@@ -88,7 +90,10 @@ class Bisection:
                 verdict = self.checker.check(self.skip_after(j))
                 result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
                 label = events[k - 1] if k else "(none)"
-                progress(Detail(f"prefix {k}/{n} (last run: {label}): {verdict.status}"
+                points = len(ends) - 1
+                expected = points if self.search is linear_scan else max(1, math.ceil(math.log2(max(points, 2))))
+                progress(Detail(f"bisection probe {len(result.probes)} of about {expected}: "
+                                f"prefix {k}/{n} (last run: {label}): {verdict.status}"
                                 + (f", score {verdict.score:.3g}" if verdict.score is not None else "")))
                 return None if verdict.status == UNTESTABLE else verdict.status == BAD
 

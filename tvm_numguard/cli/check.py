@@ -7,7 +7,7 @@ import json
 import click
 
 from .commands import Command
-from .groups import CompileArgs, ModelArgs, OutputArgs, RangeArgs
+from .groups import CheckRangeArgs, CompileArgs, ModelArgs, OutputArgs
 
 EXIT_CODES = """\b
 Exit codes:
@@ -25,7 +25,7 @@ class Check(Command):
             "dtype for inputs in the range, and which part of the range drives them there.")
 
     def groups(self) -> dict:
-        return {"outputs": OutputArgs("json"), "options": RangeArgs(), "config": CompileArgs(), "model": ModelArgs()}
+        return {"outputs": OutputArgs("json"), "options": CheckRangeArgs(), "config": CompileArgs(), "model": ModelArgs()}
 
     def run(self, outputs, options, config, model) -> int:
         from .. import api
@@ -37,7 +37,7 @@ class Check(Command):
         console.progress(f"analysing {model.source} and its pipeline's Relax passes")
         with console.interruptible():
             result = api.check(model, config, options)
-        data = check_document(result, model, config)
+        data = check_document(result, model, config, options.rtol)
         if outputs.json:
             write_atomic(outputs.json, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
         click.echo(check_summary(data))

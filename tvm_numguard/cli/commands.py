@@ -173,12 +173,13 @@ class Trace(Command):
                            on_witness=keep_witness(outputs, console), workers=workers)
         code = deliver(report, outputs)
         traced = report.data.get("trace")
+        if outputs.html:  # a clean check gets its page too, saying so
+            write_atomic(outputs.html, render_html(report.data, invoked_as()).encode())
         if traced is None:
-            click.echo("  trace     nothing to trace: no violation on the searched inputs")
+            click.echo("  trace     nothing to trace: no violation on the searched inputs"
+                       + (f" (the page {outputs.html} says so)" if outputs.html else ""))
             return code
         click.echo(trace_lines(traced))
-        if outputs.html:
-            write_atomic(outputs.html, render_html(report.data, invoked_as()).encode())
         if outputs.dot:
             write_atomic(outputs.dot, propagation_dot(traced["graph"]).encode())
         if outputs.plot and traced["passes"]:

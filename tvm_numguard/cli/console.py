@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
 import time
 
@@ -18,12 +19,13 @@ class Interrupted(Exception):
 
 
 class Console:
-    """Progress on stderr: every phase, with the time since the command
-    started, also when stderr is not a terminal (a CI log must not sit silent
-    for minutes); finer steps (``progress.Detail``) on a terminal or with
-    ``-v``; nothing with ``-q``. ``-v`` also prints the opt-bisect style trace
-    of every build. It remembers where a violation's witness was kept, to say
-    so on Ctrl-C."""
+    """Progress on stderr, also when stderr is not a terminal (a CI log must not
+    sit silent for minutes): every phase with the time since the command
+    started, and every step below it (``progress.Detail``: a search round, a
+    bisection probe, a row of trace's table). On a terminal a step overwrites
+    the one before, like a progress bar; in a log each is a line. ``-q``
+    prints nothing; ``-v`` adds the opt-bisect style trace of every build. It
+    remembers where a violation's witness was kept, to say so on Ctrl-C."""
 
     def __init__(self, verbose: bool = False, quiet: bool = False):
         self.verbose = verbose
@@ -32,6 +34,7 @@ class Console:
         self.started = time.perf_counter()
         self.builds = 0
         self.witness_path = None
+        self._step_shown = False  # a step line is on the terminal, to be overwritten
 
     @contextlib.contextmanager
     def interruptible(self):
@@ -42,11 +45,26 @@ class Console:
             kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
                     else "no violation had been found yet")
             raise Interrupted(f"interrupted; {kept}") from None
+        finally:
+            self._end_step()
 
     def progress(self, message: str) -> None:
-        if self.quiet or (isinstance(message, Detail) and not (self.interactive or self.verbose)):
+        if self.quiet:
             return
-        click.echo(f"{PROGRESS_PREFIX}{time.perf_counter() - self.started:6.1f}s] {message.strip()}", err=True)
+        line = f"{PROGRESS_PREFIX}{time.perf_counter() - self.started:6.1f}s] {message.strip()}"
+        if isinstance(message, Detail) and self.interactive and not self.verbose:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            click.echo("\r\x1b[K" + line[:width], err=True, nl=False)
+            self._step_shown = True
+            return
+        self._end_step()
+        click.echo(line, err=True)
+
+    def _end_step(self) -> None:
+        """The overwritten step line stays; what follows starts on a line of its own."""
+        if self._step_shown:
+            click.echo("", err=True)
+            self._step_shown = False
 
     def on_build(self, build) -> None:
         self.builds += 1

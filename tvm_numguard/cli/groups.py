@@ -7,6 +7,7 @@ adds its options to the command and takes its values back out."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from typing import Optional
@@ -102,6 +103,19 @@ class RangeArgs(OptionGroup):
         return {"low": values.pop("low"), "high": values.pop("high"), "ranges": ranges}
 
 
+class CheckRangeArgs(RangeArgs):
+    """``numguard check``'s: the range, and a tolerance to tell the rounding of narrowed floats against."""
+
+    options = (
+        *RangeArgs.options,
+        click.option("--rtol", type=float, help="Relative tolerance the rounding of low-precision values is "
+                                                "compared with (default: float32's, 1e-5)."),
+    )
+
+    def parse(self, values: dict) -> dict:
+        return {**super().parse(values), "rtol": values.pop("rtol")}
+
+
 class CheckArgs(OptionGroup):
     """The input range, the tolerance and the search: everything a check's verdict depends on."""
 
@@ -177,15 +191,21 @@ class Outputs:
     verbose: bool = False
     quiet: bool = False
 
-    @property
+    @functools.cached_property
     def witness_path(self) -> str:
         """Every violation keeps its witness, asked for or not: --save-inputs, else
-        next to the JSON report, else in the working directory."""
+        next to the JSON report, else in the working directory under a name no
+        earlier run's witness has (``numguard-witness-2.npz``, ...): a witness
+        nobody asked to replace is never overwritten. Chosen once per command."""
         if self.save_inputs:
             return self.save_inputs
         if self.json:
             return os.path.splitext(self.json)[0] + ".witness.npz"
-        return "numguard-witness.npz"
+        path, k = "numguard-witness.npz", 1
+        while os.path.exists(path):
+            k += 1
+            path = f"numguard-witness-{k}.npz"
+        return path
 
 
 _OUTPUT_OPTIONS = {

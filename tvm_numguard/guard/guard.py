@@ -40,6 +40,7 @@ from ..workers import WORKERS, Workers
 from .cache import VerdictCache, cache_key
 from .call import CallConfig, describe
 from .chain import ChainVerdict, judge_chain
+from .clock import Deadline, LateProgress, TimeLimitReached
 from .intercept import Busy, Interceptor, PassCallLog
 from .report import GuardReport
 
@@ -89,8 +90,8 @@ class GuardInfo:
 def guard(low: Optional[float] = None, high: Optional[float] = None, *, ranges: Optional[Mapping] = None,
           rtol: Optional[float] = None, atol: Optional[float] = None, action: str = "disable",
           budget: str = "auto", seed: int = 0, report_path: Optional[str] = None, cache=False,
-          oracle: bool = True, progress: Optional[Callable[[str], None]] = None,
-          jobs: Optional[int] = None) -> "Guard":
+          oracle: bool = True, progress="auto", jobs: Optional[int] = None,
+          time_limit: Optional[float] = None) -> "Guard":
     """A context manager that checks every Relax compile inside it; see the module docstring.
 
     ``budget``: ``"auto"`` (about one optimized-compile time of search, at most
@@ -99,14 +100,20 @@ def guard(low: Optional[float] = None, high: Optional[float] = None, *, ranges: 
     ``jobs``: worker processes for the bisection's builds when the call's
     pipeline is given by name (default: one per core; 0: none). A pipeline of
     pass objects is this process's own: its builds stay here.
+    ``progress``: ``"auto"`` (phases and steps on stderr once a check has run
+    5 s: a quick compile stays silent), None (silent) or ``callable(message)``.
+    ``time_limit``: seconds one guarded compile may take in all; past it the
+    check ends at its next step and the build as written is returned, with a
+    GuardWarning saying what was not finished (a step under way is not cut short).
     """
     return Guard(low, high, ranges=ranges, rtol=rtol, atol=atol, action=action, budget=budget, seed=seed,
-                 report_path=report_path, cache=cache, oracle=oracle, progress=progress, jobs=jobs)
+                 report_path=report_path, cache=cache, oracle=oracle, progress=progress, jobs=jobs,
+                 time_limit=time_limit)
 
 
 class Guard:
     def __init__(self, low, high, *, ranges, rtol, atol, action, budget, seed, report_path, cache, oracle, progress,
-                 jobs=None):
+                 jobs=None, time_limit=None):
         if action not in ACTIONS:
             raise UsageError(f"unknown guard action '{action}'; choose one of {', '.join(ACTIONS)}")
         if report_path is not None:
@@ -118,7 +125,11 @@ class Guard:
         self.workers = Workers(jobs=jobs)
         self.report_path = report_path
         self.cache = VerdictCache(cache) if cache else None
-        self.progress = progress or silent
+        if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+            raise UsageError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+        self.time_limit = time_limit
+        self.shown = LateProgress() if progress == "auto" else (progress or silent)
+        self.progress = silent  # the check under way's: the shown progress behind its deadline
         self.report = GuardReport()
         self.log = PassCallLog()
         self._interceptor: Optional[Interceptor] = None
@@ -153,6 +164,18 @@ class Guard:
             return self._check(kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, params)
 
     def _check(self, kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, build_kwargs):
+        if isinstance(self.shown, LateProgress):
+            self.shown.restart()
+        self.progress = Deadline(self.time_limit, self.shown)
+        try:
+            return self._checked(kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline,
+                                 build_kwargs)
+        except TimeLimitReached as err:
+            warnings.warn(f"numguard: compile not fully checked: {err}; returned the build as written",
+                          GuardWarning, stacklevel=4)
+            return original(*args, **kwargs)
+
+    def _checked(self, kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, build_kwargs):
         started = time.perf_counter()
         chain = self.log.chain_to(mod)
         prelude = tuple(c.pass_ for c in chain)
@@ -237,6 +260,8 @@ class Guard:
         if self.options.budget != "auto":
             return make_strategy(self.options.search, budget=parse_budget(self.options.budget))
         left = AUTO_FACTOR * session.optimized.seconds - (time.perf_counter() - started)
+        if self.progress.left() is not None:  # the search leaves half of the time limit to judge and bisect
+            left = min(left, self.progress.left() / 2)
         budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST)
         return make_strategy(self.options.search, budget=budget)
 

@@ -22,6 +22,7 @@ from typing import Mapping, Optional
 import tvm
 
 from ..errors import BuildError, PipelineError, summarize_error
+from .rounding import RoundingLoss, rounding_loss
 from ..instrument import PassGate
 from ..modules import function_bindings, op_name, pristine
 from ..origins import describe
@@ -68,6 +69,7 @@ class CheckResult:
     bindings: dict  # module -> number of bindings analysed
     seconds: float
     ranges: Mapping = dataclasses.field(default_factory=dict)  # input name -> the InputRange checked
+    rounding: Optional[RoundingLoss] = None  # what one rounding costs where the pipeline narrows floats
 
     @property
     def possible_defect(self) -> bool:
@@ -188,8 +190,10 @@ class RangeCheck:
                 drivers = self.drivers(func, intervals, w) if w in worst else {}
                 (loose if w.loose else warnings).append(CheckWarning(w, which, place(w.position), new, drivers))
             unanalysed += [CheckWarning(w, which, place(w.position), False, {}) for w in result.unanalysed]
+        rounding = rounding_loss(self.functions["model"], self.functions["pipeline"]) \
+            if "pipeline" in self.functions else None
         return CheckResult(warnings, loose, unanalysed, unknown, self.stopped, bindings,
-                           time.perf_counter() - started, dict(ranges))
+                           time.perf_counter() - started, dict(ranges), rounding)
 
     def reached(self, result: CheckResult, inputs: Mapping[str, object]) -> list:
         """The pipeline warnings of ``result`` that stand with every input held to

@@ -8,8 +8,11 @@ the user's model and what drives it, worst first.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from .. import __version__
 from ..numbers import plain
+from ..shadow.compare import DEFAULT_TOLERANCES
 from .document import CHECK_SCHEMA, SCHEMA_VERSION, validate
 from .sections import environment
 
@@ -21,8 +24,9 @@ KIND_WORDS = {
 }
 
 
-def check_document(result, model, config) -> dict:
-    """The JSON document of a CheckResult, validated (jsonschema.ValidationError if not)."""
+def check_document(result, model, config, rtol: Optional[float] = None) -> dict:
+    """The JSON document of a CheckResult, validated (jsonschema.ValidationError if not);
+    ``rtol``: the tolerance a rounding loss is told against."""
     data = plain({
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "tvm_numguard", "version": __version__},
@@ -38,6 +42,8 @@ def check_document(result, model, config) -> dict:
         "unanalysed": [w.to_json() for w in result.unanalysed],
         "unknown_ops": dict(sorted(result.unknown.items())),
         "seconds": result.seconds,
+        "rounding": result.rounding.to_json() if result.rounding is not None else None,
+        "rtol": rtol if rtol is not None else DEFAULT_TOLERANCES["float32"][0],
     })
     validate(data, CHECK_SCHEMA)
     return data
@@ -103,4 +109,18 @@ def check_summary(data: dict) -> str:
     if data["unknown_ops"]:
         ops = ", ".join(f"{op} x{n}" for op, n in data["unknown_ops"].items())
         lines.append(f"  not analysed (widened to the dtype's range): {ops}")
+    lines += rounding_lines(data.get("rounding"), data.get("rtol", DEFAULT_TOLERANCES["float32"][0]))
     return "\n".join(lines)
+
+
+def rounding_lines(rounding, rtol: float) -> list:
+    """What the check cannot see (rounding), and its estimate where the pipeline narrows floats."""
+    lines = ["  note      this check bounds ranges (domains, overflow), not rounding; 'numguard bisect' "
+             "measures rounding"]
+    if rounding is not None:
+        ratio = rounding["relative"] / rtol if rtol > 0 else float("inf")
+        likely = "expect a violation on ordinary inputs" if ratio > 1 else "within the tolerance"
+        lines.append(f"  rounding  after the pipeline {rounding['values']} value(s) are {rounding['dtype']} "
+                     f"(the model's are {rounding['wider']}): one rounding moves a value by up to "
+                     f"{rounding['relative']:.3g} relative, {ratio:.3g}x rtol {rtol:g}: {likely}")
+    return lines

@@ -11,7 +11,7 @@ import re
 from .advice import SCORE_RULE, fix_lines
 from .graph import propagation_dot, propagation_svg
 from .plot import pass_errors_png
-from .text import num
+from .text import as_invoked, num
 
 FOLD_AT = 160  # characters: longer runs inside a line (an inlined constant's values) are folded
 
@@ -119,7 +119,14 @@ def _range_check(data: dict) -> str:
 
 
 def render_html(data: dict, program: str = "numguard") -> str:
-    trace = data["trace"]
+    """The trace's page; for a check with nothing to trace (no violation) a
+    page that says so, with what was checked."""
+    trace = data.get("trace")
+    if trace is None:
+        return _page([f"<h1>numguard trace: {_e(data['model']['source'])}</h1>",
+                      f"<p id='verdict'>verdict <span class='good'>{_e(data['verdict'])}</span>: no violation on "
+                      f"the {_e(data['search']['evaluations'])} inputs searched, so there is nothing to trace.</p>",
+                      _summary(data), f"<h2>Replay</h2><pre>{_e(as_invoked(data['replay'], program))}</pre>"])
     bis = data.get("bisection") or {}
     culprit = trace.get("culprit")
     verdict_cls = "bad" if data["verdict"] == "violation" else "good"
@@ -149,7 +156,11 @@ def render_html(data: dict, program: str = "numguard") -> str:
         + (f": {_e(', '.join(unmatched))}" if unmatched else "") + ".</p>",
         f"<div id='propagation'>{svg}</div>" if svg else "<p>(empty)</p>",
         f"<details><summary>DOT source</summary><pre>{_e(propagation_dot(trace['graph']))}</pre></details>",
-        f"<h2>Replay</h2><pre>{_e(data['replay'])}</pre>",
+        f"<h2>Replay</h2><pre>{_e(as_invoked(data['replay'], program))}</pre>",
     ]
+    return _page(body)
+
+
+def _page(body: list) -> str:
     return ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>numguard trace</title>"
             f"<style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

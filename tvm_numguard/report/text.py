@@ -17,6 +17,16 @@ def as_invoked(command: str, program: str) -> str:
     return " ".join(shlex.quote(w) for w in shlex.split(program)) + command[len("numguard"):]
 
 
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut between words (the
+    separators of TVMScript count: ``, ( =``) and marked with an ellipsis."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 4]
+    at = max(cut.rfind(c) for c in " ,(=")
+    return (cut[:at + 1] if at > width // 2 else cut).rstrip() + " ..."
+
+
 def num(value) -> str:
     if value is None:
         return "-"
@@ -55,10 +65,13 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     search = data["search"]
     witness = data["witness"]
     where = f", saved to {witness['path']}" if witness.get("path") else ""
-    lines.append(
-        f"  inputs    {search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite); "
-        f"worst {score_text(search['best_score'])}{where}"
-    )
+    runs = search.get("strategies") or []
+    if len(runs) > 1:  # every strategy's inputs count, not only the best one's
+        evaluated = (f"{sum(r['evaluations'] for r in runs)} evaluated by {len(runs)} strategies "
+                     f"({sum(r['invalid'] for r in runs)} invalid: reference not finite)")
+    else:
+        evaluated = f"{search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite)"
+    lines.append(f"  inputs    {evaluated}; worst {score_text(search['best_score'])}{where}")
     if search.get("outputs_constant"):
         lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
                      "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
@@ -188,8 +201,8 @@ def trace_lines(traced: dict) -> str:
         where = f"; in your model: {origin['source']}" if origin.get("source") else ""
         lines.append(f"  origin    {origin['value']} ({origin['op']}, kernel {origin['kernel']}), "
                      f"score {num(origin['score'])}{where}")
-        lines.append(f"            before the pass: {origin['binding_before'][:100]}")
-        lines.append(f"            after the pass: {origin['binding_after'][:100]}")
+        lines.append(f"            before the pass: {shorten(origin['binding_before'], 100)}")
+        lines.append(f"            after the pass: {shorten(origin['binding_after'], 100)}")
     else:
         lines.append(f"  origin    none: {traced.get('reason')}")
     graph, matching = traced["graph"], traced.get("matching") or {}

@@ -18,9 +18,12 @@ something of the TIR level alone that would read 0 while the build is off.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Mapping, Optional
 
 import numpy as np
+
+from ..progress import Detail, Progress, silent
 from ..shadow.build import optional_events
 from ..shadow.compare import Tolerance, compare_outputs
 from ..workers import INPUT_MODULE, ModuleRun, SkipRun
@@ -78,8 +81,9 @@ class PassTable:
     alike, so no worker idles between the two levels); ``rows`` reads them as
     they are done. The caller works meanwhile (trace localizes the culprit)."""
 
-    def __init__(self, session, witness: Mapping[str, np.ndarray], tol: Tolerance):
+    def __init__(self, session, witness: Mapping[str, np.ndarray], tol: Tolerance, progress: Progress = None):
         self.session, self.witness, self.tol = session, witness, tol
+        self.progress = RowProgress(progress or silent)
         self.runner = SnapshotRunner(session, witness)
         snapshots = session.optimized.snapshots
         self.relax_events = [e for e in session.events if e.level == "relax" and not e.wrapper and "/" not in e.id
@@ -101,6 +105,7 @@ class PassTable:
 
     def rows(self) -> list:
         """The Relax rows, then the TIR rows (``start`` first)."""
+        self.progress.begin(len(self.relax_events) + 1 + len(self.tir_events))
         rows = self._relax_rows()
         before = self.session.build_count
         rows += self._tir_rows()
@@ -110,12 +115,14 @@ class PassTable:
     def _relax_rows(self) -> list:
         """Rows for the Relax-level events that changed the module."""
         first = self.runner.run(INPUT_MODULE)
+        self.progress.row("the imported module")
         if isinstance(first, str):
             return []
         previous = first
         rows = []
         for event in self.relax_events:
             out = self.runner.run(event.id)
+            self.progress.row(event.id)
             if isinstance(out, str):
                 rows.append(PassRow(event.id, event.name, "relax", "snapshot", None, None,
                                     f"the snapshot after it does not build on its own: {out}"))
@@ -135,6 +142,7 @@ class PassTable:
         rows = []
         for event, started in zip(self.tir_events, self._gated):
             attempt = session.take(started, what=f"skipping {event.id}")
+            self.progress.row(event.id)
             if not attempt.ok:
                 rows.append(PassRow(event.id, event.name, "tir", "gated", None, cumulative,
                                     f"the build without it fails: {attempt.untestable}"))
@@ -142,3 +150,23 @@ class PassTable:
             rows.append(PassRow(event.id, event.name, "tir", "gated", _error(attempt.outputs[0], full, tol),
                                 cumulative))
         return rows
+
+
+class RowProgress:
+    """One progress line per table row, with how many are left and about how
+    long they take at the pace so far (rows are built at once on the workers,
+    so the pace is what reading them in order shows)."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.total, self.done, self.started = 0, 0, 0.0
+
+    def begin(self, total: int) -> None:
+        self.total, self.done, self.started = total, 0, time.perf_counter()
+
+    def row(self, what: str) -> None:
+        self.done += 1
+        spent = time.perf_counter() - self.started
+        left = spent / self.done * (self.total - self.done)
+        eta = f", about {left:.0f} s left" if self.done < self.total else ""
+        self.progress(Detail(f"per-pass table: row {self.done}/{self.total} ({what}) measured{eta}"))

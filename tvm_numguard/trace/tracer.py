@@ -68,7 +68,7 @@ def explain(session: ShadowSession, finding: Finding, progress: Progress = None)
     progress = progress or silent
     tol, witness = finding.options.tolerance, finding.witness
     progress("measuring every pass that changed the module on the witness (per-pass table)")
-    table = PassTable(session, witness, tol)
+    table = PassTable(session, witness, tol, progress)
     table.start()  # on the workers, while this process localizes
     culprit = finding.blame().localize
     localization = Localization(None, None, {"nodes": [], "edges": []}, "no culprit to localize")

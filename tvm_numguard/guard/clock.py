@@ -1,0 +1,77 @@
+"""The guard's sense of time: progress a user sees once a check runs long,
+and the wall-time limit of one guarded compile.
+
+A guarded compile that takes a second stays silent; one that takes minutes
+(a float16 build runs 18 s per inference on a 2-core CPU) says each phase and
+step on stderr once it has run ``LateProgress.after`` seconds, as the CLI does.
+``Deadline`` ends a check between two of its steps (each progress message is
+one: a search round, a bisection probe, a table row) once its time is spent;
+a step under way (one inference, one build) is not cut short.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, Optional
+
+from ..progress import Detail
+
+PREFIX = "numguard guard:"
+
+
+class TimeLimitReached(BaseException):
+    """The guard's time limit ran out; ``doing``: the phase then under way.
+    A BaseException, as KeyboardInterrupt is: no ``except Exception`` of a step
+    (a probe made untestable, a range check skipped) may take it for its own failure."""
+
+    def __init__(self, seconds: float, doing: str):
+        super().__init__(f"the time limit of {seconds:g} s ran out while {doing}")
+        self.seconds, self.doing = seconds, doing
+
+
+class LateProgress:
+    """Progress on stderr once a check has run ``after`` seconds (the phases so
+    far are told then, then every phase and step as it comes); ``restart`` at
+    each check."""
+
+    def __init__(self, after: float = 5.0):
+        self.after = after
+        self.restart()
+
+    def restart(self) -> None:
+        self.started, self.phases, self.talking = time.perf_counter(), [], False
+
+    def __call__(self, message: str) -> None:
+        elapsed = time.perf_counter() - self.started
+        line = f"{PREFIX} [{elapsed:6.1f}s] {message.strip()}"
+        if not self.talking:
+            if elapsed < self.after:
+                if not isinstance(message, Detail):
+                    self.phases.append(line)
+                return
+            self.talking = True
+            for earlier in self.phases:
+                print(earlier, file=sys.stderr)
+        print(line, file=sys.stderr, flush=True)
+
+
+class Deadline:
+    """A progress callback in front of ``progress`` that raises TimeLimitReached
+    at the first step past ``seconds`` from now (None: no limit)."""
+
+    def __init__(self, seconds: Optional[float], progress: Callable[[str], None]):
+        self.seconds = seconds
+        self.at = None if seconds is None else time.perf_counter() + seconds
+        self.progress = progress
+        self.doing = "starting the check"
+
+    def left(self) -> Optional[float]:
+        return None if self.at is None else max(0.0, self.at - time.perf_counter())
+
+    def __call__(self, message: str) -> None:
+        if self.at is not None and time.perf_counter() > self.at:
+            raise TimeLimitReached(self.seconds, self.doing)
+        if not isinstance(message, Detail):
+            self.doing = message.strip()
+        self.progress(message)
