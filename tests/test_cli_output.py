@@ -138,3 +138,32 @@ def test_long_runs_talk_at_default_verbosity_one_line_per_step_in_a_log(capsys):
     rows = [line for line in steps if "per-pass table: row" in line]
     assert rows and "s left" in rows[0] and rows[-1].rstrip().endswith("measured"), err
     assert "\r" not in err  # overwriting is for terminals only
+
+
+def test_help_answers_without_importing_tvm():
+    """--help and a usage error need no TVM (issue 25: 3 s of import before a help text)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom tvm_numguard.cli import cli\n"
+             "for args in (['--help'], ['bisect', '--help'], ['check', '--help'], ['regress', '--help']):\n"
+             "    try:\n        cli.main(args=args, prog_name='numguard', standalone_mode=False)\n"
+             "    except SystemExit:\n        pass\n"
+             "print('tvm imported' if 'tvm' in sys.modules else 'no tvm')\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("no tvm"), out.stdout[-500:]
+
+
+def test_the_package_keeps_its_public_functions_beside_subpackages_of_the_same_name():
+    import types
+
+    import tvm_numguard as ng
+    import tvm_numguard.bisect.strategies  # noqa: F401  (imports the subpackage 'bisect')
+    import tvm_numguard.guard.cache  # noqa: F401
+    import tvm_numguard.search.ranges  # noqa: F401
+    import tvm_numguard.trace.tracer  # noqa: F401
+
+    for name in ("bisect", "search", "guard", "trace"):
+        assert callable(getattr(ng, name)) and not isinstance(getattr(ng, name), types.ModuleType), name
+    assert set(ng.__all__) <= set(dir(ng))

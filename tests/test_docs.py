@@ -82,3 +82,17 @@ def test_docs_and_readme_point_nowhere_outside_the_repository():
         for link in re.findall(r"\]\(([^)#]+)", text):
             if not link.startswith("http"):
                 assert os.path.exists(os.path.join(ROOT, os.path.dirname(name), link)), (name, link)
+
+
+def test_the_demo_page_numbers_are_what_the_demo_prints():
+    """examples/mlp/README.md quotes a run of its command; a change that moves
+    the numbers must move the page too (issue 25: they were stale)."""
+    page = open(os.path.join(ROOT, "examples", "mlp", "README.md")).read()
+    report = ng.bisect(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0))
+    data = report.data
+    (metrics,) = data["metrics"]
+    assert report.culprit == "ToMixedPrecision#0" and report.exit_code == 1
+    assert f"{data['bisection']['builds']} builds over {data['bisection']['optional_events']} optional" in page
+    assert f"up to\n{metrics['max_abs']:.3g} (max abs)" in page or f"up to {metrics['max_abs']:.3g} (max abs)" in page
+    assert f"{metrics['score']:.2g} times the tolerance" in page
+    assert f"within {data['oracle']['outputs'][0]['max_err_ref']:.3g} of the truth" in page

@@ -2,13 +2,48 @@
 
 __version__ = "0.1.0"
 
-from .api import Options, bisect, list_passes, search  # noqa: E402
-from .errors import NumguardError  # noqa: E402
-from .guard import GuardReport, NumericalError, NumericalRiskWarning, guard  # noqa: E402
-from .model import InputSpec, Model, load_model  # noqa: E402
-from .pipeline import CompileConfig  # noqa: E402
-from .report import Report  # noqa: E402
-from .trace.tracer import trace  # noqa: E402
+import importlib
+import sys
+import types
+
+# where each public name lives; imported on first use, so that ``numguard --help``
+# answers without importing TVM (seconds)
+_HOMES = {
+    "Options": "api", "bisect": "api", "list_passes": "api", "search": "api",
+    "NumguardError": "errors",
+    "GuardReport": "guard", "NumericalError": "guard", "NumericalRiskWarning": "guard", "guard": "guard",
+    "InputSpec": "model", "Model": "model", "load_model": "model",
+    "CompileConfig": "pipeline",
+    "Report": "report",
+    "trace": "trace.tracer",
+}
+
+
+class _Package(types.ModuleType):
+    """``bisect``, ``search``, ``guard`` and ``trace`` stay the public functions:
+    importing the subpackages of those names sets the attributes to them (the
+    eager imports this replaces assigned the functions after the subpackages)."""
+
+    def __setattr__(self, name, value):
+        if name in _HOMES and isinstance(value, types.ModuleType):
+            return  # the subpackage is still in sys.modules, and ``from tvm_numguard.guard import ...`` works
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+        setattr(sys.modules[__name__], name, value)
+        return value
+    raise AttributeError(f"module 'tvm_numguard' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOMES))
+
 
 __all__ = [
     "CompileConfig",

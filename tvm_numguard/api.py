@@ -15,7 +15,7 @@ import numpy as np
 
 from . import engine
 from .errors import BuildError
-from .options import Options
+from .options import DEFAULT_SEARCHES, Options
 from .pipeline import CompileConfig
 from .progress import Progress
 from .report import Report
@@ -26,7 +26,6 @@ from .workers import Workers
 
 __all__ = ["Options", "bisect", "check", "event_table", "list_passes", "search"]
 
-DEFAULT_SEARCHES = "random,boundary,evolve"  # numguard search compares all three
 
 
 def event_table(session: ShadowSession) -> list:

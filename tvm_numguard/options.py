@@ -11,9 +11,9 @@ from typing import Mapping, Optional
 
 from .errors import RangeError, UsageError
 from .search import STRATEGIES, check_span, parse_budget
-from .shadow.compare import Tolerance
 
 BISECT_STRATEGIES = ("bisect", "linear")
+DEFAULT_SEARCHES = "random,boundary,evolve"  # numguard search compares all three
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +57,9 @@ class Options:
         return tuple(n.strip() for n in self.search.split(",") if n.strip())
 
     @property
-    def tolerance(self) -> Tolerance:
+    def tolerance(self) -> "Tolerance":
+        from .shadow.compare import Tolerance  # TVM's import: not for validating options
+
         return Tolerance(self.rtol, self.atol)
 
     def replace(self, **changes) -> "Options":

@@ -12,9 +12,8 @@ from typing import Optional
 
 import click
 
-from .. import api
+from ..options import DEFAULT_SEARCHES
 from ..report.files import read_witness, write_atomic, write_witness
-from ..report.text import event_table, strategies_line, trace_lines
 from .console import Console
 from .groups import CheckArgs, CompileArgs, ModelArgs, OutputArgs, Outputs, WorkerArgs
 
@@ -121,6 +120,8 @@ class Bisect(Command):
                           help="Check these inputs (.npz, e.g. a saved witness) instead of searching."),)
 
     def run(self, outputs, options, config, workers, model, inputs_path=None) -> int:
+        from .. import api
+
         console = self.console(outputs)
         given = read_witness(inputs_path) if inputs_path else None
         with console.interruptible():
@@ -136,11 +137,13 @@ class Search(Command):
 
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json", "save_inputs", "plot"),
-                "options": CheckArgs(search_default=api.DEFAULT_SEARCHES, bisect=False), "config": CompileArgs(),
+                "options": CheckArgs(search_default=DEFAULT_SEARCHES, bisect=False), "config": CompileArgs(),
                 "workers": WorkerArgs(), "model": ModelArgs()}
 
     def run(self, outputs, options, config, workers, model) -> int:
+        from .. import api
         from ..report.plot import write_search_plot
+        from ..report.text import strategies_line
 
         console = self.console(outputs)
         with console.interruptible():
@@ -165,6 +168,7 @@ class Trace(Command):
         from ..report.graph import propagation_dot
         from ..report.html import render_html
         from ..report.plot import pass_errors_png
+        from ..report.text import trace_lines
         from ..trace.tracer import trace
 
         console = self.console(outputs)
@@ -199,6 +203,9 @@ class Passes(Command):
                           help="Also list nested events (passes run inside other passes)."),)
 
     def run(self, outputs, config, model, show_all=False) -> int:
+        from .. import api
+        from ..report.text import event_table
+
         console = self.console(outputs)
         with console.interruptible():
             rows = api.list_passes(model, config, progress=console.progress, on_build=console.on_build)

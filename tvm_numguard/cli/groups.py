@@ -16,7 +16,6 @@ import click
 
 from ..errors import UsageError
 from ..options import BISECT_STRATEGIES, Options
-from ..pipeline import CompileConfig
 from ..report.files import check_writable
 from ..search import STRATEGIES, parse_range_spec
 
@@ -77,7 +76,9 @@ class CompileArgs(OptionGroup):
                           "build: check that switching it off fixes a violation."),
     )
 
-    def parse(self, values: dict) -> CompileConfig:
+    def parse(self, values: dict) -> "CompileConfig":
+        from ..pipeline import CompileConfig
+
         config = CompileConfig(pipeline=values.pop("pipeline"), tir_pipeline=values.pop("tir_pipeline"),
                                target=values.pop("target"), opt_level=values.pop("opt_level"),
                                disable=tuple(d.strip() for text in values.pop("disable") for d in text.split(",")

@@ -9,7 +9,6 @@ import os
 import click
 
 from ..errors import UsageError
-from ..pipeline import CompileConfig
 from ..report.files import check_writable, write_atomic
 from .commands import Command
 from .groups import CheckArgs, OptionGroup, OutputArgs, WorkerArgs
@@ -49,6 +48,8 @@ class PassArgs(OptionGroup):
         configs = [pass_config(spec, "relax", pipeline, tir_pipeline, target) for spec in relax]
         configs += [pass_config(spec, "tir", pipeline, tir_pipeline, target) for spec in tir]
         if not configs:
+            from ..pipeline import CompileConfig  # TVM's import: when a command runs, not for --help
+
             config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
             if config.under_test is None:
                 raise UsageError("name the pass under test: --pass SPEC, --tir-pass SPEC, or a part in brackets in "
@@ -73,7 +74,7 @@ class RegressCheckArgs(CheckArgs):
     """CheckArgs where the range may be left out: each model's own, else [0, 1]."""
 
     def __init__(self):
-        from ..regress.row import REGRESS_BUDGET
+        from ..search.budget import REGRESS_BUDGET
 
         super().__init__(bisect=False, budget_default=REGRESS_BUDGET)
 

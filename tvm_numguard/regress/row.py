@@ -24,6 +24,7 @@ from ..options import Options
 from ..pipeline import CompileConfig
 from ..report.files import write_witness
 from ..search import resolve_ranges
+from ..search.budget import REGRESS_BUDGET
 from ..shadow.session import ShadowSession
 from ..workers import Workers
 from .corpus import CorpusModel
@@ -34,7 +35,6 @@ from .corpus import CorpusModel
 # broken: the pipeline without the pass already gives NaN/Inf where float64
 # does not; error: numguard itself failed on this model (a bug to report).
 VERDICTS = ("clean", "benign", "violation", "untestable", "broken", "error")
-REGRESS_BUDGET = "100,20s"  # the search budget per (pass, model): a corpus has many
 
 
 @dataclasses.dataclass

@@ -120,7 +120,7 @@ def _guard_lines(cfg: dict) -> list:
         r == ranges[0] for r in ranges) else "ranges={...}"
     return [NOTE + "or let numguard find and switch off what is unsafe, verified on fresh inputs:",
             CODE + f"with tvm_numguard.guard({bounds}):",
-            CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)"]
+            CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)  # your pipeline as written"]
 
 
 def pipeline_code(text: str, drop=()) -> str:

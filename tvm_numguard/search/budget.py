@@ -94,6 +94,7 @@ class Budget:
 
 
 DEFAULT_BUDGET = Budget(evaluations=300)
+REGRESS_BUDGET = "100,20s"  # the search budget per (pass, model) of regress: a corpus has many
 
 
 def parse_budget(text: str) -> Budget:
