@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from clirun import run_cli  # noqa: E402
 from test_advice import code_blocks
 
@@ -26,6 +28,7 @@ def test_bisect_and_check_name_the_pass_that_breaks_the_build(capsys):
         assert "Traceback" not in err
 
 
+@pytest.mark.slow  # two fresh processes importing TVM and torch: the check above keeps the finding in the fast tier
 def test_the_repro_fails_and_the_fix_builds_in_a_fresh_process(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline", PIPELINE)
     assert code == 1

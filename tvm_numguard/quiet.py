@@ -81,7 +81,8 @@ class Captured:
         out = []
         if self._file is not None:
             self._file.flush()
-            out += [ln for ln in open(self._file.name, errors="replace").read().splitlines() if ln.strip()]
+            with open(self._file.name, errors="replace") as held:
+                out += [ln for ln in held.read().splitlines() if ln.strip()]
         out += [f"{w.category.__name__}: {w.message} ({os.path.basename(w.filename)}:{w.lineno})"
                 for w in self._caught]
         return out

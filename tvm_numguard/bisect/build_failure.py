@@ -37,13 +37,6 @@ class BuildFailure:
     reference_error: Optional[str] = None
     builds: int = 0
 
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self) | {"events": list(self.events)}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "BuildFailure":
-        return cls(**{**data, "events": tuple(data["events"])})
-
 
 def bisect_build_failure(session, progress: Progress = None) -> BuildFailure:
     """Name the optional event that makes ``session``'s pipeline fail to build

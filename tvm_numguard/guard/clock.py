@@ -28,6 +28,7 @@ class TimeLimitReached(BaseException):
     def __init__(self, seconds: float, doing: str):
         super().__init__(f"the time limit of {seconds:g} s ran out while {doing}")
         self.seconds, self.doing = seconds, doing
+        self.executable = None  # the build as written, where it was made before the limit
 
 
 class LateProgress:

@@ -173,7 +173,7 @@ class Guard:
         except TimeLimitReached as err:
             warnings.warn(f"numguard: compile not fully checked: {err}; returned the build as written",
                           GuardWarning, stacklevel=4)
-            return original(*args, **kwargs)
+            return err.executable if err.executable is not None else original(*args, **kwargs)
 
     def _checked(self, kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, build_kwargs):
         started = time.perf_counter()
@@ -217,6 +217,10 @@ class Guard:
                 result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
                 warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
                 return result
+            except TimeLimitReached as late:  # the build as written, if made, is what the user asked for
+                if session.optimized is not None and session.optimized.ok:
+                    late.executable = session.optimized.executable
+                raise
         self._record(report, key, hint, skip)
         return self._act(report, build.executable)
 

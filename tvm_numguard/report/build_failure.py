@@ -38,7 +38,7 @@ def build_failure_summary(failure, config, model, command: str = "numguard") -> 
         alone += ", with numguard reading what only its text names (the model, or your pipeline parts)"
     lines.append(f"  repro     the failure with {alone}:")
     lines += [CODE + line for line in repro]
-    return "\n".join(wrap_lines(lines))
+    return "\n".join([lines[0]] + wrap_lines(lines[1:]))  # the head stays one greppable line
 
 
 def frontend_name(source: str) -> str:

@@ -65,13 +65,7 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     search = data["search"]
     witness = data["witness"]
     where = f", saved to {witness['path']}" if witness.get("path") else ""
-    runs = search.get("strategies") or []
-    if len(runs) > 1:  # every strategy's inputs count, not only the best one's
-        evaluated = (f"{sum(r['evaluations'] for r in runs)} evaluated by {len(runs)} strategies "
-                     f"({sum(r['invalid'] for r in runs)} invalid: reference not finite)")
-    else:
-        evaluated = f"{search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite)"
-    lines.append(f"  inputs    {evaluated}; worst {score_text(search['best_score'])}{where}")
+    lines.append(f"  inputs    {_evaluated(search)}; worst {score_text(search['best_score'])}{where}")
     if search.get("outputs_constant"):
         lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
                      "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
@@ -112,6 +106,15 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     if data["verdict"] == "violation":
         lines.append(f"  replay    {as_invoked(data['replay'], program)}")
     return "\n".join(lines)
+
+
+def _evaluated(search: dict) -> str:
+    """How many inputs the search evaluated: every strategy's, not only the best one's."""
+    runs = search.get("strategies") or []
+    if len(runs) > 1:
+        return (f"{sum(r['evaluations'] for r in runs)} evaluated by {len(runs)} strategies "
+                f"({sum(r['invalid'] for r in runs)} invalid: reference not finite)")
+    return f"{search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite)"
 
 
 def _range_check_lines(section) -> list:
