@@ -156,6 +156,9 @@ def _classify(code, message, report) -> dict:
     """What the run did. A tool error is a traceback, a crash, an exit code that
     is not 0/1/2, a verdict without its report, or an exit 2 whose output is not
     one clear line; an exit 2 with one clear line is a refusal, named by its reason."""
+    if code == 1 and report is not None and report.get("verdict") == "build_failure":  # the pass that breaks it is named
+        failure = report["build_failure"]
+        return {"outcome": "does not build", "culprit": failure["culprit"], "detail": failure["error"][:240]}
     if code in (0, 1) and report is not None:
         bis = report.get("bisection") or {}
         culprit = (bis.get("culprit") or {}).get("id")

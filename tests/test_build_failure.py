@@ -2,6 +2,7 @@
 bisected on 'builds / does not build', confirmed, and reported with a fix and
 a repro that needs TVM alone (exit 1, not a usage error) (issue 25)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -17,10 +18,16 @@ BREAKER = os.path.join(ROOT, "tests", "build_breakers.py") + ":reject_float16"
 PIPELINE = f"FoldConstant,ToMixedPrecision,{BREAKER},default"
 
 
-def test_bisect_and_check_name_the_pass_that_breaks_the_build(capsys):
+def test_bisect_and_check_name_the_pass_that_breaks_the_build(capsys, tmp_path):
     for command in ("bisect", "check"):
-        code, out, err = run_cli(capsys, command, DEMO, "--low", "0", "--high", "1", "--pipeline", PIPELINE)
+        document = tmp_path / f"{command}.json"
+        code, out, err = run_cli(capsys, command, DEMO, "--low", "0", "--high", "1", "--pipeline", PIPELINE,
+                                 "--json", str(document))
         assert code == 1, err
+        data = json.loads(document.read_text())  # a finding is never lost: validated when written
+        assert data["verdict"] == "build_failure" and data["command"] == command
+        assert data["build_failure"]["culprit"] == "RejectFloat16#0" and data["build_failure"]["confirmed"]
+        assert "from_onnx" in data["build_failure"]["repro"]
         out = " ".join(out.split())  # prose lines are folded
         assert "BUILD FAILURE: pass RejectFloat16#0 breaks the build" in out
         assert "confirmed: skipping it alone builds" in out

@@ -14,7 +14,7 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import BUG_REPORT, InternalError, PipelineBreaksError, UsageError, summarize_error
+from ..errors import BUG_REPORT, InternalError, UsageError, summarize_error
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted
@@ -68,9 +68,6 @@ def main(argv=None) -> None:
         if held and not {"-q", "--quiet"} & set(words):
             click.echo(f"numguard: {held} line(s) that TVM or the frontend wrote to stderr were held back "
                        "(a --json report keeps them as diagnostics; -v shows them)", err=True)
-    except PipelineBreaksError as err:  # a compiler defect found, like a violation
-        click.echo(_build_failure_text(err, argv))
-        sys.exit(1)
     except UsageError as err:
         click.echo(f"{ERROR} {err}", err=True)
         sys.exit(2)
@@ -95,15 +92,6 @@ def main(argv=None) -> None:
         click.echo(f"{ERROR} internal error: {summarize_error(err)} ({BUG_REPORT})", err=True)
         sys.exit(3)
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _build_failure_text(err, argv) -> str:
-    from ..report.build_failure import build_failure_summary
-    from .commands import invoked_as
-
-    words = list(sys.argv[1:] if argv is None else argv)
-    command = next((w for w in words if not w.startswith("-")), "")
-    return build_failure_summary(err.failure, err.config, err.model, f"{invoked_as()} {command}".strip())
 
 
 if __name__ == "__main__":

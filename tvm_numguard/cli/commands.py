@@ -12,6 +12,7 @@ from typing import Optional
 
 import click
 
+from ..errors import PipelineBreaksError
 from ..options import DEFAULT_SEARCHES
 from ..report.files import read_witness, write_atomic, write_witness
 from .console import Console
@@ -47,7 +48,10 @@ class Command:
 
         def callback(**values):
             parsed = {key: g.parse(values) for key, g in groups.items()}
-            return self.run(**parsed, **values)
+            try:
+                return self.run(**parsed, **values)
+            except PipelineBreaksError as err:  # a compiler defect found, delivered like a verdict (exit 1)
+                return deliver_build_failure(err, parsed.get("outputs"), self.name)
 
         for decorator in reversed(self.extra):
             callback = decorator(callback)
@@ -87,6 +91,17 @@ def deliver(report, outputs: Outputs) -> int:
         report.write_json(outputs.json)
     click.echo(report.summary(invoked_as()))
     return report.exit_code
+
+
+def deliver_build_failure(err, outputs: Optional[Outputs], command: str) -> int:
+    """Write a build failure's document where --json says, show its summary; exit code 1."""
+    from ..report.build_failure import build_failure_document, build_failure_summary
+
+    if outputs is not None and outputs.json:
+        data = build_failure_document(err.failure, err.config, err.model, command, held_back())
+        write_atomic(outputs.json, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
+    click.echo(build_failure_summary(err.failure, err.config, err.model, f"{invoked_as()} {command}"))
+    return 1
 
 
 def held_back() -> list:

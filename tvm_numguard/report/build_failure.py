@@ -3,9 +3,30 @@ and a repro that needs TVM alone (and the model's frontend)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from .advice import CODE, NOTE, pipeline_code, switch_off_lines, wrap_lines
+
+BUILD_FAILURE_SCHEMA = "build-failure-schema.json"
+
+
+def build_failure_document(failure, config, model, command: str, diagnostics=()) -> dict:
+    """The JSON document of a ``BuildFailure`` (validated against its shipped schema)."""
+    from .. import __version__
+    from .document import validate
+    from .sections import environment
+
+    data = {"schema_version": 1, "tool": {"name": "tvm_numguard", "version": __version__}, "command": command,
+            "verdict": "build_failure", "environment": environment(config.target), "model": model.to_json(),
+            "configuration": config.to_json(),
+            "build_failure": {**dataclasses.asdict(failure), "events": list(failure.events),
+                              "repro": "\n".join(repro_code(model, config))}}
+    data["build_failure"].pop("pipeline")
+    if diagnostics:
+        data["diagnostics"] = list(diagnostics)
+    validate(data, BUILD_FAILURE_SCHEMA)
+    return data
 
 
 def build_failure_summary(failure, config, model, command: str = "numguard") -> str:
