@@ -13,6 +13,7 @@ EXIT_CODES = """\b
 Exit codes:
   0  no operator can leave its domain or its dtype's range in the given range
   1  a possible defect: some operator can (the warnings say which, where, and driven by what)
+     (or the pipeline does not build the model: the pass that breaks it is named)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)"""
 
