@@ -18,6 +18,14 @@ BREAKER = os.path.join(ROOT, "tests", "build_breakers.py") + ":reject_float16"
 PIPELINE = f"FoldConstant,ToMixedPrecision,{BREAKER},default"
 
 
+def test_passes_names_the_pass_that_breaks_the_build(capsys, tmp_path):
+    document = tmp_path / "passes.json"
+    code, out, err = run_cli(capsys, "passes", DEMO, "--pipeline", PIPELINE, "--json", str(document))
+    assert code == 1, err
+    assert "passes: BUILD FAILURE: pass RejectFloat16#0 breaks the build" in out
+    assert json.loads(document.read_text())["build_failure"]["culprit"] == "RejectFloat16#0"
+
+
 def test_bisect_and_check_name_the_pass_that_breaks_the_build(capsys, tmp_path):
     for command in ("bisect", "check"):
         document = tmp_path / f"{command}.json"

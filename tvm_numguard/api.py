@@ -14,7 +14,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from . import engine
-from .errors import BuildError
+from .errors import BuildError, PipelineBuildError
 from .options import DEFAULT_SEARCHES, Options
 from .pipeline import CompileConfig
 from .progress import Progress
@@ -38,8 +38,12 @@ def list_passes(model, config: Optional[CompileConfig] = None, progress: Progres
                 on_build: Optional[Callable] = None) -> list:
     """The pass events of one compilation (``numguard passes``)."""
     session = ShadowSession(engine.as_model(model), config or CompileConfig(), progress=progress, on_build=on_build)
-    session.prepare()
-    return event_table(session)
+    with session:
+        try:
+            session.prepare()
+        except PipelineBuildError:  # which pass breaks the build: a finding, as for every command
+            engine.raise_build_failure(session, progress)
+        return event_table(session)
 
 
 def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None,
