@@ -163,9 +163,13 @@ def _dim_hint(dim, allowed: dict) -> str:
 
 
 def _allowed_text(dims, allowed: dict) -> str:
-    known = [f"{d} in [{allowed[str(d)][0]}, {allowed[str(d)][1] if allowed[str(d)][1] is not None else 'inf'}]"
-             for d in dims if not _is_static(d) and str(d) in allowed]
+    known = [f"{d} in {_span(*allowed[str(d)])}" for d in dims if not _is_static(d) and str(d) in allowed]
     return f" (the export allows {', '.join(known)})" if known else ""
+
+
+def _span(low, high) -> str:
+    """``[low, high]`` of a dimension's allowed values (no upper bound: inf)."""
+    return f"[{low}, {high if high is not None else 'inf'}]"
 
 
 def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
@@ -226,8 +230,8 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict)
                     )
                 low, high = allowed.get(key, (None, None))
                 if (low is not None and value < low) or (high is not None and value > high):
-                    raise ModelError(f"--shape {param.name}: dimension {axis} ('{key}') must be in [{low}, "
-                                     f"{high if high is not None else 'inf'}] (the export's constraint), {value} given")
+                    raise ModelError(f"--shape {param.name}: dimension {axis} ('{key}') must be in "
+                                     f"{_span(low, high)} (the export's constraint), {value} given")
                 binding[key] = value
                 given_by[key] = param.name
     if not binding:

@@ -83,13 +83,7 @@ def _disable_lines(cfg: dict, names: list, guarded: bool) -> list:
     pipeline = None if guarded else pipeline_code(cfg["pipeline"])
     lines = [f"  fix       switch {' and '.join(names)} off in your own build (every run of "
              f"{'it' if len(names) == 1 else 'them'}):"]
-    setup = [CODE + "import tvm", CODE + "from tvm import relax"]
-    if pipeline is not None and "tvm_numguard" in pipeline:
-        setup.append(CODE + "import tvm_numguard.pipeline")
-    setup.append(CODE + f"target = tvm.target.Target({cfg['target']!r})")
-    if pipeline is not None:
-        setup.append(CODE + f"pipeline = {pipeline}")
-    lines += setup
+    lines += [CODE + line for line in setup_code(cfg["target"], pipeline)]
     lines += [CODE + f"with tvm.transform.PassContext(opt_level={cfg['opt_level']}, disabled_pass=[{quoted}]):",
               CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)"]
     if guarded:
@@ -123,6 +117,16 @@ def _guard_lines(cfg: dict) -> list:
             CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)  # your pipeline as written"]
 
 
+def setup_code(target: str, pipeline: str | None) -> list:
+    """The lines of printed code that import TVM and make ``target`` and, when
+    given, ``pipeline`` (a ``pipeline_code`` expression)."""
+    lines = ["import tvm", "from tvm import relax"]
+    if pipeline is not None and "tvm_numguard" in pipeline:  # a part only its text names: numguard reads it
+        lines.append("import tvm_numguard.pipeline")
+    lines.append(f"target = tvm.target.Target({target!r})")
+    return lines + ([f"pipeline = {pipeline}"] if pipeline is not None else [])
+
+
 def pipeline_code(text: str, drop=()) -> str:
     """The Python expression that builds the Relax pipeline ``text`` as numguard
     runs it (parts in order, TVM's VM lowering appended when no part is
@@ -149,9 +153,15 @@ def pipeline_code(text: str, drop=()) -> str:
 def verify_command(data: dict, events, program: str = "numguard") -> str:
     """The replay line with ``--disable`` for each event: the same check with the fix applied."""
     words = shlex.split(data["replay"])
-    if words and words[0] == "numguard":
-        words[:1] = shlex.split(program)
     for event_id in events:
         if event_id not in words:
             words += ["--disable", event_id]
-    return " ".join(shlex.quote(w) for w in words)
+    return as_invoked(" ".join(shlex.quote(w) for w in words), program)
+
+
+def as_invoked(command: str, program: str) -> str:
+    """A command line of a report (``numguard ...``) starting with ``program``, how
+    numguard was invoked, instead."""
+    if program == "numguard" or not command.startswith("numguard "):
+        return command
+    return " ".join(shlex.quote(w) for w in shlex.split(program)) + command[len("numguard"):]

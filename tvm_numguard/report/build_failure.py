@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from .advice import CODE, NOTE, pipeline_code, switch_off_lines, wrap_lines
+from .advice import CODE, NOTE, pipeline_code, setup_code, switch_off_lines, wrap_lines
 
 BUILD_FAILURE_SCHEMA = "build-failure-schema.json"
 
@@ -71,7 +71,7 @@ def repro_code(model, config) -> list:
     ``config``'s pipeline (the failing call last)."""
     path = os.path.abspath(model.source) if os.path.isfile(str(model.source)) else str(model.source)
     kind = frontend_name(path)
-    lines = ["import tvm", "from tvm import relax"]
+    lines = setup_code(config.target, pipeline_code(config.pipeline))
     if kind == "onnx":
         shapes = {spec.name: list(spec.shape) for spec in model.inputs}
         lines += ["import onnx", "from tvm.relax.frontend.onnx import from_onnx",
@@ -81,11 +81,6 @@ def repro_code(model, config) -> list:
                   f"mod = from_exported_program(torch.export.load({path!r}), unwrap_unit_return_tuple=True)"]
     else:
         lines += ["import tvm_numguard", f"mod = tvm_numguard.load_model({path!r}).mod"]
-    pipeline = pipeline_code(config.pipeline)
-    if "tvm_numguard" in pipeline:  # a part is the user's code: numguard reads the text as the command did
-        lines.append("import tvm_numguard.pipeline")
-    lines.append(f"target = tvm.target.Target({config.target!r})")
-    lines.append(f"pipeline = {pipeline}")
     lines.append(f"with tvm.transform.PassContext(opt_level={config.opt_level}):")
     lines.append("    tvm.compile(mod, target, relax_pipeline=pipeline)  # raises")
     return lines

@@ -8,10 +8,10 @@ import base64
 import html
 import re
 
-from .advice import SCORE_RULE, fix_lines
+from .advice import SCORE_RULE, as_invoked, fix_lines
 from .graph import propagation_dot, propagation_svg
 from .plot import pass_errors_png
-from .text import as_invoked, num
+from .text import num
 
 FOLD_AT = 160  # characters: longer runs inside a line (an inlined constant's values) are folded
 

@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import math
-import shlex
 
 from ..bisect.result import document_blame
 from ..numbers import exceeds
-from .advice import SCORE_RULE, fix_lines
-
-
-def as_invoked(command: str, program: str) -> str:
-    """A command line of the report (``numguard ...``) starting with ``program`` instead."""
-    if program == "numguard" or not command.startswith("numguard "):
-        return command
-    return " ".join(shlex.quote(w) for w in shlex.split(program)) + command[len("numguard"):]
+from .advice import SCORE_RULE, as_invoked, fix_lines
 
 
 def shorten(text: str, width: int) -> str:
