@@ -188,6 +188,7 @@ def baseline_error(case: dict, inputs) -> dict:
     from tvm_numguard.model import load_model
     from tvm_numguard.pipeline import CompileConfig
     from tvm_numguard.shadow.compare import Tolerance, compare_outputs
+    from tvm_numguard.context import RunContext
     from tvm_numguard.shadow.session import ShadowSession
 
     expected = _read_tensors(case["data"]["outputs"])
@@ -196,7 +197,7 @@ def baseline_error(case: dict, inputs) -> dict:
     if inputs is None:  # light models: any input (the outputs do not depend on it)
         inputs = {s.name: np.full(s.shape, 0.5, s.dtype) for s in model.inputs}
     inputs = {s.name: s.coerce(inputs[s.name]) for s in model.inputs}
-    session = ShadowSession(model, CompileConfig())
+    session = ShadowSession(model, CompileConfig(), context=RunContext().in_process())
     session.prepare(record=False)
     got = session.reference_outputs(inputs)
     if len(got) != len(expected):

@@ -54,6 +54,7 @@ from tvm_numguard.search.budget import Budget  # noqa: E402
 from tvm_numguard.search.ranges import resolve_ranges  # noqa: E402
 from tvm_numguard.search.strategies import make_strategy  # noqa: E402
 from tvm_numguard.shadow.compare import Tolerance  # noqa: E402
+from tvm_numguard.context import RunContext  # noqa: E402
 from tvm_numguard.shadow.session import ShadowSession  # noqa: E402
 from tvm_numguard.workers import Workers  # noqa: E402
 
@@ -145,7 +146,8 @@ def first_violation(history) -> int | None:
 def run_case(name, budget, seeds) -> dict:
     make, pipeline, tol = CASES[name]
     model, low, high = make()
-    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol, workers=Workers(jobs=0))
+    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol,
+                            context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     ranges = resolve_ranges(model.inputs, low, high)
     _, outcome = range_check(session, ranges)

@@ -16,6 +16,7 @@ from tvm_numguard.ops.check import check
 from tvm_numguard.search import Budget, InputRange, Observation, resolve_ranges
 from tvm_numguard.search.aimed import Aim, Target
 from tvm_numguard.search.strategies import conform, make_strategy
+from tvm_numguard.context import RunContext
 from tvm_numguard.shadow.session import ShadowSession
 from tvm_numguard.testing import tiny_cnn_onnx
 from tvm_numguard.workers import Workers
@@ -29,7 +30,7 @@ import search_vs_random as rare  # noqa: E402  (the rare-region cases: real pass
 def _session(case):
     make, pipeline, tol = rare.CASES[case]
     model, low, high = make()
-    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol, workers=Workers(jobs=0))
+    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol, context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     return session, resolve_ranges(model.inputs, low, high)
 

@@ -10,10 +10,11 @@ import pytest
 import tvm_numguard as ng
 from tvm_numguard import engine
 from tvm_numguard.bisect import Bisection
+from tvm_numguard.context import RunContext
 from tvm_numguard.shadow.session import ShadowSession
 from tvm_numguard.shadow.build import compile_model, optional_events
 from tvm_numguard.workers import Workers
-from tvm_numguard.workers.service import can_fork
+from tvm_numguard.workers import can_fork
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -56,7 +57,7 @@ def test_a_relax_event_in_the_skip_set_means_the_whole_pipeline_runs(mlp):
 
 
 def test_the_session_starts_tir_only_skip_sets_from_the_recorded_relax_phase(mlp):
-    session = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=0))
+    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
 
     def relax_durations(build):
@@ -86,13 +87,13 @@ def test_the_bisection_starts_building_before_the_oracle_judges(monkeypatch):
 
 
 def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
-    session = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=0))
+    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     witness = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in mlp.inputs}
     session.optimized_outputs(witness), session.reference_outputs(witness)  # as the search leaves them
     runs = []
-    run = session.run
-    monkeypatch.setattr(session, "run", lambda build, inputs: (runs.append(build), run(build, inputs))[1])
+    run = session.runs.run
+    monkeypatch.setattr(session.runs, "run", lambda build, inputs: (runs.append(build), run(build, inputs))[1])
     assert session.deterministic(witness)
     assert runs == [session.optimized, session.reference]  # one new run each
 

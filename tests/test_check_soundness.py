@@ -63,7 +63,7 @@ def test_the_soundness_check_can_fail():
 def test_intervals_hold_on_transformer_blocks(name, tmp_path):
     """transformers blocks exported with torch.export (softmax attention, layer norm,
     GELU), before and after ToMixedPrecision."""
-    from tvm_numguard.testing import zoo
+    from tvm_numguard.zoo import blocks as zoo
 
     if zoo.ENTRIES[name].needs_transformers and zoo.missing_requirements():
         pytest.skip(zoo.missing_requirements())

@@ -10,6 +10,7 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
+from tvm_numguard.context import RunContext
 from tvm_numguard.bisect.result import BisectResult, Blame
 from tvm_numguard.errors import RangeError, UsageError
 from tvm_numguard.instrument.snapshot import EventSnapshot
@@ -60,7 +61,7 @@ def test_one_rule_for_what_is_blamed_and_disabled(status, culprit, minimal, expe
 
 def test_the_session_closes_skip_sets_keys_builds_and_counts_every_compile():
     model = ng.load_model(DEMO)
-    session = ShadowSession(model, UNSAFE)
+    session = ShadowSession(model, UNSAFE, context=RunContext().in_process())
     session.prepare()
     first = session.optimized
     assert session.build(frozenset()) is first and session.build_count == 2

@@ -177,11 +177,11 @@ def test_cli_regress_adds_generated_models_that_replay_by_name(tmp_path, capsys)
 
 
 def test_discontinuous_generated_models_are_asked_for_and_named_so():
-    from tvm_numguard.cli.regress import corpus
+    from tvm_numguard.cli.regress import CorpusChoice
     from tvm_numguard.generate.ops import SPECS
     from tvm_numguard.regress.corpus import random_graph
 
-    models = corpus((), 30, 2, None, discontinuous=True)
+    models = CorpusChoice((), 30, None, discontinuous=True).models(2)
     assert all(m.name.endswith("~discontinuous") for m in models)
     again, = collect([models[7].name])
     assert again == models[7]

@@ -13,11 +13,12 @@ from tvm import relax
 
 import tvm_numguard as ng
 from tvm_numguard import engine
-from tvm_numguard.shadow import session as session_module
+from tvm_numguard.context import RunContext
+from tvm_numguard.shadow.runs import Runs
 from tvm_numguard.shadow.build import compile_plain, run_build
 from tvm_numguard.trace.passes import PassTable
 from tvm_numguard.workers import Workers
-from tvm_numguard.workers.service import can_fork
+from tvm_numguard.workers import can_fork
 from tvm_numguard.workers.share import PIPELINE, PLAIN, RunShare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -147,18 +148,18 @@ def test_a_plain_build_is_tvm_compile_fingerprinted_under_the_callers_context():
 def _table(monkeypatch, tmp_path, jobs: int, share: bool) -> tuple:
     """(rows, snapshot builds, runs) of trace's per-pass table on the MLP's ToMixedPrecision snapshots."""
     log = tmp_path / f"runs-{jobs}-{share}"
-    plain_run = session_module.ShadowSession.run
+    plain_run = Runs.run
 
     def counted(self, build, inputs):
         with open(log, "a") as f:
             f.write(f"{os.getpid()}\n")
         return plain_run(self, build, inputs)
 
-    monkeypatch.setattr(session_module.ShadowSession, "run", counted)  # before the workers are forked
+    monkeypatch.setattr(Runs, "run", counted)  # before the workers are forked
     if not share:
         monkeypatch.setattr(RunShare, "key", staticmethod(lambda kind, fingerprint, inputs: None))
     session, _ = engine.open_session(MLP, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
-                                     ng.Options(low=0.0, high=1.0), workers=Workers(jobs=jobs))
+                                     ng.Options(low=0.0, high=1.0), RunContext(workers=Workers(jobs=jobs)))
     with session:
         log.write_text("")
         table = PassTable(session, X, session.tol)
@@ -181,11 +182,11 @@ def test_snapshots_that_compile_alike_are_run_once(monkeypatch, tmp_path, jobs):
 
 def test_a_gated_tir_build_that_compiles_as_the_pipeline_shares_its_run(monkeypatch):
     runs = []
-    plain_run = session_module.ShadowSession.run
-    monkeypatch.setattr(session_module.ShadowSession, "run",
+    plain_run = Runs.run
+    monkeypatch.setattr(Runs, "run",
                         lambda self, build, inputs: runs.append(build) or plain_run(self, build, inputs))
     session, _ = engine.open_session(MLP, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
-                                     ng.Options(low=0.0, high=1.0), workers=Workers(jobs=0))
+                                     ng.Options(low=0.0, high=1.0), RunContext(workers=Workers(jobs=0)))
     with session:
         table = PassTable(session, X, session.tol)
         table.relax_events = []

@@ -9,7 +9,7 @@ import pytest
 
 import tvm_numguard as ng
 from tvm_numguard.workers import Workers
-from tvm_numguard.workers.service import can_fork
+from tvm_numguard.workers import can_fork
 
 from clirun import run_cli
 from crash_passes import make_model
@@ -133,7 +133,7 @@ def _collected_private_mib() -> float:
 
 
 def test_what_a_worker_inherits_stays_out_of_its_private_memory():
-    from tvm_numguard.workers.service import fork_pool
+    from tvm_numguard.workers.pool import fork_pool
 
     ballast = [[i] for i in range(2_000_000)]  # objects the parent's collector tracks: about 200 MiB
     pool = fork_pool(1, cap=64 * 1024 ** 3)

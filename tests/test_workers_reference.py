@@ -10,12 +10,13 @@ import pytest
 
 import tvm_numguard as ng
 from tvm_numguard.errors import BuildError
-from tvm_numguard.shadow import session as session_module
+from tvm_numguard.shadow import memo as memo_module
 from tvm_numguard.shadow.build import compile_model
+from tvm_numguard.context import RunContext
 from tvm_numguard.shadow.session import ShadowSession
 from tvm_numguard.workers import Workers
-from tvm_numguard.workers import service
-from tvm_numguard.workers.service import can_fork
+from tvm_numguard.shadow import tasks as service
+from tvm_numguard.workers import can_fork
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -35,7 +36,7 @@ def mlp():
     ng.CompileConfig(disable=("FuseOps#0",)),
 ], ids=["default", "zero", "patched", "under-test", "disabled"])
 def test_the_reference_decided_as_events_come_is_the_reference_by_event_ids(mlp, config):
-    session = ShadowSession(mlp, config, workers=Workers(jobs=0))
+    session = ShadowSession(mlp, config, context=RunContext(workers=Workers(jobs=0)))
     session.prepare_optimized()
     by_ids = compile_model(mlp.mod, config, session.reference_skip, fingerprint=True)
     as_they_come = compile_model(mlp.mod, config, reference=True, fingerprint=True)
@@ -56,13 +57,13 @@ def test_only_the_events_between_the_markers_are_skipped_for_a_pass_under_test(m
 @needs_fork
 def test_a_session_builds_the_reference_in_its_own_worker_while_it_builds_the_pipeline(mlp, monkeypatch):
     order = []
-    compile_here, fork = session_module.compile_model, service.BuildService.__init__
-    monkeypatch.setattr(session_module, "compile_model",
+    compile_here, fork = memo_module.compile_model, service.BuildService.__init__
+    monkeypatch.setattr(memo_module, "compile_model",
                         lambda *a, **k: (order.append("reference" if k.get("reference") else "build here"),
                                          compile_here(*a, **k))[1])
     monkeypatch.setattr(service.BuildService, "__init__",
                         lambda self, *a, **k: (order.append(f"fork {k.get('jobs')}"), fork(self, *a, **k))[1])
-    held = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=1))
+    held = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=1)))
     with held:
         held.prepare()
         x = {spec.name: np.full(spec.shape, 0.25, dtype=spec.dtype) for spec in mlp.inputs}
@@ -72,7 +73,7 @@ def test_a_session_builds_the_reference_in_its_own_worker_while_it_builds_the_pi
     # forked first (one worker), then this process built the pipeline as written and nothing else
     assert order == ["fork 1", "build here"]
     assert info.reference == "worker" and held.build_count == 2
-    here = ShadowSession(mlp, ng.CompileConfig(), workers=Workers(jobs=0))
+    here = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     here.prepare()
     assert here.workers_info().reference == "in-process"
     assert all(np.array_equal(a, b) for a, b in zip(outputs, here.reference_outputs(x)))
@@ -90,7 +91,7 @@ def test_a_reference_that_crashes_is_an_error_and_the_process_goes_on():
 
 def test_the_best_input_is_remembered_past_the_last_few(mlp, monkeypatch):
     session = ShadowSession(mlp, ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default"),
-                            workers=Workers(jobs=0))
+                            context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     rng = np.random.default_rng(0)
     inputs = [{s.name: rng.uniform(0, 1, s.shape).astype(s.dtype) for s in mlp.inputs} for _ in range(6)]
@@ -98,8 +99,8 @@ def test_the_best_input_is_remembered_past_the_last_few(mlp, monkeypatch):
     best = inputs[int(np.argmax(scores))]
     assert scores.index(max(scores)) < 2  # older than the last four: only the pin keeps it
     runs = []
-    run = session.run
-    monkeypatch.setattr(session, "run", lambda build, x: (runs.append(build), run(build, x))[1])
+    run = session.runs.run
+    monkeypatch.setattr(session.runs, "run", lambda build, x: (runs.append(build), run(build, x))[1])
     assert session.compare(session.optimized, best).score == max(scores)
     assert runs == []
 
@@ -143,7 +144,7 @@ def test_the_search_starts_while_the_held_worker_still_builds_the_reference():
 
     model = ng.load_model(make_model())
     config = ng.CompileConfig(pipeline=f"{ROOT}/tests/crash_passes.py:unhurried_pipeline,zero")
-    with ShadowSession(model, config, workers=Workers(jobs=1)) as session:
+    with ShadowSession(model, config, context=RunContext(workers=Workers(jobs=1))) as session:
         session.prepare()
         assert session.reference_site.building()  # prepared without waiting for it
         x = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in model.inputs}

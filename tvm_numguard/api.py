@@ -22,9 +22,10 @@ from .report import Report
 from .report.sections import event_row
 from .search import FixedInputs
 from .shadow.session import ShadowSession
+from .context import RunContext
 from .workers import Workers
 
-__all__ = ["Options", "bisect", "check", "event_table", "list_passes", "search"]
+__all__ = ["Options", "bisect", "event_table", "list_passes", "range_check", "search"]
 
 
 
@@ -37,12 +38,12 @@ def event_table(session: ShadowSession) -> list:
 def list_passes(model, config: Optional[CompileConfig] = None, progress: Progress = None,
                 on_build: Optional[Callable] = None) -> list:
     """The pass events of one compilation (``numguard passes``)."""
-    session = ShadowSession(engine.as_model(model), config or CompileConfig(), progress=progress, on_build=on_build)
-    with session:
+    context = RunContext.of(progress, on_build).in_process()
+    with ShadowSession(engine.as_model(model), config or CompileConfig(), context=context) as session:
         try:
             session.prepare()
         except PipelineBuildError:  # which pass breaks the build: a finding, as for every command
-            engine.raise_build_failure(session, progress)
+            engine.raise_build_failure(session)
         return event_table(session)
 
 
@@ -51,21 +52,36 @@ def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Opti
            on_build: Optional[Callable] = None, on_witness: Optional[Callable[[dict], None]] = None,
            workers: Optional[Workers] = None) -> Report:
     """Search the range for a violation and bisect the pipeline on its witness
-    (or, with ``inputs``, check those inputs only).
+    (or, with ``inputs``, check those inputs only): ``numguard bisect``.
 
-    ``on_witness(inputs)`` is called once a violation's witness is known, before
-    the (long) bisection, so a caller can keep it even if the bisection never ends.
-    ``workers``: how builds are made (default: a worker process per core)."""
+    Args:
+        model: a Model, a model file (.onnx, .pt2, .py) or an IRModule.
+        config: the pipelines, target and opt level (default: TVM's default pipeline, llvm).
+        options: the range, tolerance, search and budget (default: ``Options()``, which needs a range).
+        inputs: check only these inputs (e.g. a saved witness), no search.
+        progress: ``callable(message)`` for phase messages and details (``progress.Detail``).
+        on_build: ``callable(build)`` for every compile.
+        on_witness: ``callable(inputs)``, once a violation's witness is known and before the
+            (long) bisection, so a caller can keep it even if the bisection never ends.
+        workers: how builds that may crash are made (default: a worker process per core).
+
+    Returns:
+        The Report: verdict, witness, metrics and, for a violation, the blamed pass events.
+
+    Raises:
+        UsageError: bad input (model, range, options), one line saying what.
+        PipelineBreaksError: the pipeline as written does not build the model (the pass that breaks it named).
+    """
     started = time.perf_counter()
     options = options or Options()
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build,
-                                          workers=workers)
+    context = RunContext.of(progress, on_build, on_witness, workers)
+    session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
         if inputs is not None:
             searches = [FixedInputs(engine.check_given_inputs(session.model, inputs))]
         else:
             searches = engine.strategies(options)
-        finding = engine.check(session, options, ranges, searches, "bisect", progress, on_witness,
+        finding = engine.check(session, options, ranges, searches, "bisect",
                                budget=options.budget if inputs is None else None)
         return Report.from_finding(engine.finish(finding, session, started))
 
@@ -74,24 +90,47 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
            progress: Progress = None, on_build: Optional[Callable] = None,
            workers: Optional[Workers] = None) -> Report:
     """Search the range with each of the options' strategies (same budget, same
-    seed; ``Options(search="random,boundary,evolve")``) for the inputs where the
-    optimized build is worst; no bisection."""
+    seed) for the inputs where the optimized build is worst; no bisection (``numguard search``).
+
+    Args:
+        model, config, progress, on_build, workers: as for ``bisect``.
+        options: as for ``bisect``; by default every strategy
+            (``Options(search="random,boundary,evolve")``), which needs a range.
+
+    Returns:
+        The Report, with each strategy's result in its ``search`` section.
+
+    Raises:
+        UsageError, PipelineBreaksError: as for ``bisect``.
+    """
     started = time.perf_counter()
     options = options or Options(search=DEFAULT_SEARCHES)
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build,
-                                          workers=workers)
+    context = RunContext.of(progress, on_build, workers=workers)
+    session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
-        finding = engine.check(session, options, ranges, engine.strategies(options), "search", progress,
-                               bisect=False)
+        finding = engine.check(session, options, ranges, engine.strategies(options), "search", bisect=False,
+                               every_strategy=True)
         return Report.from_finding(engine.finish(finding, session, started))
 
 
-def check(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None):
+def range_check(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None):
     """The static range check (``numguard check``): which operators of the model,
     and of the module the pipeline's Relax passes make of it, can leave their
-    domain or their dtype's range in the options' input range. Returns an
-    ``ops.check.CheckResult``; nothing is built or run."""
-    from .ops.check import check as range_check
+    domain or their dtype's range in the options' input range. Nothing is
+    built or run.
+
+    Args:
+        model, config: as for ``bisect``.
+        options: the input range (``low``/``high``/``ranges``); the rest is unused.
+
+    Returns:
+        A ``rangecheck.check.CheckResult``: the warnings of both functions, with their drivers.
+
+    Raises:
+        UsageError: bad input; BuildError when the pipeline fails before legalizing
+        (PipelineBreaksError where a bisection names the pass that breaks it).
+    """
+    from .ops.check import check
     from .search import resolve_ranges
 
     model = engine.as_model(model)
@@ -99,7 +138,7 @@ def check(model, config: Optional[CompileConfig] = None, options: Optional[Optio
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
     config = config or CompileConfig()
     try:
-        return range_check(model, config, ranges)
+        return check(model, config, ranges)
     except BuildError:  # the pipeline fails before LegalizeOps: which pass breaks it
         engine.diagnose_build(model, config)
         raise

@@ -22,14 +22,13 @@ from .ops import check_domains
 from .ops.check import RangeCheck
 from .options import Options
 from .pipeline import CompileConfig
-from .progress import Detail, Progress, silent
+from .progress import Detail
 from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges, score_of
 from .search.aimed import Aim
 from .shadow import oracle
 from .shadow.session import ShadowSession
-from .workers import Workers
+from .context import RunContext
 
-OnWitness = Optional[Callable[[dict], None]]
 # A search for a witness to bisect stops once a violation is this many times the
 # tolerance: far past rounding noise, a certain violation, and a bisection needs
 # one certain witness, not the worst (``numguard search`` looks for the worst).
@@ -41,43 +40,43 @@ def as_model(model) -> Model:
     return model if isinstance(model, Model) else load_model(model)
 
 
-def open_session(model, config: CompileConfig, options: Options, progress: Progress = None,
-                 on_build: Optional[Callable] = None, record: bool = True, workers: Optional[Workers] = None) -> tuple:
+def open_session(model, config: CompileConfig, options: Options, context: RunContext = RunContext(),
+                 record: bool = True) -> tuple:
     """(prepared ShadowSession, ranges): the model loaded, its ranges resolved
-    (a bad range fails before any build), both builds made; ``workers``: how
-    the builds after those two are made (default: a worker process per core)."""
+    (a bad range fails before any build), both builds made; ``context``: the
+    run's hooks and how the builds after those two are made."""
     model = as_model(model)
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    session = ShadowSession(model, config, options.tolerance, progress or silent, on_build, workers or Workers())
+    session = ShadowSession(model, config, options.tolerance, context)
     try:
         session.prepare(record=record)
     except PipelineBuildError:
         with session:
-            raise_build_failure(session, progress)
+            raise_build_failure(session)
     except BaseException:  # the worker holding the reference goes with the session
         session.shutdown()
         raise
     return session, ranges
 
 
-def raise_build_failure(session: ShadowSession, progress: Progress = None) -> None:
+def raise_build_failure(session: ShadowSession) -> None:
     """The pipeline as written did not build in ``session``: bisect which pass
     breaks it and raise that as a finding (PipelineBreaksError), not as bad input."""
-    failure = bisect_build_failure(session, progress)
+    failure = bisect_build_failure(session, session.progress)
     who = (f"pass {failure.culprit} breaks the build" if failure.culprit
            else "the model does not build even with every optional pass skipped")
     raise PipelineBreaksError(f"the pipeline '{failure.pipeline}' does not build this model: {who}: {failure.error}",
                               failure, session.config, session.model)
 
 
-def diagnose_build(model, config: CompileConfig, progress: Progress = None, workers: Optional[Workers] = None) -> None:
+def diagnose_build(model, config: CompileConfig, context: RunContext = RunContext()) -> None:
     """Build ``config``'s pipeline on ``model``; where it does not build, raise the
     bisected PipelineBreaksError (``numguard check``, which builds nothing itself)."""
-    with ShadowSession(as_model(model), config, progress=progress or silent, workers=workers or Workers()) as session:
+    with ShadowSession(as_model(model), config, context=context) as session:
         try:
             session.prepare_optimized(record=False)
         except PipelineBuildError:
-            raise_build_failure(session, progress)
+            raise_build_failure(session)
 
 
 def strategies(options: Options, budget=None) -> list:
@@ -86,11 +85,11 @@ def strategies(options: Options, budget=None) -> list:
     return [make_strategy(name, budget=budget) for name in options.searches]
 
 
-def search_range(session: ShadowSession, strategy, ranges, seed: int, progress: Progress = None,
-                 stop_at: Optional[float] = None, aim: Aim = Aim()):
+def search_range(session: ShadowSession, strategy, ranges, seed: int, stop_at: Optional[float] = None,
+                 aim: Aim = Aim()):
     """Run ``strategy`` over the range against the session; a SearchResult
     (ended early once a score passes ``stop_at``); ``aim``: the range check's."""
-    progress = progress or silent
+    progress = session.progress
     budget = getattr(strategy, "budget", None)
     progress(f"searching the range for inputs where the builds differ ({strategy.name}"
              + (f", budget {budget})" if budget is not None else ")"))
@@ -103,14 +102,14 @@ def search_range(session: ShadowSession, strategy, ranges, seed: int, progress: 
     return result
 
 
-def range_check(session: ShadowSession, ranges, progress: Progress = None) -> tuple:
+def range_check(session: ShadowSession, ranges) -> tuple:
     """(RangeCheck or None, RangeCheckOutcome): ``numguard check`` on the session's
     model and pipeline, its warnings about the pipeline told as progress. The
     check is advice: one it cannot make (a pipeline that fails before
     legalizing) leaves the search unaimed, and says why."""
     from .report.check import warning_line
 
-    progress = progress or silent
+    progress = session.progress
     try:
         checker = RangeCheck(session.model, session.config)
         result = checker.run(ranges)
@@ -122,23 +121,24 @@ def range_check(session: ShadowSession, ranges, progress: Progress = None) -> tu
     return checker, RangeCheckOutcome(result)
 
 
-def check(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str,
-          progress: Progress = None, on_witness: OnWitness = None, budget: Optional[str] = None,
-          bisect: bool = True) -> Finding:
+def check(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str, *,
+          budget: Optional[str] = None, bisect: bool = True, every_strategy: bool = False) -> Finding:
     """On a prepared session: search with each of ``searches`` (strategies, or
     one FixedInputs), judge the worst input found (oracle included) and, with
-    ``bisect``, bisect a violation. ``on_witness`` sees a violation's witness
-    before the (long) bisection, so a caller can keep it whatever happens next;
-    ``budget``: the budget to record (default: the options'). A check that
-    bisects stops searching at a certain violation (CERTAIN_SCORE)."""
-    progress = progress or silent
+    ``bisect``, bisect a violation; the Finding says ``command`` made it.
+
+    The session's ``on_witness`` sees a violation's witness before the (long)
+    bisection, so a caller can keep it whatever happens next. ``budget``: the
+    budget to record (default: the options'). A check that bisects stops
+    searching at a certain violation (CERTAIN_SCORE). ``every_strategy``: the
+    Finding lists each strategy's result even when there was one."""
     stop_at = CERTAIN_SCORE if bisect else None
     searching = not all(isinstance(s, FixedInputs) for s in searches)
-    checker, outcome = range_check(session, ranges, progress) if searching else (None, None)
+    checker, outcome = range_check(session, ranges) if searching else (None, None)
     aim = Aim.of_check(outcome.result) if outcome is not None and outcome.result is not None else Aim()
     results = []
     for strategy in searches:
-        results.append(search_range(session, strategy, ranges, options.seed, progress, stop_at, aim))
+        results.append(search_range(session, strategy, ranges, options.seed, stop_at, aim))
         if stop_at is not None and results[-1].best_score > stop_at:
             break
     found = max(results, key=lambda r: r.best_score)
@@ -150,28 +150,27 @@ def check(session: ShadowSession, options: Options, ranges, searches: Sequence, 
         if session.recorded:
             early.append(Bisection(session, witness, options.strategy).start())
 
-    finding = judge(command, session, options, ranges, found, progress,
-                    budget=options.budget if budget is None else budget,
-                    strategies=results if len(results) > 1 or command == "search" else (),
+    finding = judge(session, options, ranges, found, command, budget=options.budget if budget is None else budget,
+                    strategies=results if len(results) > 1 or every_strategy else (),
                     before_oracle=start_bisection if bisect else None)
     if checker is not None and finding.witness is not None and finding.verdict != "clean":
         outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
     finding.range_check = outcome
     if finding.violation and bisect:
-        if on_witness is not None:
-            on_witness(finding.witness)
-        bisect_finding(finding, session, options, progress, early[0] if early else None)
+        if session.context.on_witness is not None:
+            session.context.on_witness(finding.witness)
+        bisect_finding(finding, session, options, early[0] if early else None)
     elif early:
         early[0].cancel()  # benign: no bisection follows
     return finding
 
 
-def judge(command: str, session: ShadowSession, options: Options, ranges, found, progress: Progress = None,
-          budget: Optional[str] = None, strategies=(), before_oracle: Optional[Callable[[dict], None]] = None) -> Finding:
-    """The Finding of a search: its witness compared, the oracle's verdict, no
-    bisection yet. ``before_oracle(witness)`` hears of a violation before the
-    oracle judges it (which takes a build)."""
-    progress = progress or silent
+def judge(session: ShadowSession, options: Options, ranges, found, command: str, *, budget: Optional[str] = None,
+          strategies=(), before_oracle: Optional[Callable[[dict], None]] = None) -> Finding:
+    """The Finding (made by ``command``) of a search: its witness compared, the
+    oracle's verdict, no bisection yet. ``before_oracle(witness)`` hears of a
+    violation before the oracle judges it (which takes a build)."""
+    progress = session.progress
     invalid = invalid_causes(session)
     require_valid_witness(found, ranges, invalid)
     witness = found.best_inputs
@@ -190,12 +189,12 @@ def judge(command: str, session: ShadowSession, options: Options, ranges, found,
                    frozenset(e.id for e in session.optional), search, witness, comparison, judgement, verdict)
 
 
-def bisect_finding(finding: Finding, session: ShadowSession, options: Options, progress: Progress = None,
+def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
                    started: Optional[Bisection] = None) -> None:
     """Bisect the pipeline on the finding's witness; fills ``finding.bisection``
     (and its events, recorded anew when the first build kept no hashes);
     ``started``: that bisection, its first round under way."""
-    progress = progress or silent
+    progress = session.progress
     session.ensure_recorded()
     finding.events = list(session.events)
     finding.optional = frozenset(e.id for e in session.optional)
@@ -205,7 +204,7 @@ def bisect_finding(finding: Finding, session: ShadowSession, options: Options, p
 
 def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
     """Stamp the session's build count and the time taken on ``finding``."""
-    finding.counts = BuildCount(session.build_count, round(session.build_seconds, 3),
+    finding.counts = BuildCount(session.memo.count, round(session.memo.seconds, 3),
                                 round(time.perf_counter() - started, 3), round(session.optimized.seconds, 3))
     finding.workers = session.workers_info()
     return finding

@@ -17,6 +17,7 @@
 
 import os
 import traceback
+from typing import Mapping, Optional
 
 BUG_REPORT = "please report it with the output of 'numguard --version' and the command that failed"
 
@@ -26,7 +27,21 @@ class NumguardError(Exception):
 
 
 class UsageError(NumguardError, ValueError):
-    """Bad usage or bad input: options that do not fit together or do not parse."""
+    """Bad usage or bad input: options that do not fit together or do not parse.
+
+    ``parameter``: the Python parameter the message starts with (``jobs must
+    be ...``); the CLI says its flag instead (``said_with``)."""
+
+    def __init__(self, message: str = "", parameter: Optional[str] = None):
+        super().__init__(message)
+        self.parameter = parameter
+
+    def said_with(self, flags: Mapping[str, str]) -> str:
+        """The message with its parameter named as ``flags`` spells it (the command line's flag)."""
+        text = str(self)
+        if self.parameter in flags and text.startswith(self.parameter):
+            return flags[self.parameter] + text[len(self.parameter):]
+        return text
 
 
 class ModelError(UsageError):

@@ -14,6 +14,7 @@ import dataclasses
 from typing import Optional
 
 from .bisect.result import Blame, BisectResult, blame_of
+from .model import model_args
 from .options import Options
 from .pipeline import CompileConfig
 from .search import SearchResult
@@ -37,6 +38,9 @@ class ModelInfo:
 
     def to_json(self) -> dict:
         return {"source": self.source, "sha256": self.sha256, "inputs": [s.to_json() for s in self.inputs]}
+
+    def to_args(self) -> list:
+        return model_args(self.source, self.inputs)
 
 
 @dataclasses.dataclass

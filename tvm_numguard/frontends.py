@@ -47,40 +47,7 @@ def load_onnx(path: str, shapes: ShapeOverrides) -> tuple:
         raise ModelError(f"--shape names unknown input(s) {', '.join(unknown)}; the model has {', '.join(names) or 'no inputs'}")
     shape_dict, dtype_dict = {}, {}
     for inp in graph_inputs:
-        if not inp.type.HasField("tensor_type"):
-            raise ModelError(f"{path}: input '{inp.name}' is not a tensor ({inp.type.WhichOneof('value') or 'no type'})")
-        ttype = inp.type.tensor_type
-        try:
-            dtype_dict[inp.name] = onnx.helper.tensor_dtype_to_np_dtype(ttype.elem_type).name
-        except (KeyError, ValueError, TypeError):
-            raise ModelError(f"{path}: input '{inp.name}' has an unsupported element type ({ttype.elem_type})") from None
-        if inp.name in shapes:
-            shape = [int(d) for d in shapes[inp.name]]
-            if ttype.HasField("shape") and len(shape) != len(ttype.shape.dim):
-                model_dims = ",".join(
-                    str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or "?")
-                    for d in ttype.shape.dim
-                )
-                raise ModelError(
-                    f"--shape {inp.name}: rank {len(shape)} given, the model's input has rank {len(ttype.shape.dim)} ({model_dims})"
-                )
-        elif not ttype.HasField("shape"):
-            raise ModelError(f"{path}: input '{inp.name}' has an unknown rank; give its shape with --shape {inp.name}=D0,D1,...")
-        else:
-            shape = []
-            for dim in ttype.shape.dim:
-                if dim.HasField("dim_value") and dim.dim_value > 0:
-                    shape.append(dim.dim_value)
-                else:
-                    label = dim.dim_param or "?"
-                    raise ModelError(
-                        f"{path}: input '{inp.name}' has a dynamic dimension '{label}'; "
-                        f"fix it with --shape {inp.name}=" + ",".join(
-                            str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else "N"
-                            for d in ttype.shape.dim
-                        )
-                    )
-        shape_dict[inp.name] = shape
+        shape_dict[inp.name], dtype_dict[inp.name] = _onnx_input(path, inp, shapes)
     printed = io.StringIO()  # the frontend prints "Error converting operator X, with inputs: <IR>" on failure
     failure = None
     with held_stderr() as held, contextlib.redirect_stdout(printed):  # a failure's C++ warnings are dropped
@@ -105,6 +72,46 @@ def load_onnx(path: str, shapes: ShapeOverrides) -> tuple:
         del failure
         gc.collect()
     raise ModelError(message)
+
+
+def _onnx_input(path: str, inp, shapes: ShapeOverrides) -> tuple:
+    """(shape, dtype name) of the ONNX graph input ``inp``, its shape from ``shapes`` if given there."""
+    import onnx
+
+    if not inp.type.HasField("tensor_type"):
+        raise ModelError(f"{path}: input '{inp.name}' is not a tensor ({inp.type.WhichOneof('value') or 'no type'})")
+    ttype = inp.type.tensor_type
+    try:
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(ttype.elem_type).name
+    except (KeyError, ValueError, TypeError):
+        raise ModelError(f"{path}: input '{inp.name}' has an unsupported element type ({ttype.elem_type})") from None
+    if inp.name in shapes:
+        shape = [int(d) for d in shapes[inp.name]]
+        if ttype.HasField("shape") and len(shape) != len(ttype.shape.dim):
+            model_dims = ",".join(
+                str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or "?")
+                for d in ttype.shape.dim
+            )
+            raise ModelError(
+                f"--shape {inp.name}: rank {len(shape)} given, the model's input has rank {len(ttype.shape.dim)} ({model_dims})"
+            )
+    elif not ttype.HasField("shape"):
+        raise ModelError(f"{path}: input '{inp.name}' has an unknown rank; give its shape with --shape {inp.name}=D0,D1,...")
+    else:
+        shape = []
+        for dim in ttype.shape.dim:
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                shape.append(dim.dim_value)
+            else:
+                label = dim.dim_param or "?"
+                raise ModelError(
+                    f"{path}: input '{inp.name}' has a dynamic dimension '{label}'; "
+                    f"fix it with --shape {inp.name}=" + ",".join(
+                        str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else "N"
+                        for d in ttype.shape.dim
+                    )
+                )
+    return shape, dtype
 
 
 def _import_onnx(model, shape_dict: dict, dtype_dict: dict) -> tuple:

@@ -70,6 +70,23 @@ class Model:
             "inputs": [spec.to_json() for spec in self.inputs],
         }
 
+    def to_args(self) -> list:
+        return model_args(self.source, self.inputs)
+
+
+SHAPE_FLAG = "--shape"  # the command line's spelling of ``load_model``'s shapes
+
+
+def model_args(source: str, inputs: Sequence) -> list:
+    """The command-line arguments that load the model from ``source`` with
+    ``inputs`` (InputSpec): the file, absolute, and for ONNX (which takes any
+    input shape) the shape of each input."""
+    words = [os.path.abspath(source) if os.path.isfile(source) else source]
+    if str(source).endswith(".onnx"):
+        for spec in inputs:
+            words += [SHAPE_FLAG, f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
+    return words
+
 
 def file_sha256(path: str) -> str:
     """sha256 of a file's bytes: a model's identity in reports (replay checks it)."""

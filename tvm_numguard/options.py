@@ -11,7 +11,13 @@ from typing import Mapping, Optional
 
 from .errors import RangeError, UsageError
 from .search import STRATEGIES, check_span, parse_budget
+from .tolerance import Tolerance
 
+# the command line's spelling of each field: the CLI's option groups declare these
+# flags, ``to_args`` says options back with them, and the CLI names them in errors
+FLAGS = {"low": "--low", "high": "--high", "ranges": "--range", "rtol": "--rtol", "atol": "--atol",
+         "search": "--search", "budget": "--budget", "seed": "--seed", "strategy": "--strategy",
+         "oracle": "--no-oracle"}
 BISECT_STRATEGIES = ("bisect", "linear")
 DEFAULT_SEARCHES = "random,boundary,evolve"  # numguard search compares all three
 
@@ -57,10 +63,33 @@ class Options:
         return tuple(n.strip() for n in self.search.split(",") if n.strip())
 
     @property
-    def tolerance(self) -> "Tolerance":
-        from .shadow.compare import Tolerance  # TVM's import: not for validating options
-
+    def tolerance(self) -> Tolerance:
         return Tolerance(self.rtol, self.atol)
+
+    def to_args(self, resolved: Optional[Mapping] = None, budget: Optional[str] = None,
+                bisects: bool = True) -> list:
+        """The command-line arguments that give these options. ``resolved``
+        (input name -> search.Range): state each input's range instead of
+        low/high; ``budget``: instead of the options' own; ``bisects``: the
+        command takes ``--strategy`` (``regress`` does not)."""
+        words = []
+        if resolved is not None:
+            for name, r in resolved.items():
+                words += [FLAGS["ranges"], f"{name}={r.low!r}:{r.high!r}"]
+        else:
+            if self.low is not None:
+                words += [FLAGS["low"], repr(self.low), FLAGS["high"], repr(self.high)]
+            for name, (lo, hi) in sorted(self.ranges.items()):
+                words += [FLAGS["ranges"], f"{name}={lo!r}:{hi!r}"]
+        for field in ("rtol", "atol"):
+            if getattr(self, field) is not None:
+                words += [FLAGS[field], repr(getattr(self, field))]
+        words += [FLAGS["search"], self.search, FLAGS["budget"], budget or self.budget, FLAGS["seed"], str(self.seed)]
+        if bisects and self.strategy != "bisect":
+            words += [FLAGS["strategy"], self.strategy]
+        if not self.oracle:
+            words += [FLAGS["oracle"]]
+        return words
 
     def replace(self, **changes) -> "Options":
         return dataclasses.replace(self, **changes)

@@ -37,13 +37,46 @@ import inspect
 import os
 import sys
 
-from typing import Optional
+from typing import Optional, Protocol, Sequence
 
 import tvm
 from tvm import relax
 
 from .errors import PipelineError, summarize_error
 from .instrument.catalog import UNDER_TEST_BEGIN, UNDER_TEST_END
+
+
+# the command line's spelling of each CompileConfig field (see options.FLAGS)
+FLAGS = {"pipeline": "--pipeline", "tir_pipeline": "--tir-pipeline", "target": "--target",
+         "opt_level": "--opt-level", "disable": "--disable"}
+
+
+class BuildConfig(Protocol):
+    """What a build reads of its configuration: ``CompileConfig`` (a pipeline as
+    text) and the guard's ``CallConfig`` (a caught compile call's own objects)
+    both are one. ``pass_context`` opens the PassContext it asks for."""
+
+    opt_level: int
+    disable: tuple  # pass event ids every build skips
+    under_test: Optional[str]  # the pass under test's spec, or None
+
+    def make_target(self) -> tvm.target.Target: ...
+
+    def relax_pass(self, target: tvm.target.Target): ...
+
+    def tir_pass(self, target: tvm.target.Target): ...
+
+    def context_options(self) -> dict:
+        """PassContext settings besides opt_level and instruments (a caught call's own)."""
+
+    def build_options(self) -> dict:
+        """``relax.build`` keywords besides the target and pipelines (a caught call's own)."""
+
+
+def pass_context(config: BuildConfig, instruments: Sequence = ()) -> tvm.transform.PassContext:
+    """The PassContext every build, range check and replay of ``config`` runs in."""
+    return tvm.transform.PassContext(opt_level=config.opt_level, instruments=list(instruments),
+                                     **config.context_options())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +110,18 @@ class CompileConfig:
         data.pop("passes")
         return data
 
+    def to_args(self) -> list:
+        """The command-line arguments that give this configuration (the pipeline
+        always; the rest where it is not the default)."""
+        words = [FLAGS["pipeline"], self.pipeline]
+        defaults = CompileConfig()
+        for field in ("tir_pipeline", "target", "opt_level"):
+            if getattr(self, field) != getattr(defaults, field):
+                words += [FLAGS[field], str(getattr(self, field))]
+        for event_id in self.disable:
+            words += [FLAGS["disable"], event_id]
+        return words
+
     @property
     def under_test(self) -> Optional[str]:
         """The bracketed part's spec (the pass under test), or None."""
@@ -107,6 +152,12 @@ class CompileConfig:
         target = self.make_target()
         self.relax_pass(target)
         self.tir_pass(target)
+
+    def context_options(self) -> dict:
+        return {}
+
+    def build_options(self) -> dict:
+        return {}
 
 
 def make_target(text: str) -> tvm.target.Target:

@@ -19,13 +19,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from . import __version__
 from .errors import RangeError, ReportError
 from .pipeline import CompileConfig
 from .bisect.result import document_blame
 from .numbers import from_json_number, plain
 from .report import environment, validate
 from .report.files import read_witness, write_atomic
+from .report.schemas import header
 from .report.text import num, score_text
 from .search import resolve_ranges
 from .shadow import Tolerance
@@ -71,7 +71,7 @@ class ReplayResult:
     def to_json(self) -> dict:
         """The replay result document (``--json``); inf/NaN as strings like a report's."""
         return plain({
-            "replay_version": 1, "tool": {"name": "tvm_numguard", "version": __version__},
+            **header("replay"),
             "report": self.report_path, "command": self.command,
             "model": {"source": self.model, "sha256": self.sha256},
             "witness": {"path": self.witness, "in_range": self.witness_in_range},
@@ -154,6 +154,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     """Rebuild a report's configuration and rerun its witness (see the module docstring)."""
     from .engine import check_given_inputs
     from .model import file_sha256, load_model
+    from .context import RunContext
     from .shadow.session import ShadowSession
 
     data = load_report(report_path)
@@ -184,7 +185,8 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
         raise ReportError(f"{witness_path}: {err}") from None
     in_range = all(float(np.min(witness[n])) >= r.low and float(np.max(witness[n])) <= r.high
                    for n, r in ranges.items())
-    session = ShadowSession(model, config, Tolerance(cfg["rtol"], cfg["atol"]), progress, on_build)
+    session = ShadowSession(model, config, Tolerance(cfg["rtol"], cfg["atol"]),
+                            RunContext.of(progress, on_build).in_process())
     session.prepare(record=False)
     comparison = session.compare(session.optimized, witness)
     culprit = _check_culprit(session, witness, data) if comparison.violated else None

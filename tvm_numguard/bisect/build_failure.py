@@ -41,7 +41,7 @@ class BuildFailure:
 def bisect_build_failure(session, progress: Progress = None) -> BuildFailure:
     """Name the optional event that makes ``session``'s pipeline fail to build
     (its ``optimized`` build failed; ``optional``: the events it ran)."""
-    from ..workers.tasks import SkipRun
+    from ..shadow.tasks import SkipRun
 
     progress = progress or silent
     events = tuple(e.id for e in session.optional)

@@ -18,8 +18,9 @@ from typing import Iterable, Mapping, Optional, Protocol
 import numpy as np
 
 from ..shadow.session import ShadowSession
-from ..workers import WORKERS, SkipRun
-from ..workers.info import describe_skip
+from ..shadow.info import describe_skip
+from ..shadow.tasks import SkipRun
+from ..workers import WORKERS
 
 BAD, GOOD, UNTESTABLE = "bad", "good", "untestable"
 
@@ -82,7 +83,7 @@ class WitnessChecker:
     def _drop(self, skip: frozenset) -> None:
         pending = self._pending.pop(skip)
         if pending.done():
-            self.session.speculative_builds += 1
+            self.session.attempts.note_speculative()
         else:
             pending.cancel()
 

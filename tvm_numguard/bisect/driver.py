@@ -1,4 +1,4 @@
-"""Bisection of a pass pipeline on a witness (DESIGN 5.3).
+"""Bisection of a pass pipeline on a witness (docs/architecture.md: a check, end to end).
 
 Optional events E in execution order; f(k) = does the build that runs E[:k]
 and skips the rest violate on the witness? The culprit is E[k-1] for the
@@ -100,56 +100,56 @@ class Bisection:
             def ahead(points):
                 self.checker.prefetch([self.skip_after(j) for j in points])
 
-            _decide(result, self.checker, self.search(len(ends) - 1, probe, ahead), events, ends, self.changed,
-                    self.skip_after, progress, ddmin_max_tests)
+            self._decide(result, self.search(len(ends) - 1, probe, ahead), progress, ddmin_max_tests)
         finally:
             self.cancel()
             result.builds = session.build_count - builds_before
         return result
 
+    def _decide(self, result, prefix, progress, ddmin_max_tests: int) -> None:
+        """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
+        checker, events, ends, changed, skip_after = self.checker, self.events, self.ends, self.changed, self.skip_after
 
-def _decide(result, checker, prefix, events, ends, changed, skip_after, progress, ddmin_max_tests) -> None:
-    """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
-    def clears(subset):
-        verdict = checker.check(frozenset(subset))
-        return None if verdict.status == UNTESTABLE else verdict.status == GOOD
+        def clears(subset):
+            verdict = checker.check(frozenset(subset))
+            return None if verdict.status == UNTESTABLE else verdict.status == GOOD
 
-    def ahead(subsets):
-        checker.prefetch(frozenset(s) for s in subsets)
+        def ahead(subsets):
+            checker.prefetch(frozenset(s) for s in subsets)
 
-    if not prefix.exact:
-        result.suspects = [i for i in events[ends[prefix.good]:ends[prefix.bad]] if i in changed]
-    else:
-        k = ends[prefix.bad]
-        result.culprit = events[k - 1]
-        # the last clean prefix builds the same as E[:k-1] (events between are unchanged)
-        result.score_before = checker.check(skip_after(prefix.good)).score
-        result.score_after = checker.check(skip_after(prefix.bad)).score
-        alone = checker.check(frozenset([result.culprit]))
-        result.confirmed = None if alone.status == UNTESTABLE else alone.status == GOOD
-        result.confirm_score, result.confirm_reason = alone.score, alone.reason
-        progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"
-                        + (f" ({alone.reason})" if alone.reason else "")))
-        if result.confirmed:
-            result.status = "culprit"
-            result.minimal_set = [result.culprit]
-            return
-        if result.confirmed is None:
-            # a later pass needs the culprit to have run (the build without it crashed or
-            # failed): the culprit goes with the fewest later events that make it buildable
-            progress(f"skipping {result.culprit} alone cannot be tested; looking for the later passes "
-                     "that must go with it")
-            later = events[k:]
-            together, complete = ddmin(later, lambda s: clears([result.culprit, *s]), ddmin_max_tests,
-                                       lambda subsets: ahead([result.culprit, *s] for s in subsets))
-            if clears([result.culprit, *together]):
-                result.status = "minimal_set"
-                result.minimal_set = [result.culprit, *together]
-                result.minimal_set_complete = complete
+        if not prefix.exact:
+            result.suspects = [i for i in events[ends[prefix.good]:ends[prefix.bad]] if i in changed]
+        else:
+            k = ends[prefix.bad]
+            result.culprit = events[k - 1]
+            # the last clean prefix builds the same as E[:k-1] (events between are unchanged)
+            result.score_before = checker.check(skip_after(prefix.good)).score
+            result.score_after = checker.check(skip_after(prefix.bad)).score
+            alone = checker.check(frozenset([result.culprit]))
+            result.confirmed = None if alone.status == UNTESTABLE else alone.status == GOOD
+            result.confirm_score, result.confirm_reason = alone.score, alone.reason
+            progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"
+                            + (f" ({alone.reason})" if alone.reason else "")))
+            if result.confirmed:
+                result.status = "culprit"
+                result.minimal_set = [result.culprit]
                 return
-    progress("no single event explains the violation; delta debugging for a minimal disabling set")
-    minimal, complete = ddmin(changed, clears, max_tests=ddmin_max_tests, lookahead=ahead)
-    if clears(minimal):
-        result.status = "minimal_set"
-        result.minimal_set = minimal
-        result.minimal_set_complete = complete
+            if result.confirmed is None:
+                # a later pass needs the culprit to have run (the build without it crashed or
+                # failed): the culprit goes with the fewest later events that make it buildable
+                progress(f"skipping {result.culprit} alone cannot be tested; looking for the later passes "
+                         "that must go with it")
+                later = events[k:]
+                together, complete = ddmin(later, lambda s: clears([result.culprit, *s]), ddmin_max_tests,
+                                           lambda subsets: ahead([result.culprit, *s] for s in subsets))
+                if clears([result.culprit, *together]):
+                    result.status = "minimal_set"
+                    result.minimal_set = [result.culprit, *together]
+                    result.minimal_set_complete = complete
+                    return
+        progress("no single event explains the violation; delta debugging for a minimal disabling set")
+        minimal, complete = ddmin(changed, clears, max_tests=ddmin_max_tests, lookahead=ahead)
+        if clears(minimal):
+            result.status = "minimal_set"
+            result.minimal_set = minimal
+            result.minimal_set_complete = complete

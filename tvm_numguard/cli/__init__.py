@@ -18,6 +18,7 @@ from ..errors import BUG_REPORT, InternalError, UsageError, summarize_error
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted
+from .groups import FLAGS
 from .check import Check
 from .reduce import Reduce
 from .regress import Regress
@@ -69,7 +70,7 @@ def main(argv=None) -> None:
             click.echo(f"numguard: {held} line(s) that TVM or the frontend wrote to stderr were held back "
                        "(a --json report keeps them as diagnostics; -v shows them)", err=True)
     except UsageError as err:
-        click.echo(f"{ERROR} {err}", err=True)
+        click.echo(f"{ERROR} {err.said_with(FLAGS)}", err=True)
         sys.exit(2)
     except InternalError as err:
         click.echo(f"{ERROR} internal error: {err}", err=True)

@@ -37,7 +37,7 @@ class Check(Command):
         options = Options(**options)
         console.progress(f"analysing {model.source} and its pipeline's Relax passes")
         with console.interruptible():
-            result = api.check(model, config, options)
+            result = api.range_check(model, config, options)
         data = check_document(result, model, config, options.rtol)
         if outputs.json:
             write_atomic(outputs.json, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode())

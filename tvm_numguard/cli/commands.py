@@ -28,7 +28,7 @@ Exit codes:
   130  interrupted (a violation's witness is kept)"""
 
 
-HELP_ORDER = ("model", "config", "options", "workers", "outputs")
+HELP_ORDER = ("model", "corpus", "config", "options", "workers", "run", "outputs")
 
 
 class Command:
@@ -87,7 +87,7 @@ def deliver(report, outputs: Outputs) -> int:
         report.save_witness(outputs.witness_path)
     diagnostics = held_back()
     if diagnostics:
-        report.data["diagnostics"] = diagnostics
+        report.add_diagnostics(diagnostics)
     if outputs.json:
         report.write_json(outputs.json)
     click.echo(report.summary(invoked_as()))
@@ -168,7 +168,7 @@ class Search(Command):
         if outputs.plot:
             write_search_plot(report.data, outputs.plot)
         code = deliver(report, outputs)
-        click.echo(strategies_line(report.data["search"]["strategies"]))
+        click.echo(strategies_line(report.finding.search.strategies))
         return code
 
 
@@ -192,17 +192,17 @@ class Trace(Command):
             report = trace(model, config, options, progress=console.progress, on_build=console.on_build,
                            on_witness=keep_witness(outputs, console), workers=workers)
         code = deliver(report, outputs)
-        traced = report.data.get("trace")
+        traced = report.finding.trace
         if outputs.html:  # a clean check gets its page too, saying so
             write_atomic(outputs.html, render_html(report.data, invoked_as()).encode())
         if traced is None:
             click.echo("  trace     nothing to trace: no violation on the searched inputs"
                        + (f" (the page {outputs.html} says so)" if outputs.html else ""))
             return code
-        click.echo(trace_lines(traced))
+        click.echo(trace_lines(traced.to_json()))
         if outputs.dot:
-            write_atomic(outputs.dot, propagation_dot(traced["graph"]).encode())
-        if outputs.plot and traced["passes"]:
+            write_atomic(outputs.dot, propagation_dot(traced.localization.graph).encode())
+        if outputs.plot and traced.passes:
             write_atomic(outputs.plot, pass_errors_png(report.data))
         return code
 

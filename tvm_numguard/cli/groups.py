@@ -16,8 +16,15 @@ import click
 
 from ..errors import UsageError
 from ..options import BISECT_STRATEGIES, Options
+from ..options import FLAGS as OPTION_FLAGS
+from ..workers.pool import FLAGS as WORKER_FLAGS
 from ..report.files import check_writable
 from ..search import STRATEGIES, parse_range_spec
+
+
+# the flags a library error's parameter is said with (UsageError.said_with); the
+# compile configuration's (pipeline.FLAGS) import TVM, and no error names them
+FLAGS = {**OPTION_FLAGS, **WORKER_FLAGS}
 
 
 class OptionGroup:
@@ -91,9 +98,10 @@ class RangeArgs(OptionGroup):
     """The input range alone (``numguard check``): parses to Options' low, high and ranges."""
 
     options = (
-        click.option("--low", type=float, help="Lower bound for every input."),
-        click.option("--high", type=float, help="Upper bound for every input."),
-        click.option("--range", "range_specs", multiple=True, metavar="NAME=LO:HI", help="Bounds for one input."),
+        click.option(OPTION_FLAGS["low"], type=float, help="Lower bound for every input."),
+        click.option(OPTION_FLAGS["high"], type=float, help="Upper bound for every input."),
+        click.option(OPTION_FLAGS["ranges"], "range_specs", multiple=True, metavar="NAME=LO:HI",
+                     help="Bounds for one input."),
     )
 
     def parse(self, values: dict) -> dict:
@@ -124,21 +132,23 @@ class CheckArgs(OptionGroup):
         self.bisect = bisect
         options = [
             *RangeArgs.options,
-            click.option("--rtol", type=float, help="Relative tolerance (default by dtype: 1e-5 for float32)."),
-            click.option("--atol", type=float, help="Absolute tolerance (default by dtype: 1e-6 for float32)."),
-            click.option("--search", default=search_default, show_default=True, metavar="NAMES",
+            click.option(OPTION_FLAGS["rtol"], type=float, help="Relative tolerance (default by dtype: 1e-5 for "
+                                                                "float32)."),
+            click.option(OPTION_FLAGS["atol"], type=float, help="Absolute tolerance (default by dtype: 1e-6 for "
+                                                                "float32)."),
+            click.option(OPTION_FLAGS["search"], default=search_default, show_default=True, metavar="NAMES",
                          help=f"Search strategies, comma-separated ({', '.join(STRATEGIES)}); each runs with the "
                               "same budget and seed, and the worst input any finds is the witness."),
-            click.option("--budget", default=budget_default, show_default=True,
+            click.option(OPTION_FLAGS["budget"], default=budget_default, show_default=True,
                          help="Search budget per strategy: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
-            click.option("--seed", default=0, show_default=True, type=int, help="Seed of every random choice."),
-            click.option("--no-oracle", "no_oracle", is_flag=True,
+            click.option(OPTION_FLAGS["seed"], default=0, show_default=True, type=int, help="Seed of every random choice."),
+            click.option(OPTION_FLAGS["oracle"], "no_oracle", is_flag=True,
                          help="Do not excuse differences that a float64 build shows are not worse than the "
                               "reference's."),
         ]
         if bisect:
             options.append(click.option(
-                "--strategy", type=click.Choice(BISECT_STRATEGIES), default="bisect", show_default=True,
+                OPTION_FLAGS["strategy"], type=click.Choice(BISECT_STRATEGIES), default="bisect", show_default=True,
                 help="How to isolate the pass: bisect (log2(events) builds) or linear (one build per event)."))
         self.options = tuple(options)
 
@@ -153,13 +163,13 @@ class WorkerArgs(OptionGroup):
     """How builds are made: worker processes, their time and memory."""
 
     options = (
-        click.option("--jobs", type=int, default=None, metavar="N",
+        click.option(WORKER_FLAGS["jobs"], type=int, default=None, metavar="N",
                      help="Worker processes that build and run configurations (default: one per core; 0 builds "
                           "in this process, where a crashing pass ends the run)."),
-        click.option("--build-timeout", type=float, default=None, metavar="SECONDS",
+        click.option(WORKER_FLAGS["build_timeout"], type=float, default=None, metavar="SECONDS",
                      help="Stop a worker still building one configuration after this long; the configuration is "
                           "untestable (default: 10 times the recorded build and run, at least 60 s)."),
-        click.option("--max-memory", default=None, metavar="SIZE",
+        click.option(WORKER_FLAGS["max_memory"], default=None, metavar="SIZE",
                      help="Cap on the workers' memory together, e.g. 16G or 800M (default: 75% of this machine); "
                           "a worker past its share is stopped and its configuration is untestable."),
     )

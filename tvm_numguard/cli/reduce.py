@@ -9,6 +9,7 @@ import tempfile
 import click
 
 from ..errors import ReportError, UsageError
+from ..report.schemas import kind_of
 from .commands import Command
 from .groups import OutputArgs
 
@@ -22,8 +23,8 @@ Exit codes:
 
 def violation_row(report: dict, model, pass_spec) -> dict:
     """The report's violation row to reduce: the first one, or the one ``model``/``pass_spec`` name."""
-    if report.get("schema") != "numguard-regress/1":
-        raise ReportError("numguard reduce takes a 'numguard regress --json' report (schema numguard-regress/1)")
+    if kind_of(report) != "regress":
+        raise ReportError("numguard reduce takes a 'numguard regress --json' report (kind regress)")
     rows = [r for r in report["rows"] if r["verdict"] == "violation" and r.get("witness")
             and (model is None or r["model"] == model) and (pass_spec is None or r["pass_spec"] == pass_spec)]
     if not rows:

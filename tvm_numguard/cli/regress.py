@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from typing import Optional
 
 import click
 
@@ -85,17 +86,81 @@ class RegressCheckArgs(CheckArgs):
         return RangeChoice(super().parse(values), model_ranges=not given)
 
 
-def corpus(items, random_count: int, seed: int, target_pass, discontinuous: bool = False) -> list:
-    """The models of ``--models`` and ``--random``, in that order."""
-    from ..regress.corpus import collect, random_models
+@dataclasses.dataclass(frozen=True)
+class CorpusChoice:
+    """The models ``--models`` and ``--random`` name (checked when made; collected by ``models``)."""
 
-    if random_count < 0:
-        raise UsageError(f"--random must be >= 0, got {random_count}")
-    if (target_pass or discontinuous) and not random_count:
-        raise UsageError("--target-pass and --discontinuous shape generated models: give --random N too")
-    if not items and not random_count:
-        raise UsageError("give the models: --models PATH|CORPUS and/or --random N")
-    return (collect(items) if items else []) + random_models(random_count, seed, target_pass, discontinuous)
+    items: tuple = ()
+    random_count: int = 0
+    target_pass: Optional[str] = None
+    discontinuous: bool = False
+
+    def __post_init__(self):
+        if self.random_count < 0:
+            raise UsageError(f"--random must be >= 0, got {self.random_count}")
+        if (self.target_pass or self.discontinuous) and not self.random_count:
+            raise UsageError("--target-pass and --discontinuous shape generated models: give --random N too")
+        if not self.items and not self.random_count:
+            raise UsageError("give the models: --models PATH|CORPUS and/or --random N")
+
+    def models(self, seed: int) -> list:
+        """The models of ``--models`` and ``--random`` (stream ``seed``), in that order."""
+        from ..regress.corpus import collect, random_models
+
+        return ((collect(self.items) if self.items else [])
+                + random_models(self.random_count, seed, self.target_pass, self.discontinuous))
+
+
+class CorpusArgs(OptionGroup):
+    options = (
+        click.option("--models", "model_items", multiple=True, metavar="PATH|CORPUS",
+                     help="Models to check the pass on (repeat for more)."),
+        click.option("--random", "random_count", default=0, show_default=True, type=int, metavar="N",
+                     help="Also check N generated models (stream --seed), each at the ranges it is valid in."),
+        click.option("--discontinuous", is_flag=True,
+                     help="Generated models may also use round, floor, sign, compares and int casts (off by default: "
+                          "they turn rounding-level differences into large ones)."),
+        click.option("--target-pass", metavar="PASS|OPS",
+                     help="Generated models favour the patterns this pass rewrites (a stock pass name, or a comma "
+                          "list of Relax operators such as exp,divide)."),
+    )
+
+    def parse(self, values: dict) -> CorpusChoice:
+        return CorpusChoice(tuple(values.pop("model_items")), values.pop("random_count"), values.pop("target_pass"),
+                            values.pop("discontinuous"))
+
+
+@dataclasses.dataclass(frozen=True)
+class RegressRunChoice:
+    """Where a regress run's rows go besides the outputs, and when it fails."""
+
+    junit: Optional[str] = None
+    out_dir: str = "numguard-regress"
+    cluster: Optional[str] = None
+    require_fired: int = 1
+
+    def __post_init__(self):
+        if self.require_fired < 0:
+            raise UsageError(f"--require-fired must be >= 0, got {self.require_fired}")
+        if self.junit:
+            check_writable(self.junit)
+
+
+class RegressRunArgs(OptionGroup):
+    options = (
+        click.option("--junit", type=click.Path(), help="Write JUnit XML: a testsuite per pass, a testcase per model."),
+        click.option("--out", "out_dir", default="numguard-regress", show_default=True, type=click.Path(),
+                     help="Where the witnesses of violations are kept (one .npz per pass and model)."),
+        click.option("--cluster", metavar="ADDRESS",
+                     help="Run the rows on an existing Dask cluster (its scheduler's address, tcp://HOST:8786) "
+                          "instead of local workers (the 'cluster' extra)."),
+        click.option("--require-fired", default=1, show_default=True, type=int, metavar="K",
+                     help="Exit 4 when a pass changed fewer than K models (0: never)."),
+    )
+
+    def parse(self, values: dict) -> RegressRunChoice:
+        return RegressRunChoice(values.pop("junit"), values.pop("out_dir"), values.pop("cluster"),
+                                values.pop("require_fired"))
 
 
 class Regress(Command):
@@ -108,51 +173,25 @@ class Regress(Command):
 
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json", "html"), "options": RegressCheckArgs(), "config": PassArgs(),
-                "workers": WorkerArgs()}
+                "workers": WorkerArgs(), "corpus": CorpusArgs(), "run": RegressRunArgs()}
 
-    extra = (
-        click.option("--models", "model_items", multiple=True, metavar="PATH|CORPUS",
-                     help="Models to check the pass on (repeat for more)."),
-        click.option("--random", "random_count", default=0, show_default=True, type=int, metavar="N",
-                     help="Also check N generated models (stream --seed), each at the ranges it is valid in."),
-        click.option("--discontinuous", is_flag=True,
-                     help="Generated models may also use round, floor, sign, compares and int casts (off by default: "
-                          "they turn rounding-level differences into large ones)."),
-        click.option("--target-pass", metavar="PASS|OPS",
-                     help="Generated models favour the patterns this pass rewrites (a stock pass name, or a comma "
-                          "list of Relax operators such as exp,divide)."),
-        click.option("--junit", type=click.Path(), help="Write JUnit XML: a testsuite per pass, a testcase per model."),
-        click.option("--out", "out_dir", default="numguard-regress", show_default=True, type=click.Path(),
-                     help="Where the witnesses of violations are kept (one .npz per pass and model)."),
-        click.option("--cluster", metavar="ADDRESS",
-                     help="Run the rows on an existing Dask cluster (its scheduler's address, tcp://HOST:8786) "
-                          "instead of local workers (the 'cluster' extra)."),
-        click.option("--require-fired", default=1, show_default=True, type=int, metavar="K",
-                     help="Exit 4 when a pass changed fewer than K models (0: never)."),
-    )
-
-    def run(self, outputs, options, config, workers, model_items=(), random_count=0, target_pass=None,
-            discontinuous=False, junit=None, out_dir="numguard-regress", require_fired=1, cluster=None) -> int:
+    def run(self, outputs, options, config, workers, corpus: CorpusChoice, run: RegressRunChoice) -> int:
         from ..regress import RowRequest, regress
         from ..regress.render import render_html, render_junit, render_text
         from ..regress.run import ROW_TIMEOUT
 
-        if require_fired < 0:
-            raise UsageError(f"--require-fired must be >= 0, got {require_fired}")
-        if junit:
-            check_writable(junit)
-        models = corpus(model_items, random_count, options.options.seed, target_pass, discontinuous)
-        requests = [RowRequest(c, options.options, os.path.abspath(out_dir), options.model_ranges, words)
+        models = corpus.models(options.options.seed)
+        requests = [RowRequest(c, options.options, os.path.abspath(run.out_dir), options.model_ranges, words)
                     for c, words in config]
         console = self.console(outputs)
         with console.interruptible():
-            run = regress(requests, models, workers, progress=console.progress, require_fired=require_fired,
-                          row_timeout=workers.build_timeout or ROW_TIMEOUT, cluster=cluster)
+            result = regress(requests, models, workers, progress=console.progress, require_fired=run.require_fired,
+                             row_timeout=workers.build_timeout or ROW_TIMEOUT, cluster=run.cluster)
         if outputs.json:
-            write_atomic(outputs.json, (json.dumps(run.to_json(), indent=2) + "\n").encode())
-        if junit:
-            write_atomic(junit, render_junit(run))
+            write_atomic(outputs.json, (json.dumps(result.to_json(), indent=2) + "\n").encode())
+        if run.junit:
+            write_atomic(run.junit, render_junit(result))
         if outputs.html:
-            write_atomic(outputs.html, render_html(run).encode())
-        click.echo(render_text(run), nl=False)
-        return run.exit_code
+            write_atomic(outputs.html, render_html(result).encode())
+        click.echo(render_text(result), nl=False)
+        return result.exit_code

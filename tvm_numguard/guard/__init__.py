@@ -1,8 +1,9 @@
 """``numguard.guard``: check, and if need be switch off, the passes of every compile in a block."""
 
 from .cache import CacheWarning
-from .guard import ACTIONS, Guard, GuardWarning, NumericalError, NumericalRiskWarning, guard
+from .guard import Guard, GuardWarning, NumericalError, NumericalRiskWarning, guard
 from .report import GuardReport
+from .settings import ACTIONS, GuardSettings
 
-__all__ = ["ACTIONS", "CacheWarning", "Guard", "GuardReport", "GuardWarning", "NumericalError",
+__all__ = ["ACTIONS", "CacheWarning", "Guard", "GuardReport", "GuardSettings", "GuardWarning", "NumericalError",
            "NumericalRiskWarning", "guard"]

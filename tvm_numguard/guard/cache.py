@@ -23,6 +23,7 @@ import warnings
 from typing import Optional
 
 from ..report.files import write_atomic
+from ..report.schemas import header
 
 CACHE_VERSION = 1
 
@@ -66,7 +67,7 @@ class VerdictCache:
 
     def put(self, key: str, entry: dict, hint: Optional[str] = None) -> None:
         os.makedirs(os.path.dirname(self._path(key)), exist_ok=True)
-        text = json.dumps({**entry, "key": key}, indent=1, sort_keys=True, allow_nan=False)
+        text = json.dumps({**header("verdict"), **entry, "key": key}, indent=1, sort_keys=True, allow_nan=False)
         write_atomic(self._path(key), (text + "\n").encode())
         if hint is not None:
             os.makedirs(os.path.dirname(self._path(hint)), exist_ok=True)

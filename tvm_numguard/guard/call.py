@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import tvm
@@ -132,6 +132,15 @@ class CallConfig:
     def tir_pass(self, target: tvm.target.Target):
         return self.tir_pipeline_obj
 
+    @property
+    def disable(self) -> tuple:
+        """No pass event is skipped by id: a caught call switches passes off by name (``disabled_pass``)."""
+        return ()
+
+    @property
+    def under_test(self) -> None:
+        return None
+
     def context_options(self) -> dict:
         options = {"disabled_pass": list(self.disabled_pass), "required_pass": list(self.required_pass)}
         if self.pass_config:
@@ -158,3 +167,42 @@ class CallConfig:
     def to_json(self) -> dict:
         return {"pipeline": self.pipeline, "tir_pipeline": self.tir_pipeline, "target": self.target,
                 "opt_level": self.opt_level}
+
+
+@dataclasses.dataclass(frozen=True)
+class CaughtCall:
+    """A compile call the guard caught: ``kind`` (``tvm.compile`` or
+    ``tvm.relax.build``), the function and its arguments as the user gave
+    them, and what they bound to."""
+
+    kind: str
+    original: Callable
+    args: tuple
+    kwargs: dict
+    mod: object
+    target: object = None
+    relax_pipeline: object = "default"
+    tir_pipeline: object = "default"
+    build_kwargs: dict = dataclasses.field(default_factory=dict)
+
+    def as_written(self):
+        """The call made as the user made it."""
+        return self.original(*self.args, **self.kwargs)
+
+    def config(self, prelude: tuple = ()) -> CallConfig:
+        return CallConfig.from_call(self.target, self.relax_pipeline, self.tir_pipeline, prelude, self.build_kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckStart:
+    """What a guarded check starts from: the ``origin`` module and the
+    ``config`` that replays the call from it. Passes applied before the call
+    that replay are the config's prelude; ones that do not are judged by
+    the ``chain`` of modules they made (``note`` says so) and ``prelude``
+    names them."""
+
+    origin: object
+    config: CallConfig
+    prelude: tuple = ()
+    note: Optional[str] = None
+    chain: Optional[list] = None

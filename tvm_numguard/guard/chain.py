@@ -46,6 +46,11 @@ class ChainVerdict:
         return {"verdict": self.verdict, "score": self.score, "first_bad_call": self.first_bad_call,
                 "pass": self.pass_, "builds": self.builds}
 
+    @classmethod
+    def from_json(cls, data: dict) -> "ChainVerdict":
+        return cls(data["verdict"], float(data["score"]), data.get("first_bad_call"), data.get("pass"),
+                   int(data.get("builds", 0)))
+
 
 def judge_chain(session, modules: Sequence[tvm.IRModule], passes: Sequence, ranges, seed: int,
                 evaluations: int = 16) -> ChainVerdict:

@@ -1,4 +1,4 @@
-"""``with numguard.guard(low, high):``: check every compile in the block (DESIGN 4, 5.5).
+"""``with numguard.guard(low, high):``: check every compile in the block (README: "The guard").
 
 At each caught ``tvm.compile`` / ``tvm.relax.build`` of a Relax module the guard
 replays the call from the module's origin (the passes the user applied in the
@@ -16,7 +16,7 @@ import inspect
 import os
 import time
 import warnings
-from typing import Callable, Mapping, Optional
+from typing import Callable, Optional
 
 import numpy as np
 import tvm
@@ -28,23 +28,24 @@ from ..errors import BuildError, ModelError, NumericalError, UsageError
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
 from ..model import from_irmodule
 from ..modules import pristine
-from ..options import Options
+from ..pipeline import pass_context
 from ..progress import silent
 from ..report import Report
-from ..report.files import check_writable, write_atomic
+from ..report.files import write_atomic
 from ..search import Budget, make_strategy, parse_budget, resolve_ranges
 from ..search.strategies import random_candidate
 from ..shadow.compare import is_finite_outputs
+from ..context import RunContext
 from ..shadow.session import ShadowSession
 from ..workers import WORKERS, Workers
 from .cache import VerdictCache, cache_key
-from .call import CallConfig, describe
-from .chain import ChainVerdict, judge_chain
+from .call import CallConfig, CaughtCall, CheckStart, describe
+from .chain import judge_chain
 from .clock import Deadline, LateProgress, TimeLimitReached
 from .intercept import Busy, Interceptor, PassCallLog
-from .report import GuardReport
+from .report import GuardInfo, GuardReport
+from .settings import GuardSettings
 
-ACTIONS = ("disable", "report", "raise")
 FRESH_INPUTS = 8  # inputs besides the witness on which a disabled build is verified
 # the auto budget: the search gets what is left of this many optimized-compile times (its last
 # evaluation and the judging run past it: about 2.2 in all on SqueezeNet, 2 cores)
@@ -61,74 +62,34 @@ class GuardWarning(UserWarning):
     """A compile in a guard block could not be checked."""
 
 
-@dataclasses.dataclass
-class GuardInfo:
-    """The ``guard`` section of a guarded compile's report: the call, what was
-    done (``returned``: "optimized", "culprit disabled" or "reference"), the
-    events ``disabled`` and on how many inputs that build was verified."""
-
-    call: str
-    action: str
-    budget: Budget
-    note: Optional[str] = None
-    prelude: list = dataclasses.field(default_factory=list)
-    builds: str = "in-process"  # where the check's builds ran, and why (see Guard._workers)
-    cached: bool = False
-    disabled: list = dataclasses.field(default_factory=list)
-    verified_inputs: int = 0
-    returned: str = "optimized"
-    chain: Optional[ChainVerdict] = None
-
-    def to_json(self) -> dict:
-        return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,
-                "builds": self.builds,
-                "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
-                "verified_inputs": self.verified_inputs, "returned": self.returned,
-                "chain": self.chain.to_json() if self.chain is not None else None}
-
-
-def guard(low: Optional[float] = None, high: Optional[float] = None, *, ranges: Optional[Mapping] = None,
-          rtol: Optional[float] = None, atol: Optional[float] = None, action: str = "disable",
-          budget: str = "auto", seed: int = 0, report_path: Optional[str] = None, cache=False,
-          oracle: bool = True, progress="auto", jobs: Optional[int] = None,
-          time_limit: Optional[float] = None) -> "Guard":
+def guard(low: Optional[float] = None, high: Optional[float] = None, **settings) -> "Guard":
     """A context manager that checks every Relax compile inside it; see the module docstring.
 
-    ``budget``: ``"auto"`` (about one optimized-compile time of search, at most
-    200 evaluations) or what ``--budget`` takes (``"500"``, ``"60s"``).
-    ``cache``: a directory for verdicts, or False.
-    ``jobs``: worker processes for the bisection's builds when the call's
-    pipeline is given by name (default: one per core; 0: none). A pipeline of
-    pass objects is this process's own: its builds stay here.
-    ``progress``: ``"auto"`` (phases and steps on stderr once a check has run
-    5 s: a quick compile stays silent), None (silent) or ``callable(message)``.
-    ``time_limit``: seconds one guarded compile may take in all; past it the
-    check ends at its next step and the build as written is returned, with a
-    GuardWarning saying what was not finished (a step under way is not cut short).
+    Args:
+        low, high: the input range of every input (or give ``ranges``).
+        **settings: the keywords of ``GuardSettings`` (``ranges``, ``rtol``,
+            ``atol``, ``action``, ``budget``, ``seed``, ``report_path``,
+            ``cache``, ``oracle``, ``progress``, ``jobs``, ``time_limit``),
+            checked here: a bad one fails before the first compile.
+
+    Returns:
+        The Guard; after the block, ``.report`` holds one Report per compile.
     """
-    return Guard(low, high, ranges=ranges, rtol=rtol, atol=atol, action=action, budget=budget, seed=seed,
-                 report_path=report_path, cache=cache, oracle=oracle, progress=progress, jobs=jobs,
-                 time_limit=time_limit)
+    return Guard(low, high, GuardSettings.of(settings))
 
 
 class Guard:
-    def __init__(self, low, high, *, ranges, rtol, atol, action, budget, seed, report_path, cache, oracle, progress,
-                 jobs=None, time_limit=None):
-        if action not in ACTIONS:
-            raise UsageError(f"unknown guard action '{action}'; choose one of {', '.join(ACTIONS)}")
-        if report_path is not None:
-            check_writable(report_path)
+    def __init__(self, low: Optional[float] = None, high: Optional[float] = None,
+                 settings: GuardSettings = GuardSettings()):
+        self.settings = settings
         # Options checks the ranges, tolerances and budget: a bad one fails here, not at the first compile
-        self.options = Options(low=low, high=high, ranges=dict(ranges or {}), rtol=rtol, atol=atol, seed=seed,
-                               budget=budget, oracle=oracle)
-        self.action = action
-        self.workers = Workers(jobs=jobs)
-        self.report_path = report_path
-        self.cache = VerdictCache(cache) if cache else None
-        if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-            raise UsageError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
-        self.time_limit = time_limit
-        self.shown = LateProgress() if progress == "auto" else (progress or silent)
+        self.options = settings.options(low, high)
+        self.action = settings.action
+        self.workers = settings.workers
+        self.report_path = settings.report_path
+        self.cache = VerdictCache(settings.cache) if settings.cache else None
+        self.time_limit = settings.time_limit
+        self.shown = LateProgress() if settings.progress == "auto" else (settings.progress or silent)
         self.progress = silent  # the check under way's: the shown progress behind its deadline
         self.report = GuardReport()
         self.log = PassCallLog()
@@ -157,48 +118,52 @@ class Guard:
         mod = params.pop("mod")
         if not _has_relax_main(mod):
             return original(*args, **kwargs)
-        target = params.pop("target", None)
-        relax_pipeline = params.pop("relax_pipeline", "default")
-        tir_pipeline = params.pop("tir_pipeline", "default")
+        call = CaughtCall(kind, original, args, kwargs, mod, params.pop("target", None),
+                          params.pop("relax_pipeline", "default"), params.pop("tir_pipeline", "default"), params)
         with Busy():
-            return self._check(kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, params)
+            return self._check(call)
 
-    def _check(self, kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, build_kwargs):
+    def _check(self, call: CaughtCall):
         if isinstance(self.shown, LateProgress):
             self.shown.restart()
         self.progress = Deadline(self.time_limit, self.shown)
         try:
-            return self._checked(kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline,
-                                 build_kwargs)
+            return self._checked(call)
         except TimeLimitReached as err:
             warnings.warn(f"numguard: compile not fully checked: {err}; returned the build as written",
                           GuardWarning, stacklevel=4)
-            return err.executable if err.executable is not None else original(*args, **kwargs)
+            return err.executable if err.executable is not None else call.as_written()
 
-    def _checked(self, kind, original, args, kwargs, mod, target, relax_pipeline, tir_pipeline, build_kwargs):
-        started = time.perf_counter()
-        chain = self.log.chain_to(mod)
+    def _start(self, call: CaughtCall) -> CheckStart:
+        """Where the check of ``call`` starts: the module the block started
+        from and the passes applied since, when they replay to the call's module."""
+        chain = self.log.chain_to(call.mod)
         prelude = tuple(c.pass_ for c in chain)
-        origin = chain[0].input if chain else mod
+        origin = chain[0].input if chain else call.mod
+        config = call.config(prelude)
+        if not prelude or _replays(config, origin, call.mod):
+            return CheckStart(origin, config, prelude)
+        note = ("the passes applied before the compile call (" + ", ".join(describe(p) for p in prelude)
+                + ") do not replay to the same module: they were judged by the chain of modules they made, "
+                "and the compile call on the module as given")
+        return CheckStart(call.mod, dataclasses.replace(config, prelude=()), prelude, note,
+                          [origin] + [c.output for c in chain])
+
+    def _checked(self, call: CaughtCall):
+        started = time.perf_counter()
         try:
-            config = CallConfig.from_call(target, relax_pipeline, tir_pipeline, prelude, build_kwargs)
+            start = self._start(call)
         except UsageError:  # a target TVM cannot build for: its own error says it best
-            return original(*args, **kwargs)
-        note, chain_modules = None, None
-        if prelude and not _replays(config, origin, mod):
-            note = ("the passes applied before the compile call (" + ", ".join(describe(p) for p in prelude)
-                    + ") do not replay to the same module: they were judged by the chain of modules they made, "
-                    "and the compile call on the module as given")
-            chain_modules = [origin] + [c.output for c in chain]
-            origin, config = mod, dataclasses.replace(config, prelude=())
+            return call.as_written()
+        origin, config = start.origin, start.config
         try:
-            model = from_irmodule(origin, f"<{kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}")
+            model = from_irmodule(origin, f"<{call.kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}")
         except ModelError as err:
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
-            return original(*args, **kwargs)
+            return call.as_written()
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
         workers, builds = self._workers(config)
-        session = ShadowSession(model, config, self.options.tolerance, self.progress, workers=workers)
+        session = ShadowSession(model, config, self.options.tolerance, RunContext(self.progress, workers=workers))
         hint = self._cache_key(model, config, ranges, None)
         with session:  # the workers stop however the check ends
             try:
@@ -211,10 +176,9 @@ class Guard:
                 if cached is not None:
                     return cached
                 session.prepare_reference()
-                report, build, skip = self._judge(session, kind, config, ranges, started, note, prelude,
-                                                  chain_modules, builds)
+                report, build, skip = self._judge(session, call.kind, start, ranges, started, builds)
             except BuildError as err:  # a build or run of the check failed (the reference's included)
-                result = original(*args, **kwargs)  # the user's own error, unchanged, if it fails there too
+                result = call.as_written()  # the user's own error, unchanged, if it fails there too
                 warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
                 return result
             except TimeLimitReached as late:  # the build as written, if made, is what the user asked for
@@ -222,20 +186,20 @@ class Guard:
                     late.executable = session.optimized.executable
                 raise
         self._record(report, key, hint, skip)
-        return self._act(report, build.executable)
+        return self._act(report, report.finding.guard, build.executable)
 
-    def _judge(self, session: ShadowSession, kind: str, config: CallConfig, ranges, started: float, note, prelude,
-               chain_modules, builds: str) -> tuple:
+    def _judge(self, session: ShadowSession, kind: str, start: CheckStart, ranges, started: float,
+               builds: str) -> tuple:
         """(report, build to return, events it skips): the prepared session
         searched, judged, bisected and, for ``disable``, the culprit switched off."""
         strategy = self._strategy(session, started)
-        finding = engine.check(session, self.options, ranges, [strategy], "guard", self.progress,
-                               budget=str(strategy.budget))
-        info = GuardInfo(kind, self.action, strategy.budget, note, [describe(p) for p in prelude], builds)
-        if chain_modules is not None:
+        finding = engine.check(session, self.options, ranges, [strategy], "guard", budget=str(strategy.budget))
+        info = GuardInfo(kind, self.action, strategy.budget, start.note, [describe(p) for p in start.prelude], builds)
+        if start.chain is not None:
             self.progress("judging the passes that do not replay by the modules they made")
-            info.chain = judge_chain(session, chain_modules, prelude, ranges, self.options.seed)
+            info.chain = judge_chain(session, start.chain, start.prelude, ranges, self.options.seed)
         finding.guard = info
+        config = start.config
         finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
         build, skip = session.optimized, frozenset()
         if finding.violation and self.action == "disable":
@@ -290,34 +254,31 @@ class Guard:
         index = len(self.report)
         if self.report_path and report.witness is not None:
             report.save_witness(f"{os.path.splitext(self.report_path)[0]}.{index}.witness.npz")
-        self.report.add(report)
+        self.report.add(report, report.finding.guard)
         if self.cache is not None:
-            self.cache.put(key, {"verdict": report.data["verdict"], "skip": sorted(skip), "report": report.data},
-                           hint)
+            self.cache.put(key, {"verdict": report.verdict, "skip": sorted(skip), "report": report.to_json()}, hint)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
 
-    def _act(self, report: Report, executable):
-        info = report.data["guard"]
-        chain = info.get("chain") or {}
-        if chain.get("verdict") == "violation":
-            verdict = ChainVerdict(chain["verdict"], float(chain["score"]), chain["first_bad_call"], chain["pass"])
-            message = (f"numguard: {verdict.who}, applied before the compile call, changes the results beyond "
-                       f"tolerance (score {verdict.score:.3g}); it does not replay, so it cannot be disabled")
+    def _act(self, report: Report, info: GuardInfo, executable):
+        """Warn or raise as the action says, on ``report`` and its guard section ``info``."""
+        chain = info.chain
+        if chain is not None and chain.verdict == "violation":
+            message = (f"numguard: {chain.who}, applied before the compile call, changes the results beyond "
+                       f"tolerance (score {chain.score:.3g}); it does not replay, so it cannot be disabled")
             if self.action == "raise":
                 raise NumericalError(message, report)
             warnings.warn(message, NumericalRiskWarning, stacklevel=5)
         if not report.violation:
             return executable
-        score = max((float(m["score"]) for m in report.data["metrics"]), default=float("inf"))
         message = f"numguard: {report.blame().describe()} changes the results beyond tolerance " \
-                  f"(score {score:.3g} on the witness)"
+                  f"(score {report.worst_score:.3g} on the witness)"
         if self.action == "raise":
             raise NumericalError(message, report)
         if self.action == "disable":
-            what = ", ".join(info["disabled"]) if info["returned"] == "culprit disabled" else \
+            what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \
                 "every optional pass (disabling what the bisection blames did not verify)"
-            message += f"; disabled {what}, verified on {info['verified_inputs']} inputs"
+            message += f"; disabled {what}, verified on {info.verified_inputs} inputs"
         else:
             message += "; returned the build as written (action='report')"
         warnings.warn(message, NumericalRiskWarning, stacklevel=5)
@@ -347,13 +308,12 @@ class Guard:
             build = session.build(frozenset(entry["skip"]))
             if not build.ok:
                 return None
-        data = dict(entry["report"])
-        data["guard"] = {**data["guard"], "cached": True}
-        report = Report(data)
-        self.report.add(report)
+        info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True)
+        report = Report(entry["report"]).with_section("guard", info.to_json())
+        self.report.add(report, info)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
-        return self._act(report, build.executable)
+        return self._act(report, info, build.executable)
 
 
 def _has_relax_main(mod) -> bool:
@@ -364,7 +324,7 @@ def _has_relax_main(mod) -> bool:
 def _replays(config: CallConfig, origin: tvm.IRModule, mod: tvm.IRModule) -> bool:
     """Do the prelude passes, run again on ``origin``, give ``mod``?"""
     try:
-        with tvm.transform.PassContext(opt_level=config.opt_level, **config.context_options()):
+        with pass_context(config):
             with config.target_obj:
                 out = pristine(origin)  # a prelude pass may edit its input in place
                 for applied in config.prelude:

@@ -2,10 +2,50 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Optional
 
 from ..report import Report
-from ..report.document import SCHEMA_VERSION
+from ..report.schemas import header
+from ..search import Budget
+from .chain import ChainVerdict
+
+
+@dataclasses.dataclass
+class GuardInfo:
+    """The ``guard`` section of a guarded compile's report: the call, what was
+    done (``returned``: "optimized", "culprit disabled" or "reference"), the
+    events ``disabled`` and on how many inputs that build was verified."""
+
+    call: str
+    action: str
+    budget: Budget
+    note: Optional[str] = None
+    prelude: list = dataclasses.field(default_factory=list)
+    builds: str = "in-process"  # where the check's builds ran, and why (see Guard._workers)
+    cached: bool = False
+    disabled: list = dataclasses.field(default_factory=list)
+    verified_inputs: int = 0
+    returned: str = "optimized"
+    chain: Optional[ChainVerdict] = None
+
+    def to_json(self) -> dict:
+        return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,
+                "builds": self.builds,
+                "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
+                "verified_inputs": self.verified_inputs, "returned": self.returned,
+                "chain": self.chain.to_json() if self.chain is not None else None}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "GuardInfo":
+        """The section read back (a cached verdict's)."""
+        chain = data.get("chain")
+        return cls(data["call"], data["action"], Budget(**data["budget"]), data.get("note"),
+                   list(data.get("prelude", [])), data.get("builds", "in-process"), bool(data.get("cached")),
+                   list(data.get("disabled", [])), int(data.get("verified_inputs", 0)),
+                   data.get("returned", "optimized"), ChainVerdict.from_json(chain) if chain else None)
+
 
 
 class GuardReport:
@@ -13,9 +53,11 @@ class GuardReport:
 
     def __init__(self):
         self.entries: list = []
+        self._infos: list = []  # the GuardInfo of each entry
 
-    def add(self, report: Report) -> None:
+    def add(self, report: Report, info: GuardInfo) -> None:
         self.entries.append(report)
+        self._infos.append(info)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -31,7 +73,7 @@ class GuardReport:
         return [r for r in self.entries if r.violation]
 
     def to_json(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "kind": "guard", "entries": [r.to_json() for r in self.entries]}
+        return {**header("guard"), "entries": [r.to_json() for r in self.entries]}
 
     def to_text(self) -> str:
         return json.dumps(self.to_json(), indent=2, allow_nan=False) + "\n"
@@ -40,17 +82,16 @@ class GuardReport:
         if not self.entries:
             return "numguard guard: no Relax compile was checked"
         lines = [f"numguard guard: {len(self.entries)} compile(s) checked, {len(self.violations)} with a violation"]
-        for index, report in enumerate(self.entries):
-            info = report.data["guard"]
-            head = f"[{index}] {info['call']}: {report.data['verdict']}"
-            if info["cached"]:
+        for index, (report, info) in enumerate(zip(self.entries, self._infos)):
+            head = f"[{index}] {info.call}: {report.verdict}"
+            if info.cached:
                 head += " (cached verdict)"
-            if info["disabled"]:
-                head += f"; disabled {', '.join(info['disabled'])} ({info['returned']})"
+            if info.disabled:
+                head += f"; disabled {', '.join(info.disabled)} ({info.returned})"
             elif report.violation:
-                head += f"; action {info['action']}"
+                head += f"; action {info.action}"
             lines.append(head)
-            if info.get("note"):
-                lines.append(f"    note: {info['note']}")
+            if info.note:
+                lines.append(f"    note: {info.note}")
             lines.extend("    " + line for line in report.summary().splitlines())
         return "\n".join(lines)

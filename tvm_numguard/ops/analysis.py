@@ -241,7 +241,7 @@ class _Walker:
         limits = dtype_limits(dtype)
         if eps and var is not None and not tainted and _finite_args(args) and \
                 (interval.lo < limits.lo or interval.hi > limits.hi) and not self.has_warning(var):
-            self.warn("overflow", var, name, interval, f"the largest finite {dtype} ({limits.hi:.6g})", dtype,
+            self.warn("overflow", var, name, (interval, dtype), f"the largest finite {dtype} ({limits.hi:.6g})",
                       interval.magnitude / limits.hi, limits.hi)
         if not eps:  # integers: cast and round; past the dtype's range the value wraps
             interval = interval.outward()
@@ -258,7 +258,9 @@ class _Walker:
     def has_warning(self, var) -> bool:
         return any(w.position == self.position for w in self.result.warnings + self.result.unanalysed)
 
-    def warn(self, kind, var, op, interval, limit, dtype, excess, threshold=None, tainted=False) -> None:
+    def warn(self, kind, var, op, where: tuple, limit, excess, threshold=None, tainted=False) -> None:
+        """A warning at ``var`` about ``op``; ``where``: the (interval, dtype) of the value it is about."""
+        interval, dtype = where
         warning = RangeWarning(kind, var.name, self.position, op, interval, limit, dtype, float(excess), threshold,
                                self.depth)
         (self.result.unanalysed if tainted else self.result.warnings).append(warning)
@@ -275,7 +277,7 @@ class _Walker:
             return  # an infinite argument comes from a warning upstream
         if domain.may_leave(picked[0].dtype, *intervals):
             where = intervals[-1]
-            self.warn("domain", var, name, where, domain.text, picked[0].dtype,
+            self.warn("domain", var, name, (where, picked[0].dtype), domain.text,
                       _domain_excess(name, where, picked[0].dtype), tainted=tainted)
 
     def note_compare(self, var, name, args) -> None:
@@ -293,7 +295,7 @@ class _Walker:
         x = compared.interval
         if x.finite and x.lo < threshold < x.hi:
             share = min(threshold - x.lo, x.hi - threshold) / (x.hi - x.lo)
-            self.warn("piecewise", var, "relax.where", x, f"a split at {threshold:g}", compared.dtype, share,
+            self.warn("piecewise", var, "relax.where", (x, compared.dtype), f"a split at {threshold:g}", share,
                       threshold, tainted=self.tainted_by(cond))
 
     def kernel(self, var, call, args, dtype, shape, tainted) -> None:
@@ -305,7 +307,7 @@ class _Walker:
         if name.startswith("fast_exp") and inner and inner[0].interval.finite:
             x = inner[0].interval
             if x.hi > FAST_EXP_CLAMP and dtype == "float32":
-                self.warn("approximation", var, label, x, f"fast_exp's clamp at {FAST_EXP_CLAMP:.6g}", dtype,
+                self.warn("approximation", var, label, (x, dtype), f"fast_exp's clamp at {FAST_EXP_CLAMP:.6g}",
                           x.hi - FAST_EXP_CLAMP, FAST_EXP_CLAMP, tainted=tainted)
             clamped = x.clip(-FAST_EXP_CLAMP, FAST_EXP_CLAMP)
             value = Interval(math.exp(clamped.lo), math.exp(clamped.hi)).widen(1e-5)

@@ -26,7 +26,7 @@ from .rounding import RoundingLoss, rounding_loss
 from ..instrument import PassGate
 from ..modules import function_bindings, op_name, pristine
 from ..origins import describe
-from ..pipeline import CompileConfig
+from ..pipeline import CompileConfig, pass_context
 from .analysis import Analysis, RangeWarning, analyse
 from .drivers import Driver, drive
 from .interval import Interval
@@ -112,10 +112,9 @@ def pipeline_module(mod: tvm.IRModule, config: CompileConfig) -> Optional[tvm.IR
     capture = _Capture()
     target = config.make_target()
     relax_pass = config.relax_pass(target)
-    context = getattr(config, "context_options", dict)()
-    instruments = [PassGate(getattr(config, "disable", ())), capture.instrument()]
+    instruments = [PassGate(config.disable), capture.instrument()]
     try:
-        with tvm.transform.PassContext(opt_level=config.opt_level, instruments=instruments, **context):
+        with pass_context(config, instruments):
             with target:
                 relax_pass(pristine(mod))
     except Exception:

@@ -9,6 +9,7 @@ import re
 
 from ..pipeline import CompileConfig
 from ..report.files import write_atomic, write_witness
+from ..report.schemas import header
 from ..shadow.compare import Tolerance
 from .cut import lift_constants
 from .reducer import Reduction
@@ -74,7 +75,7 @@ def write_repro(directory: str, reduction: Reduction, config: CompileConfig, tol
                             pipeline=config.pipeline, tir_pipeline=config.tir_pipeline, target=config.target,
                             rtol=tol.rtol, atol=tol.atol)
     write_atomic(os.path.join(directory, "test_repro.py"), test.encode())
-    record = {"schema": "numguard-repro/1", "pass": config.under_test, "config": config.to_json(),
+    record = {**header("repro"), "pass": config.under_test, "config": config.to_json(),
               "tolerance": tol.to_json(), "source": source, **reduction.to_json(),
               "files": ["model.py", "constants.npz", "witness.npz", "test_repro.py"]}
     write_atomic(os.path.join(directory, "repro.json"), (json.dumps(record, indent=2) + "\n").encode())

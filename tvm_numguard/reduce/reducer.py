@@ -33,6 +33,7 @@ from ..errors import BuildError, UsageError
 from ..model import load_model
 from ..pipeline import CompileConfig
 from ..shadow.compare import Comparison, Tolerance, compare_output, compare_outputs
+from ..context import RunContext
 from ..shadow.session import RunFailure, ShadowSession
 from .cut import CutModule, cut, is_operator, is_tensor, main_bindings, upstream
 from .shrink import shrink_shapes
@@ -61,7 +62,7 @@ class PassCheck:
 
     def sessions(self, mod) -> ShadowSession:
         """A ShadowSession of ``mod`` with both builds made (2 builds)."""
-        session = ShadowSession(load_model(mod), self.config, self.tol)
+        session = ShadowSession(load_model(mod), self.config, self.tol, RunContext().in_process())
         try:
             session.prepare(record=False)
         finally:
@@ -131,16 +132,7 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
         progress(steps[-1])
         return (candidate, inputs, result.score, keep) if result is not None and result.violated else None
 
-    found, depth, tried = None, 0, set()
-    while found is None and check.builds + 2 <= budget - VERIFY_BUILDS:
-        cone = frozenset(upstream(bindings, sink, depth))
-        if cone in tried:  # the cone stopped growing: the whole model is the last candidate
-            cone = frozenset(range(len(bindings)))
-            if cone in tried:
-                break
-        tried.add(cone)
-        found = attempt(set(cone), f"cut at depth {depth}" if len(cone) < len(bindings) else "whole model")
-        depth += 1
+    found = _grow_cone(bindings, sink, attempt, lambda: check.builds + 2 <= budget - VERIFY_BUILDS)
     if found is None:
         raise ReduceError(f"no cut of the model shows the violation within {budget} builds "
                           f"({'; '.join(steps)})")
@@ -163,6 +155,23 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
     return Reduction(candidate, inputs, operators_before, sum(is_operator(b) for b in main_bindings(candidate.mod)),
                      check.builds + verified.pop("oracle_builds"),
                      None if origin is None else bindings[origin].var.name, score, steps, verified)
+
+
+def _grow_cone(bindings: list, sink: int, attempt, affordable: Callable[[], bool]):
+    """The first cut toward ``sink`` that shows the violation: the cone of
+    bindings up to depth 0, 1, 2 ... above it, then the whole model, while
+    ``affordable()``; ``attempt(keep, label)`` tries one (None: it does not)."""
+    found, depth, tried = None, 0, set()
+    while found is None and affordable():
+        cone = frozenset(upstream(bindings, sink, depth))
+        if cone in tried:  # the cone stopped growing: the whole model is the last candidate
+            cone = frozenset(range(len(bindings)))
+            if cone in tried:
+                break
+        tried.add(cone)
+        found = attempt(set(cone), f"cut at depth {depth}" if len(cone) < len(bindings) else "whole model")
+        depth += 1
+    return found
 
 
 def _step(label: str, result: Optional[CheckResult]) -> str:

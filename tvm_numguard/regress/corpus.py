@@ -55,7 +55,7 @@ class CorpusModel:
 
         shapes = {name: list(dims) for name, dims in self.shapes} or None
         if self.source.startswith("light:"):
-            from ..testing.models import light_model
+            from ..zoo.models import light_model
 
             return load_model(light_model(self.source[len("light:"):], seed=LIGHT_SEED, directory=workdir), shapes)
         if self.source.startswith(RANDOM_PREFIX):
@@ -63,7 +63,7 @@ class CorpusModel:
         if self.source.startswith("zoo:"):
             return load_model(_export_zoo(self.source[len("zoo:"):], workdir), shapes)
         if self.source.startswith("tiny:"):
-            from ..testing import models
+            from ..zoo import models
 
             kind = self.source[len("tiny:"):]
             return load_model(getattr(models, f"tiny_{kind}_onnx")(os.path.join(workdir, f"tiny_{kind}.onnx")), shapes)
@@ -93,7 +93,7 @@ class CorpusModel:
 
 def _export_zoo(name: str, workdir: str) -> str:
     from ..errors import ModelError
-    from ..testing import zoo
+    from ..zoo import blocks as zoo
 
     try:
         return zoo.export(name, workdir)
@@ -139,7 +139,7 @@ def onnx_cases() -> list:
 
 
 def light_models() -> list:
-    from ..testing.models import LIGHT_MODELS
+    from ..zoo.models import LIGHT_MODELS
 
     return [CorpusModel(f"onnx-light/{name}", f"light:{name}", 0.0, 1.0) for name in LIGHT_MODELS]
 
@@ -162,8 +162,8 @@ def patch_models() -> list:
 
 
 def zoo_models() -> list:
-    """Transformer and vision blocks exported with torch.export (testing/zoo.py; the ``zoo`` extra)."""
-    from ..testing import zoo
+    """Transformer and vision blocks exported with torch.export (zoo/blocks.py; the ``zoo`` extra)."""
+    from ..zoo import blocks as zoo
 
     missing = zoo.missing_requirements()
     if missing:

@@ -25,8 +25,8 @@ from ..pipeline import CompileConfig
 from ..report.files import write_witness
 from ..search import resolve_ranges
 from ..search.budget import REGRESS_BUDGET
+from ..context import RunContext
 from ..shadow.session import ShadowSession
-from ..workers import Workers
 from .corpus import CorpusModel
 
 # clean: no input in range shows a violation; benign: differences the float64
@@ -127,7 +127,7 @@ def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: s
         row.verdict, row.reason = "untestable", f"does not import: {err}"
         return
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    with ShadowSession(model, request.config, options.tolerance, workers=Workers(jobs=0)) as session:
+    with ShadowSession(model, request.config, options.tolerance, RunContext().in_process()) as session:
         try:
             session.prepare_optimized(record=True)
         except BuildError as err:
@@ -153,7 +153,7 @@ def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: s
 
 def _build_failure(model, config: CompileConfig, err: BuildError) -> str:
     """Why the build with the pass failed: the pass's doing, or TVM's on this model either way."""
-    with ShadowSession(model, config.without_under_test(), workers=Workers(jobs=0)) as plain:
+    with ShadowSession(model, config.without_under_test(), context=RunContext().in_process()) as plain:
         try:
             plain.prepare_optimized(record=False)
         except BuildError:
@@ -215,15 +215,8 @@ def options_for(request: RowRequest, entry: CorpusModel) -> Options:
 
 def replay_line(request: RowRequest, entry: CorpusModel, options: Options) -> str:
     """The ``numguard regress`` line that checks this pass on this model alone."""
-    words = ["numguard", "regress", *request.pass_words, "--models", entry.selector]
-    if options.low is not None:
-        words += ["--low", repr(options.low), "--high", repr(options.high)]
-    for name, (lo, hi) in sorted(options.ranges.items()):
-        words += ["--range", f"{name}={lo!r}:{hi!r}"]
-    for name, value in (("--rtol", options.rtol), ("--atol", options.atol)):
-        if value is not None:
-            words += [name, repr(value)]
-    words += ["--search", options.search, "--budget", options.budget, "--seed", str(options.seed)]
+    words = ["numguard", "regress", *request.pass_words, "--models", entry.selector,
+             *options.to_args(bisects=False)]
     return " ".join(shlex.quote(w) for w in words)
 
 

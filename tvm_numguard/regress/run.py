@@ -19,12 +19,13 @@ import tempfile
 from typing import Callable, Optional, Sequence
 
 from ..progress import Progress, silent
-from ..workers import Workers, WORKERS
-from ..workers.service import await_worker, fork_pool, worker_peak_bytes, worker_share
+from ..report.schemas import header
+from ..workers import WORKERS, ForkPool, Workers
+from ..workers.pool import await_worker, worker_peak_bytes, worker_share
 from .corpus import CorpusModel
 from .row import VERDICTS, RegressRow, RowRequest, check_model
 
-# exit codes of ``numguard regress`` (documented in the README and docs/regress.md)
+# exit codes of ``numguard regress`` (documented in the README and in `numguard regress --help`)
 # (3 is every command's internal error)
 EXIT_CLEAN, EXIT_VIOLATION, EXIT_ERROR, EXIT_NOT_FIRED = 0, 1, 2, 4
 ROW_TIMEOUT = 900.0  # seconds one (pass, model) row may take before it is untestable (--build-timeout)
@@ -79,7 +80,7 @@ class RegressRun:
         return {p: {"models": len(self.rows_of(p)), "fired": self.fired_count(p), **counts[p]} for p in self.passes}
 
     def to_json(self) -> dict:
-        return {"schema": "numguard-regress/1", "passes": list(self.passes), "jobs": self.jobs,
+        return {**header("regress"), "passes": list(self.passes), "jobs": self.jobs,
                 "require_fired": self.require_fired, "exit_code": self.exit_code,
                 "summary": self.summary(), "models": [m.to_json() for m in self.models],
                 "requests": [{"pass": r.config.under_test, "config": r.config.to_json(),
@@ -133,26 +134,20 @@ def _reporter(progress: Progress, on_row, total: int):
     return report
 
 
-# what forked workers inherit: the requests and models of the run under way
-_RUNS: dict = {}
-_TOKENS = itertools.count()
-
-
-def _work(token: int, i: int, j: int) -> RegressRow:
-    requests, models, workdir = _RUNS[token]
+def _work(run: tuple, i: int, j: int) -> RegressRow:
+    """In a worker: the row of request ``i`` on model ``j`` (``run``: what the worker inherited)."""
+    requests, models, workdir = run
     row = check_model(requests[i], models[j], workdir)
     row.peak_private_bytes = worker_peak_bytes()
     return row
 
 
 def _in_workers(requests, models, tasks, workers: Workers, workdir: str, row_timeout: float, report) -> list:
-    token = next(_TOKENS)
-    _RUNS[token] = (list(requests), list(models), workdir)
+    run = (list(requests), list(models), workdir)
     cap = worker_share(workers)
-    pool = fork_pool(workers.count, cap)
+    pool = ForkPool(lambda: run, workers.count, cap, row_timeout)
     try:
-        futures = {pool.schedule(_work, args=(token, i, j), timeout=row_timeout): k
-                   for k, (i, j) in enumerate(tasks)}
+        futures = {pool.schedule(_work, i, j): k for k, (i, j) in enumerate(tasks)}
         rows: list = [None] * len(tasks)
         for future in concurrent.futures.as_completed(futures):
             k = futures[future]
@@ -167,8 +162,6 @@ def _in_workers(requests, models, tasks, workers: Workers, workdir: str, row_tim
         return rows
     finally:
         pool.stop()
-        pool.join()
-        _RUNS.pop(token, None)
 
 
 def _lost(request: RowRequest, model: CorpusModel, why: str, verdict: str = "untestable") -> RegressRow:

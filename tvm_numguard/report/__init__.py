@@ -2,7 +2,7 @@
 
 import importlib
 
-_HOMES = {"SCHEMA_VERSION": "document", "Report": "document", "load_schema": "document", "validate": "document",
+_HOMES = {"SCHEMA_VERSION": "schemas", "Report": "document", "load_schema": "schemas", "validate": "schemas",
           "environment": "sections", "write_atomic": "files", "write_witness": "files"}
 
 __all__ = ["SCHEMA_VERSION", "Report", "environment", "load_schema", "validate", "write_atomic", "write_witness"]

@@ -13,11 +13,10 @@ BUILD_FAILURE_SCHEMA = "build-failure-schema.json"
 
 def build_failure_document(failure, config, model, command: str, diagnostics=()) -> dict:
     """The JSON document of a ``BuildFailure`` (validated against its shipped schema)."""
-    from .. import __version__
-    from .document import validate
+    from .schemas import header, validate
     from .sections import environment
 
-    data = {"schema_version": 1, "tool": {"name": "tvm_numguard", "version": __version__}, "command": command,
+    data = {**header("build_failure"), "command": command,
             "verdict": "build_failure", "environment": environment(config.target), "model": model.to_json(),
             "configuration": config.to_json(),
             "build_failure": {**dataclasses.asdict(failure), "events": list(failure.events),

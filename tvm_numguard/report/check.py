@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import __version__
 from ..numbers import plain
 from ..shadow.compare import DEFAULT_TOLERANCES
-from .document import CHECK_SCHEMA, SCHEMA_VERSION, validate
+from .schemas import CHECK_SCHEMA, header, validate
 from .sections import environment
 
 KIND_WORDS = {
@@ -28,8 +27,7 @@ def check_document(result, model, config, rtol: Optional[float] = None) -> dict:
     """The JSON document of a CheckResult, validated (jsonschema.ValidationError if not);
     ``rtol``: the tolerance a rounding loss is told against."""
     data = plain({
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "tvm_numguard", "version": __version__},
+        **header("check"),
         "command": "check",
         "environment": environment(config.target),
         "model": model.to_json(),

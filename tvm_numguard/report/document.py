@@ -2,52 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shlex
-from importlib import resources
 from typing import Mapping, Optional
 
 import numpy as np
 
-from .. import __version__
 from ..bisect.result import Blame, document_blame
 from ..numbers import plain
 from .files import write_atomic, write_witness
+from .schemas import header, validate
 from .sections import document
-
-SCHEMA_VERSION = 1
-
-
-REPORT_SCHEMA = "schema.json"  # bisect, search, trace and guard reports
-CHECK_SCHEMA = "check-schema.json"  # numguard check's document
-
-
-@functools.lru_cache(maxsize=None)
-def load_schema(name: str = REPORT_SCHEMA) -> dict:
-    """A schema shipped in the package (read once; it never changes)."""
-    return json.loads(resources.files("tvm_numguard.report").joinpath(name).read_text())
-
-
-@functools.lru_cache(maxsize=None)
-def _validator(name: str):
-    import jsonschema
-
-    schema = load_schema(name)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
-def validate(document: dict, schema: str = REPORT_SCHEMA) -> None:
-    """Raise jsonschema.ValidationError when ``document`` breaks the schema ``schema``."""
-    import jsonschema
-
-    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(document))
-    if error is not None:
-        raise error
-
 
 class Report:
     """What a run found, as a document. ``summary()`` is the text a terminal shows.
@@ -56,8 +22,7 @@ class Report:
     ``Report(data)`` wraps a document read back (a verdict cache, a file)."""
 
     def __init__(self, data: dict, witness: Optional[Mapping[str, np.ndarray]] = None, finding=None):
-        self.data = plain({"schema_version": SCHEMA_VERSION, "tool": {"name": "tvm_numguard", "version": __version__},
-                           **data})
+        self.data = plain({**header("report"), **data})
         self.witness = witness
         self.finding = finding
         self._validated = False
@@ -69,7 +34,7 @@ class Report:
 
     @property
     def violation(self) -> bool:
-        return self.data["verdict"] == "violation"
+        return self.verdict == "violation"
 
     def blame(self) -> Blame:
         """What the report blames (the Finding's rule, also for a document read back)."""
@@ -97,6 +62,25 @@ class Report:
             validate(self.data)
             self._validated = True
         return self.data
+
+    def add_diagnostics(self, lines) -> None:
+        """What TVM or a frontend wrote to stderr while the command ran (the CLI held it back)."""
+        self.data["diagnostics"] = list(lines)
+        self._validated = False
+
+    def with_section(self, name: str, section: dict) -> "Report":
+        """A copy of this report (no finding, no witness) with section ``name`` replaced."""
+        return Report({**self.data, name: section})
+
+    @property
+    def verdict(self) -> str:
+        """"violation", "clean" or "benign"."""
+        return self.data["verdict"]
+
+    @property
+    def worst_score(self) -> float:
+        """The witness's worst output score (inf when no output was compared)."""
+        return max((float(m["score"]) for m in self.data["metrics"]), default=float("inf"))
 
     def save_witness(self, path: str) -> None:
         """Write the witness inputs and record where they are."""

@@ -115,28 +115,5 @@ def input_stats(inputs: Optional[Mapping[str, np.ndarray]]) -> dict:
 def replay_command(model, config, options, ranges, budget: Optional[str] = None) -> str:
     """The CLI line that reruns this check (Report.save_witness adds --inputs);
     ``budget`` replaces the options' budget (to repeat a search a time limit cut)."""
-    source = os.path.abspath(model.source) if os.path.isfile(model.source) else model.source
-    words = ["numguard", "bisect", source, "--pipeline", config.pipeline]
-    if config.tir_pipeline != "default":
-        words += ["--tir-pipeline", config.tir_pipeline]
-    if config.target != "llvm":
-        words += ["--target", config.target]
-    if config.opt_level != 3:
-        words += ["--opt-level", str(config.opt_level)]
-    for event_id in getattr(config, "disable", ()):
-        words += ["--disable", event_id]
-    if str(model.source).endswith(".onnx"):  # ONNX takes any input shape: state the one checked
-        for spec in model.inputs:
-            words += ["--shape", f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
-    for name, r in ranges.items():
-        words += ["--range", f"{name}={r.low!r}:{r.high!r}"]
-    if options.rtol is not None:
-        words += ["--rtol", repr(options.rtol)]
-    if options.atol is not None:
-        words += ["--atol", repr(options.atol)]
-    words += ["--search", options.search, "--budget", budget or options.budget, "--seed", str(options.seed)]
-    if options.strategy != "bisect":
-        words += ["--strategy", options.strategy]
-    if not options.oracle:
-        words += ["--no-oracle"]
+    words = ["numguard", "bisect", *model.to_args(), *config.to_args(), *options.to_args(ranges, budget)]
     return " ".join(shlex.quote(w) for w in words)

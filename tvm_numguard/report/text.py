@@ -36,6 +36,46 @@ def score_text(value) -> str:
     return f"score {num(value)} ({verdict})"
 
 
+def _search_lines(search: dict, witness: dict) -> list:
+    """What the search evaluated, where the witness went, and what made it stop or fail."""
+    lines = []
+    where = f", saved to {witness['path']}" if witness.get("path") else ""
+    lines.append(f"  inputs    {_evaluated(search)}; worst {score_text(search['best_score'])}{where}")
+    if search.get("outputs_constant"):
+        lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
+                     "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
+                     "Placeholder weights (the onnx wheel's light_*.onnx)? Randomize them: "
+                     "tvm_numguard.testing.light_model(name) or randomize_onnx_weights(onnx_model, seed)")
+    if search.get("stopped_by") == "time":
+        again = (f"--budget {search['repeat_budget']} repeats these inputs" if search.get("repeat_budget") else
+                 "a seconds-only budget cannot be repeated: give a number of evaluations too, e.g. --budget 200,60s")
+        lines.append(f"            the time limit stopped the search after {search['evaluations']} inputs; {again}")
+    for cause in search.get("invalid_causes", []):
+        lines.append(f"            invalid: {cause['op']} at {cause['binding']} got {cause['invalid']}/{cause['total']} "
+                     f"elements outside {cause['domain']}")
+    return lines
+
+
+def _metric_lines(metrics: list) -> list:
+    """How each output differs, and the tolerances it would pass with."""
+    lines = []
+    for m in metrics:
+        lines.append(
+            f"  output {m['index']}  max abs {num(m['max_abs'])}  max rel {num(m['max_rel'])}  "
+            f"max ulp {num(m['max_ulp'])}  p99 abs {num(m['p99_abs'])}  "
+            f"violating {m['violations']}/{math.prod(m['shape']) if m['shape'] else 1}"
+        )
+        lines.append(
+            f"            would pass with atol >= {num(m['min_atol'])} (rtol {num(m['rtol'])}) "
+            f"or rtol >= {num(m['min_rtol'])} (atol {num(m['atol'])})"
+        )
+        if m["nan_opt"] or m["inf_opt"]:
+            lines.append(f"            non-finite in the optimized build: {m['nan_opt']} NaN, {m['inf_opt']} Inf")
+        if m["finding"]:
+            lines.append(f"            {m['finding']}")
+    return lines
+
+
 def render_summary(data: dict, program: str = "numguard") -> str:
     """``program``: how the numguard command was invoked (replay and verify lines start with it)."""
     cfg = data["configuration"]
@@ -54,36 +94,8 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     lines.append(f"  model     {model['source']}  ({inputs})")
     disabled = f"   disabled: {', '.join(cfg['disable'])}" if cfg.get("disable") else ""
     lines.append(f"  pipeline  {cfg['pipeline']}   tir: {cfg['tir_pipeline']}   target: {cfg['target']}{disabled}")
-    search = data["search"]
-    witness = data["witness"]
-    where = f", saved to {witness['path']}" if witness.get("path") else ""
-    lines.append(f"  inputs    {_evaluated(search)}; worst {score_text(search['best_score'])}{where}")
-    if search.get("outputs_constant"):
-        lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
-                     "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
-                     "Placeholder weights (the onnx wheel's light_*.onnx)? Randomize them: "
-                     "tvm_numguard.testing.light_model(name) or randomize_onnx_weights(onnx_model, seed)")
-    if search.get("stopped_by") == "time":
-        again = (f"--budget {search['repeat_budget']} repeats these inputs" if search.get("repeat_budget") else
-                 "a seconds-only budget cannot be repeated: give a number of evaluations too, e.g. --budget 200,60s")
-        lines.append(f"            the time limit stopped the search after {search['evaluations']} inputs; {again}")
-    for cause in search.get("invalid_causes", []):
-        lines.append(f"            invalid: {cause['op']} at {cause['binding']} got {cause['invalid']}/{cause['total']} "
-                     f"elements outside {cause['domain']}")
-    for m in data["metrics"]:
-        lines.append(
-            f"  output {m['index']}  max abs {num(m['max_abs'])}  max rel {num(m['max_rel'])}  "
-            f"max ulp {num(m['max_ulp'])}  p99 abs {num(m['p99_abs'])}  "
-            f"violating {m['violations']}/{math.prod(m['shape']) if m['shape'] else 1}"
-        )
-        lines.append(
-            f"            would pass with atol >= {num(m['min_atol'])} (rtol {num(m['rtol'])}) "
-            f"or rtol >= {num(m['min_rtol'])} (atol {num(m['atol'])})"
-        )
-        if m["nan_opt"] or m["inf_opt"]:
-            lines.append(f"            non-finite in the optimized build: {m['nan_opt']} NaN, {m['inf_opt']} Inf")
-        if m["finding"]:
-            lines.append(f"            {m['finding']}")
+    lines += _search_lines(data["search"], data["witness"])
+    lines += _metric_lines(data["metrics"])
     lines.append(f"  score     {SCORE_RULE}")
     lines += _range_check_lines(data.get("range_check"))
     lines += _oracle_lines(data.get("oracle"))
@@ -208,9 +220,9 @@ def trace_lines(traced: dict) -> str:
 
 
 def strategies_line(results: list) -> str:
-    """One line comparing the search strategies of ``numguard search``."""
+    """One line comparing the search strategies of ``numguard search`` (SearchResults)."""
     return "  strategies " + "; ".join(
-        f"{r['strategy']}: best score {num(r['best_score'])} in {r['evaluations']} evaluations ({r['invalid']} invalid)"
+        f"{r.strategy}: best score {num(r.best_score)} in {r.evaluations} evaluations ({r.invalid} invalid)"
         for r in results)
 
 

@@ -1,4 +1,4 @@
-"""Input search inside the user's range (DESIGN 5.2)."""
+"""Input search inside the user's range."""
 
 from .budget import DEFAULT_BUDGET, Budget, parse_budget
 from .ranges import InputRange, check_span, parse_range_spec, resolve_ranges

@@ -105,14 +105,14 @@ def parse_budget(text: str) -> Budget:
         try:
             stop, evaluations = int(first), int(planned)
         except ValueError:
-            raise RangeError(f"--budget '{text}' {form}") from None
+            raise RangeError(f"budget '{text}' {form}", "budget") from None
         if not 0 < stop <= evaluations:
-            raise RangeError(f"--budget '{text}': K/N needs 0 < K <= N")
+            raise RangeError(f"budget '{text}': K/N needs 0 < K <= N", "budget")
         return Budget(evaluations, stop=stop)
     evaluations = seconds = None
     parts = [p.strip() for p in str(text).split(",")]
     if not 1 <= len(parts) <= 2 or not all(parts):
-        raise RangeError(f"--budget '{text}' {form}")
+        raise RangeError(f"budget '{text}' {form}", "budget")
     for part in parts:
         unit = part[-1].lower()
         try:
@@ -125,9 +125,9 @@ def parse_budget(text: str) -> Budget:
                     raise ValueError
                 evaluations = int(part)
         except ValueError:
-            raise RangeError(f"--budget '{text}' {form}") from None
+            raise RangeError(f"budget '{text}' {form}", "budget") from None
     if (evaluations is not None and evaluations <= 0) or (seconds is not None and not seconds > 0):
-        raise RangeError(f"--budget '{text}' must be positive")
+        raise RangeError(f"budget '{text}' must be positive", "budget")
     if seconds is not None and not math.isfinite(seconds):
-        raise RangeError(f"--budget '{text}' must be finite")
+        raise RangeError(f"budget '{text}' must be finite", "budget")
     return Budget(evaluations, seconds)

@@ -1,4 +1,4 @@
-"""Input search strategies (DESIGN 5.2): random, boundary, evolve (the default).
+"""Input search strategies: random, boundary, evolve (the default).
 
 Each has ``name`` and ``run(evaluate, specs, ranges, seed, stop_at=None, budget=None)
 -> SearchResult``, like SampleSearch. ``evaluate(inputs)`` returns a score (> 1 is a
@@ -250,13 +250,14 @@ class EvolveSearch(_Strategy):
 
     name = "evolve"
     MIN_BOUNDARY = 8
-
-    def __init__(self, budget: Budget = DEFAULT_BUDGET, seeding: float = 0.2, mu: int = 4, lam: int = 8,
-                 sigma_start: float = 0.1, sigma_end: float = 0.001, tournament: int = 3, aim_every: int = 2,
-                 aimed: float = 0.3):
-        super().__init__(budget)
-        self.seeding, self.mu, self.lam, self.aim_every, self.aimed = seeding, mu, lam, aim_every, aimed
-        self.sigma_start, self.sigma_end, self.tournament = sigma_start, sigma_end, tournament
+    # the tuning (a subclass may change it): seeding and aimed are shares of the budget;
+    # mu parents, lam children a round, a mutation's scale from sigma_start down to
+    # sigma_end as the budget is spent, tournaments of this size, the zero-crossing
+    # search every aim_every rounds
+    seeding, aimed = 0.2, 0.3
+    mu, lam = 4, 8
+    sigma_start, sigma_end = 0.1, 0.001
+    tournament, aim_every = 3, 2
 
     def search(self, run, specs, ranges, gen):
         pool = run.score_all(run.aim.candidates(specs, ranges, gen, conform), run.budget.part(self.aimed))

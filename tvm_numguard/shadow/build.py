@@ -17,7 +17,7 @@ from ..instrument import EveryOptional, PassEvent, PassGate, PassRecorder
 from ..instrument.events import EventPath
 from ..instrument.fingerprint import TirPipelineOutput
 from ..modules import pristine
-from ..pipeline import CompileConfig, target_device
+from ..pipeline import CompileConfig, pass_context, target_device
 from ..quiet import silenced_stderr
 from .interrupt import InterruptWatch
 
@@ -107,59 +107,42 @@ def compile_model(
     resume: Optional[RelaxPhase] = None,
     reference: bool = False,
 ) -> Build:
-    """Compile ``mod`` with ``config``, skipping the pass events in ``skip``
-    (``reference``: and every optional event, decided as the events come, so
-    the reference builds without knowing the pipeline's events).
+    """Compile ``mod`` with ``config`` (a ``pipeline.BuildConfig``), skipping the
+    events in ``skip`` (``reference``: every optional event, decided as they come).
 
-    ``record`` keeps module hashes (which events changed the module) and
-    Relax snapshots. ``instruments`` run after ours (a guarded user's own).
-    ``fingerprint`` hashes what the pipelines produced: the module after the
-    Relax pipeline and the module the TIR pipeline returned (``Build.fingerprint``),
-    so that whatever pass changes, Python or C++, changes it.
-    ``config`` may carry PassContext settings (``context_options()``) and
-    ``relax.build`` options (``build_options()``) of a compile call it replays.
-    The Relax pipeline and the TIR build run as two phases under one
-    PassContext, so the recorder knows which level each event belongs to.
-    ``resume`` (a ``RelaxPhase`` that ``serves`` this build, of a build of
-    the same model and config) stands in for the Relax phase.
-    A failure is returned as ``Build.error``, never raised: a configuration
-    that does not build is untestable, not a crash. The pipeline runs on a
-    pristine copy of ``mod``: a pass that edits its input in place changes
-    neither ``mod`` nor any later build. A Ctrl-C during the build raises
-    KeyboardInterrupt when it ends, also where a pass swallowed it.
+    ``record``: keep module hashes and Relax snapshots; ``instruments`` run
+    after ours (a guarded user's own); ``fingerprint``: hash what the Relax
+    and TIR pipelines produced (``Build.fingerprint``); ``resume``: a
+    ``RelaxPhase`` that ``serves`` this build stands in for the Relax phase.
+    Both phases run under one PassContext, so the recorder knows each event's
+    level. A failure is ``Build.error``, never raised; the pipeline runs on a
+    pristine copy of ``mod`` (a pass editing its input in place changes no
+    later build); a Ctrl-C during the build raises KeyboardInterrupt when it
+    ends, also where a pass swallowed it.
     """
-    target = config.make_target()
-    # a full record (hashes, snapshots) is for the build as written; gated
-    # builds only need their event list
-    recorder = PassRecorder(keep_snapshots=record, hash_modules=record)
-    every_optional = EveryOptional(bracketed=getattr(config, "under_test", None) is not None) if reference else None
-    gate = PassGate(frozenset(skip) | frozenset(getattr(config, "disable", ())), every_optional)
-    tir_output = TirPipelineOutput() if fingerprint else None
-    ours = [gate, recorder] + ([tir_output] if tir_output else [])
-    start = time.perf_counter()
-    executable, error, lowered, relax_phase = None, None, None, None
     if resume is not None and (reference or not resume.serves(skip, record, instruments)):
         raise ValueError("a build resumes from a Relax phase only to skip TIR-phase events, unrecorded, uninstrumented")
+    target = config.make_target()
+    ours = _Instruments.of(config, skip, record, fingerprint, reference)
+    # kept for the pipeline as written only (what sessions resume from: one lowered
+    # module held, not one per build); a user's instrument may have acted on the phase
+    keep_phase = not skip and not reference and not instruments
+    start = time.perf_counter()
+    executable, error, lowered, relax_phase = None, None, None, None
     with InterruptWatch() as watch:
         try:
-            relax_pass = config.relax_pass(target)
-            tir_pass = config.tir_pass(target)
-            context = getattr(config, "context_options", dict)()
-            with tvm.transform.PassContext(opt_level=config.opt_level, instruments=[*ours, *instruments], **context):
+            relax_pass, tir_pass = config.relax_pass(target), config.tir_pass(target)
+            with pass_context(config, [*ours.all, *instruments]):
                 if resume is not None:
-                    lowered = resume.resume(gate, recorder, [tir_output] if tir_output else [])
+                    lowered = resume.resume(ours.gate, ours.recorder, ours.all[2:])
                 else:
                     with target:
                         lowered = relax_pass(pristine(mod))
-                    # kept for the pipeline as written only (what sessions resume from: one
-                    # lowered module held, not one per build); a user's instrument may have
-                    # acted on the phase
-                    if not skip and not reference and not instruments:
-                        relax_phase = RelaxPhase.of(lowered, gate, recorder)
-                for instrument in ours:
+                    relax_phase = RelaxPhase.of(lowered, ours.gate, ours.recorder) if keep_phase else None
+                for instrument in ours.all:
                     instrument.set_phase("tir")
-                options = getattr(config, "build_options", dict)()
-                executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options)
+                executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass,
+                                         **config.build_options())
         except Exception as err:  # TVM raises many types; all mean "does not build"
             error, failure = summarize_error(err), err
     if watch.interrupted:  # even where a pass swallowed the KeyboardInterrupt
@@ -168,19 +151,39 @@ def compile_model(
         with silenced_stderr():  # the failed build's IR builders warn on stderr when freed
             del failure
             gc.collect()
-    return Build(
-        skip=frozenset(gate.skipped) if reference else frozenset(skip),
-        executable=executable,
-        events=recorder.finish(),
-        trace=gate.trace,
-        snapshots=recorder.snapshots,
-        error=error,
-        seconds=time.perf_counter() - start,
-        device=target_device(target),
-        fingerprint=_fingerprint(lowered, tir_output.module) if executable is not None and tir_output else None,
-        events_recorded=record,
-        relax_phase=relax_phase if executable is not None else None,
-    )
+    built = executable is not None
+    return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), executable=executable,
+                 events=ours.recorder.finish(), trace=ours.gate.trace, snapshots=ours.recorder.snapshots,
+                 error=error, seconds=time.perf_counter() - start, device=target_device(target),
+                 fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=record,
+                 relax_phase=relax_phase if built else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Instruments:
+    """numguard's own instruments of one build: the gate, the recorder and,
+    for a fingerprint, what the TIR pipeline returned."""
+
+    gate: PassGate
+    recorder: PassRecorder
+    tir_output: Optional[TirPipelineOutput]
+
+    @classmethod
+    def of(cls, config: CompileConfig, skip: frozenset, record: bool, fingerprint: bool,
+           reference: bool) -> "_Instruments":
+        every_optional = EveryOptional(bracketed=config.under_test is not None) if reference else None
+        # a full record (hashes, snapshots) is for the build as written; gated
+        # builds only need their event list
+        return cls(PassGate(frozenset(skip) | frozenset(config.disable), every_optional),
+                   PassRecorder(keep_snapshots=record, hash_modules=record),
+                   TirPipelineOutput() if fingerprint else None)
+
+    @property
+    def all(self) -> list:
+        return [self.gate, self.recorder] + ([self.tir_output] if self.tir_output else [])
+
+    def fingerprint(self, lowered) -> Optional[str]:
+        return _fingerprint(lowered, self.tir_output.module) if self.tir_output else None
 
 
 def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule]) -> str:

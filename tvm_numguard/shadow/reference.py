@@ -15,10 +15,10 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..workers import WORKERS, BuildService, Pending, Workers, in_process
+from ..workers import WORKERS, Workers
 from ..workers import memory
-from ..workers.tasks import ReferenceRun
 from .build import Build, compile_model
+from .tasks import BuildService, ReferenceRun, Started, in_process
 
 
 class Reference:
@@ -27,7 +27,7 @@ class Reference:
     def __init__(self, session):
         self._session = session
         self._worker: Optional[BuildService] = None  # the worker holding it (``hold``)
-        self._made: Optional[Pending] = None  # ... its build of it
+        self._made: Optional[Started] = None  # ... its build of it
         self._here: Optional[Build] = None  # made in this process
         self._owner = 0  # the process that forked the worker (a process forked later has a copy of this)
         self.held = False  # whether a worker of its own made and ran it (the report says so)
@@ -53,20 +53,19 @@ class Reference:
         one of the session's builds, skipping ``skip``): None, or why it fails."""
         if self._made is None:
             return self.here().error
-        self._made.skip = skip
-        return self._session.take(self._made).untestable
+        return self._session.take(self._made, skip=skip).untestable
 
     def here(self) -> Build:
         """The reference made in this process, once (in a worker: the held one's)."""
         session = self._session
         if self._here is None:
             self._here = compile_model(session.model.mod, session.config, reference=True)
-            session.count(self._here)
+            session.memo.note(self._here)
             if session.optional:  # a bisection's request for every optional event skipped is this build
-                session.builds.setdefault((session.reference_skip, ()), self._here)
+                session.memo.remember(session.reference_skip, self._here)
         return self._here
 
-    def start(self, inputs: Mapping[str, np.ndarray]) -> Pending:
+    def start(self, inputs: Mapping[str, np.ndarray]) -> Started:
         """A run on ``inputs``: started now by the held worker, or made here when its result is asked for."""
         task = ReferenceRun((inputs,))
         if self._worker is not None and os.getpid() == self._owner:

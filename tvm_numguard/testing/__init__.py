@@ -3,14 +3,14 @@
 Nothing here imports pytest (the plugin is the top-level module ``numguard_pytest``).
 ``assertions``: ``assert_pass_numerically_safe`` for pass authors (and
 ``assert_same_on_witness``, what a ``numguard reduce`` repro's test calls);
-``zoo``: transformer and vision blocks exported with torch.export;
-``models``: tiny ONNX models and the onnx wheel's light models; ``weights``:
-realistic seeded weights for placeholder ones.
+the models themselves live in ``tvm_numguard.zoo`` (tiny ONNX models, the
+onnx wheel's light models, realistic seeded weights, transformer and vision
+blocks), which ``regress``'s corpora use too.
 """
 
 from .assertions import UntestableModel, assert_pass_numerically_safe, assert_same_on_witness, check_pass
-from .models import LIGHT_MODELS, light_model, light_model_path, tiny_cnn_onnx, tiny_mlp_onnx
-from .weights import randomize_onnx_weights
+from ..zoo.models import LIGHT_MODELS, light_model, light_model_path, tiny_cnn_onnx, tiny_mlp_onnx
+from ..zoo.weights import randomize_onnx_weights
 
 __all__ = [
     "UntestableModel",

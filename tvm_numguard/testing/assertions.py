@@ -78,23 +78,53 @@ def _as_model(model):
     return _GivenModel(getattr(model, "source", "<IRModule>"), model)
 
 
-def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, *, ranges=None,
-               rtol: Optional[float] = None, atol: Optional[float] = None, level: Optional[str] = None,
-               pipeline: str = "zero", tir_pipeline: str = "default", budget: Optional[str] = None,
-               seed: int = 0, witness_dir: Optional[str] = None):
-    """The RegressRow of ``pass_`` on ``model`` (see assert_pass_numerically_safe), nothing raised for a verdict."""
-    from ..options import Options
-    from ..regress.row import REGRESS_BUDGET, RowRequest, check_model, pass_config
+@dataclasses.dataclass(frozen=True)
+class PassCheckSettings:
+    """The keywords of ``check_pass`` and ``assert_pass_numerically_safe``
+    besides the range: ``ranges`` ({input: (lo, hi)}), ``rtol``, ``atol``,
+    ``level`` (``"tir"`` for a TIR spec), ``pipeline``/``tir_pipeline``
+    (around the pass: ``zero``/``default``), ``budget`` (default: regress's),
+    ``seed``, ``witness_dir`` (default: numguard-witnesses in the temp folder)."""
 
-    label, objects, level = _subject(pass_, level)
-    config, words = pass_config(label, level, pipeline, tir_pipeline, passes=objects)
-    given = low is not None or high is not None or bool(ranges)
-    options = Options(low=low if given else 0.0, high=high if given else 1.0, ranges=dict(ranges or {}),
-                      rtol=rtol, atol=atol, budget=budget or REGRESS_BUDGET, seed=seed)
+    ranges: Optional[dict] = None
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+    level: Optional[str] = None
+    pipeline: str = "zero"
+    tir_pipeline: str = "default"
+    budget: Optional[str] = None
+    seed: int = 0
+    witness_dir: Optional[str] = None
+
+    @classmethod
+    def of(cls, settings: dict) -> "PassCheckSettings":
+        """The settings given by keyword; an unknown keyword is a UsageError naming it."""
+        from ..errors import UsageError
+
+        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise UsageError(f"unknown keyword '{unknown[0]}'; the check takes "
+                             + ", ".join(f.name for f in dataclasses.fields(cls)))
+        return cls(**settings)
+
+
+def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, **settings):
+    """The RegressRow of ``pass_`` on ``model`` (see assert_pass_numerically_safe),
+    nothing raised for a verdict; ``settings``: the keywords of PassCheckSettings."""
+    from ..options import Options
+    from ..regress.row import RowRequest, check_model, pass_config
+    from ..search.budget import REGRESS_BUDGET
+
+    given = PassCheckSettings.of(settings)
+    label, objects, level = _subject(pass_, given.level)
+    config, words = pass_config(label, level, given.pipeline, given.tir_pipeline, passes=objects)
+    ranged = low is not None or high is not None or bool(given.ranges)
+    options = Options(low=low if ranged else 0.0, high=high if ranged else 1.0, ranges=dict(given.ranges or {}),
+                      rtol=given.rtol, atol=given.atol, budget=given.budget or REGRESS_BUDGET, seed=given.seed)
     entry = _as_model(model)
-    out = witness_dir or os.path.join(tempfile.gettempdir(), "numguard-witnesses")
+    out = given.witness_dir or os.path.join(tempfile.gettempdir(), "numguard-witnesses")
     with tempfile.TemporaryDirectory(prefix="numguard_check_") as workdir:
-        return check_model(RowRequest(config, options, os.path.abspath(out), not given, words), entry, workdir)
+        return check_model(RowRequest(config, options, os.path.abspath(out), not ranged, words), entry, workdir)
 
 
 def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional[float] = None,
@@ -102,18 +132,27 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
                                  **kwargs):
     """Raise AssertionError if ``pass_`` changes what ``model`` computes.
 
-    ``pass_``: a ``tvm.transform.Pass`` (a ``PrimFuncPass`` is a TIR pass) or
-    a spec (``module:callable``, ``file.py:callable``, a relax.transform name;
-    ``level="tir"`` for a TIR spec). ``model``: a file path, a built-in corpus
-    member (``tiny/mlp``, ``random/0-3``), a ``CorpusModel``, an IRModule, a Model or a
-    generated ``Graph`` (at the ranges it was generated for).
-    ``low``/``high`` (or ``ranges={input: (lo, hi)}``): the input range; left
-    out, the model's own (corpus manifest, test data), else [0, 1]. ``rtol``,
-    ``atol``, ``budget``, ``seed``, ``pipeline``/``tir_pipeline`` (around the
-    pass: ``zero``/``default``), ``witness_dir`` go to the check.
-    A pass that did not change the model passes unless ``require_fired``.
-    A model that cannot be checked raises UntestableModel (pytest.skip under pytest).
-    Returns the RegressRow.
+    Args:
+        pass_: a ``tvm.transform.Pass`` (a ``PrimFuncPass`` is a TIR pass) or a
+            spec (``module:callable``, ``file.py:callable``, a relax.transform
+            name; ``level="tir"`` for a TIR spec).
+        model: a file path, a built-in corpus member (``tiny/mlp``,
+            ``random/0-3``), a ``CorpusModel``, an IRModule, a Model or a
+            generated ``Graph`` (at the ranges it was generated for).
+        low, high: the input range (or ``ranges={input: (lo, hi)}``); left out,
+            the model's own (corpus manifest, test data), else [0, 1].
+        require_fired: fail when the pass did not change the model (it proved nothing).
+        **kwargs: the other keywords of ``PassCheckSettings`` (``rtol``,
+            ``atol``, ``budget``, ``seed``, ``pipeline``/``tir_pipeline``
+            around the pass, ``witness_dir``).
+
+    Returns:
+        The RegressRow of the check.
+
+    Raises:
+        AssertionError: a violation (naming the culprit event, the error, the
+            witness file and the command that replays it), or numguard could not check.
+        UntestableModel: the model cannot be checked (``pytest.skip`` under pytest).
     """
     row = check_pass(pass_, model, low, high, **kwargs)
     if row.verdict == "violation":

@@ -1,4 +1,4 @@
-"""Where the error starts and how it spreads (DESIGN 5.4).
+"""Where the error starts and how it spreads.
 
 For a Relax-level culprit: the snapshots before and after it are legalized
 (their operators become kernels, binding names kept), built, run on the

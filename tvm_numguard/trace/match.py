@@ -1,4 +1,4 @@
-"""Matching the values of two versions of a model (DESIGN 5.4).
+"""Matching the values of two versions of a model.
 
 A pass renames values (FuseOps calls a fused group's output ``lv``;
 ToMixedPrecision renumbers everything and adds casts), so names alone mislead.

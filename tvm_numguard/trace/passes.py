@@ -26,7 +26,7 @@ import numpy as np
 from ..progress import Detail, Progress, silent
 from ..shadow.build import optional_events
 from ..shadow.compare import Tolerance, compare_outputs
-from ..workers import INPUT_MODULE, ModuleRun, SkipRun
+from ..shadow.tasks import INPUT_MODULE, ModuleRun, SkipRun
 
 
 @dataclasses.dataclass

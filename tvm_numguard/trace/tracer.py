@@ -24,6 +24,7 @@ from ..pipeline import CompileConfig
 from ..progress import Progress, silent
 from ..report import Report
 from ..shadow.session import ShadowSession
+from ..context import RunContext
 from ..workers import Workers
 from .capture import capture_values
 from .graph import value_graph
@@ -54,13 +55,12 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
     ``on_witness`` and ``workers`` as in ``api.bisect``."""
     started = time.perf_counter()
     options = options or Options()
-    progress = progress or silent
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, progress, on_build,
-                                          workers=workers)
+    context = RunContext.of(progress, on_build, on_witness, workers)
+    session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
-        finding = engine.check(session, options, ranges, engine.strategies(options), "trace", progress, on_witness)
+        finding = engine.check(session, options, ranges, engine.strategies(options), "trace")
         if finding.witness is not None and finding.verdict != "clean":
-            finding.trace = explain(session, finding, progress)
+            finding.trace = explain(session, finding, session.progress)
         return Report.from_finding(engine.finish(finding, session, started))
 
 

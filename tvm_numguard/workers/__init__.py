@@ -1,7 +1,5 @@
-"""Builds in worker processes: a crashing configuration is untestable, never fatal."""
+"""A generic pool of forked worker processes: a task that kills its worker is lost, never the run."""
 
-from .service import IN_PROCESS, WORKERS, BuildService, Pending, Workers, available_cores, in_process
-from .tasks import INPUT_MODULE, Attempt, ModuleRun, SkipRun
+from .pool import IN_PROCESS, WORKERS, ForkPool, Pending, Workers, available_cores, can_fork
 
-__all__ = ["IN_PROCESS", "WORKERS", "BuildService", "Pending", "Workers", "available_cores", "in_process",
-           "INPUT_MODULE", "Attempt", "ModuleRun", "SkipRun"]
+__all__ = ["IN_PROCESS", "WORKERS", "ForkPool", "Pending", "Workers", "available_cores", "can_fork"]

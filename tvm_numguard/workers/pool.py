@@ -1,19 +1,22 @@
-"""The build service: worker processes that build and run configurations.
+"""A pool of worker processes forked from this one: a task that crashes,
+hangs or runs out of memory loses its answer, never the run.
 
 Skipping passes builds combinations nobody tested, and a compiler can crash on
-them (LLVM's opt-bisect has the same history). Each such build runs in a
-worker process: a worker killed by a signal, one still working after the
-build timeout, or one past its share of the memory cap makes that
-configuration *untestable* (the Attempt says why) and is replaced; the run goes
-on. The pool is pebble's ProcessPool: it gives each task its own timeout, kills
-and replaces a worker that hangs or dies and fails only that task's future
+them (LLVM's opt-bisect has the same history). So builds (and regress's rows)
+run in worker processes: a worker killed by a signal, one still working after
+its task's timeout, or one past its share of the memory cap gives no answer
+(``await_worker`` says why) and is replaced; the run goes on. The pool is
+pebble's ProcessPool: it gives each task its own timeout, kills and replaces a
+worker that hangs or dies and fails only that task's future
 (``concurrent.futures`` breaks the whole pool on a dead worker and cannot time
 out one task without reaching into its private process list).
 
-Workers are forked from the numguard process once the session is prepared, so
-each has the model, the pipeline and the builds made so far (see ``tasks``).
-A session whose recorded state changes asks for a fresh pool (``generation``).
-Where ``fork`` is not available, builds run in-process (``Workers.mode``).
+Workers are forked, so each inherits what its pool's owner holds (a session,
+a regress run) without anything being pickled but the task and its answer:
+``ForkPool`` registers a *context factory* before forking, and each worker
+calls it once, before its first task, to get the object its tasks run
+against. This package knows nothing of what the tasks do. Where ``fork`` is
+not available, callers do the work in-process (``Workers.mode``).
 """
 
 from __future__ import annotations
@@ -27,12 +30,11 @@ import os
 import signal
 import sys
 import weakref
-from typing import Optional
+from typing import Callable, Optional
 
 from ..errors import UsageError
 from . import memory
 from ..quiet import stderr_to_devnull
-from .tasks import Attempt
 
 IN_PROCESS, WORKERS = "in-process", "workers"
 MIN_TIMEOUT = 60.0  # seconds: the default build timeout is never shorter ...
@@ -50,6 +52,10 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
+# the command line's spelling of each Workers field (see options.FLAGS)
+FLAGS = {"jobs": "--jobs", "build_timeout": "--build-timeout", "max_memory": "--max-memory"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Workers:
     """How builds are made: ``jobs`` worker processes (0: in this process),
@@ -63,11 +69,13 @@ class Workers:
 
     def __post_init__(self):
         if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 0):
-            raise UsageError(f"--jobs must be a whole number >= 0 (0 builds in this process), got {self.jobs!r}")
+            raise UsageError(f"jobs must be a whole number >= 0 (0 builds in this process), got {self.jobs!r}",
+                             "jobs")
         if self.build_timeout is not None and not self.build_timeout > 0:
-            raise UsageError(f"--build-timeout must be a positive number of seconds, got {self.build_timeout!r}")
+            raise UsageError(f"build_timeout must be a positive number of seconds, got {self.build_timeout!r}",
+                             "build_timeout")
         if self.max_memory is not None and not self.max_memory > 0:
-            raise UsageError(f"--max-memory must be positive, got {self.max_memory!r}")
+            raise UsageError(f"max_memory must be positive, got {self.max_memory!r}", "max_memory")
 
     @property
     def count(self) -> int:
@@ -88,32 +96,30 @@ class Workers:
 
 
 class Pending:
-    """An Attempt on its way: ``result()`` waits for it. ``remote``: made in a
-    worker (the session counts it once, when it is first taken: ``counted``);
-    ``skip``: the skip set it builds, for what ``on_build`` shows."""
+    """A task's answer on its way: ``result()`` waits for it. ``remote``: made
+    in a worker; a worker that gave no answer gives ``lost(why)`` instead."""
 
-    def __init__(self, future=None, compute=None, timeout: float = 0.0, cap: int = 0):
-        self._future, self._compute, self._attempt = future, compute, None
+    def __init__(self, future=None, compute=None, timeout: float = 0.0, cap: int = 0,
+                 lost: Optional[Callable[[str], object]] = None):
+        self._future, self._compute, self._answer, self._lost = future, compute, None, lost
         self.timeout, self.cap = timeout, cap
         self.remote = future is not None
-        self.skip: frozenset = frozenset()
-        self.counted = False
 
     def done(self) -> bool:
-        return self._attempt is not None or (self._future is not None and self._future.done())
+        return self._answer is not None or (self._future is not None and self._future.done())
 
     def cancel(self) -> None:
         if self._future is not None and not self._future.done():
             self._future.cancel()
 
-    def result(self) -> Attempt:
-        if self._attempt is None:
-            self._attempt = self._compute() if self._future is None else self._await()
-        return self._attempt
+    def result(self):
+        if self._answer is None:
+            self._answer = self._compute() if self._future is None else self._await()
+        return self._answer
 
-    def _await(self) -> Attempt:
-        attempt, why = await_worker(self._future, self.timeout, self.cap)
-        return attempt if why is None else Attempt(untestable=why)
+    def _await(self):
+        answer, why = await_worker(self._future, self.timeout, self.cap)
+        return answer if why is None else self._lost(why)
 
 
 def await_worker(future, timeout: float, cap: int) -> tuple:
@@ -145,10 +151,11 @@ def died(exitcode: Optional[int], cap: int) -> str:
     return f"the worker crashed: it exited with code {exitcode} without an answer"
 
 
-# Worker processes find their session here: the service registers it before
-# the pool forks, so every worker (and every replacement) inherits the entry;
-# the entry goes when the service stops.
-_SESSIONS: dict = {}
+# Workers find their pool's context factory here: a pool registers it before
+# forking, so every worker (and every replacement) inherits the entry; each worker
+# makes its context once (``_CONTEXTS``); the entry goes when the pool stops.
+_FACTORIES: dict = {}
+_CONTEXTS: dict = {}  # in a worker: the contexts it made
 _TOKENS = itertools.count()
 _WATCHDOG: list = []  # in a worker: its memory watchdog
 
@@ -162,18 +169,15 @@ def start_worker(cap: int) -> None:
     gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     # a crashing build's backtrace (TVM prints one on SIGSEGV) is not the user's to read:
-    # the parent reports the signal; the build's own errors come back in the Attempt
+    # the parent reports the signal; the task's own errors come back in its answer
     stderr_to_devnull()
     _WATCHDOG[:] = [memory.Watchdog(cap).start()]
 
 
-def _work(token: int, task) -> Attempt:
-    session = _SESSIONS[token]
-    # this worker's copy of the session reports nothing: its parent counts and shows the Attempt
-    session.on_build, session.progress = None, (lambda message: None)
-    attempt = task.run(session)
-    attempt.peak_private_bytes = worker_peak_bytes()
-    return attempt
+def _call(token: int, fn, args: tuple):
+    if token not in _CONTEXTS:
+        _CONTEXTS[token] = _FACTORIES[token]()
+    return fn(_CONTEXTS[token], *args)
 
 
 def worker_peak_bytes() -> int:
@@ -201,24 +205,26 @@ def fork_pool(jobs: int, cap: int):
                        context=multiprocessing.get_context("fork"))
 
 
-class BuildService:
-    """A pool of ``jobs`` (default ``workers.count``) forked workers for one
-    session, each stopped past ``cap`` bytes (default: a worker's share of
-    the memory cap); ``timeout`` None: none."""
+class ForkPool:
+    """``jobs`` workers forked from this process, each stopped past ``cap``
+    bytes of private memory. ``context``: called once in each worker; a task
+    ``submit(fn, *args)`` runs as ``fn(context, *args)`` there, within
+    ``timeout`` seconds (None: no limit)."""
 
-    def __init__(self, session, workers: Workers, timeout: Optional[float], generation: int = 0,
-                 jobs: Optional[int] = None, cap: Optional[int] = None):
-        self.workers, self.timeout, self.generation = workers, timeout, generation
-        self.jobs = workers.count if jobs is None else jobs
-        self.cap = worker_share(workers) if cap is None else cap
+    def __init__(self, context: Callable[[], object], jobs: int, cap: int, timeout: Optional[float] = None):
+        self.jobs, self.cap, self.timeout = jobs, cap, timeout
         self.token = next(_TOKENS)
-        _SESSIONS[self.token] = session
-        self._pool = fork_pool(self.jobs, self.cap)
+        _FACTORIES[self.token] = context
+        self._pool = fork_pool(jobs, cap)
         self._stopper = weakref.finalize(self, _stop, self._pool, self.token)
 
-    def submit(self, task) -> Pending:
-        future = self._pool.schedule(_work, args=(self.token, task), timeout=self.timeout)
-        return Pending(future, timeout=self.timeout, cap=self.cap)
+    def schedule(self, fn, *args):
+        """The future of ``fn(context, *args)`` in a worker."""
+        return self._pool.schedule(_call, args=(self.token, fn, args), timeout=self.timeout)
+
+    def submit(self, fn, *args, lost: Callable[[str], object]) -> Pending:
+        """``schedule``'s answer as a Pending; ``lost(why)`` if its worker gives none."""
+        return Pending(self.schedule(fn, *args), timeout=self.timeout, cap=self.cap, lost=lost)
 
     def stop(self) -> None:
         self._stopper()
@@ -227,9 +233,4 @@ class BuildService:
 def _stop(pool, token: int) -> None:
     pool.stop()
     pool.join()
-    _SESSIONS.pop(token, None)
-
-
-def in_process(task, session) -> Pending:
-    """``task`` run in this process when its result is asked for."""
-    return Pending(compute=lambda: task.run(session))
+    _FACTORIES.pop(token, None)

@@ -58,32 +58,41 @@ def randomize_onnx_weights(model, seed: int, randomize_initializers: bool = Fals
     they are kept. The result passes ``onnx.checker``.
     """
     import onnx
-    from onnx import helper, numpy_helper
 
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    graph = out.graph
     rng = np.random.default_rng(seed)
-    info = _Graph(graph)
-    consumers = info.consumers
+    info = _Graph(out.graph)
+    if randomize_initializers:  # while the graph is intact
+        _randomize_initializers(out.graph, info, rng)
+    replaced_shapes = _replace_placeholders(out, info, rng)
+    _drop_unused(out.graph, replaced_shapes)
+    onnx.checker.check_model(out)
+    return out
+
+
+def _randomize_initializers(graph, info: "_Graph", rng) -> None:
+    """Ordinary float initializers that something uses get random values."""
+    from onnx import numpy_helper
+
+    for i, init in enumerate(graph.initializer):
+        if init.data_type not in _FLOAT_TYPES or not info.consumers.get(init.name):
+            continue  # integer (shapes) or unused: left as it is
+        array = numpy_helper.to_array(init)
+        values = _random_weight(rng, array.shape, info.role(init.name, array.shape)).astype(array.dtype)
+        graph.initializer[i].CopyFrom(numpy_helper.from_array(values, init.name))
+
+
+def _replace_placeholders(model, info: "_Graph", rng) -> set:
+    """Each ``ConstantOfShape(<w>__SHAPE)`` with a float value becomes an
+    initializer ``w`` of random values; returns the shape inputs they read."""
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
     init_by_name = {init.name: init for init in graph.initializer}
-    needs_input_entry = out.ir_version < 4  # before IR 4 every initializer is also a graph input
+    needs_input_entry = model.ir_version < 4  # before IR 4 every initializer is also a graph input
     input_names = {inp.name for inp in graph.input}
-
-    # 1. ordinary float initializers, on request (while the graph is intact)
-    if randomize_initializers:
-        for i, init in enumerate(graph.initializer):
-            if init.data_type not in _FLOAT_TYPES:
-                continue
-            if not consumers.get(init.name):
-                continue  # unused: leave it as it is
-            array = numpy_helper.to_array(init)
-            values = _random_weight(rng, array.shape, info.role(init.name, array.shape)).astype(array.dtype)
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(values, init.name))
-
-    # 2. placeholders: ConstantOfShape(<w>__SHAPE) with a float value
-    new_nodes = []
-    replaced_shapes = set()
+    new_nodes, replaced_shapes = [], set()
     for node in graph.node:
         tensor = _placeholder_tensor(node, init_by_name)
         if tensor is None:
@@ -93,30 +102,26 @@ def randomize_onnx_weights(model, seed: int, randomize_initializers: bool = Fals
         name = node.output[0]
         values = _random_weight(rng, shape, info.role(name, shape)).astype(dtype)
         graph.initializer.append(numpy_helper.from_array(values, name))
-        if needs_input_entry or name in input_names:
-            if name not in input_names:
-                graph.input.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(values.dtype), values.shape))
-                input_names.add(name)
+        if needs_input_entry and name not in input_names:
+            graph.input.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(values.dtype),
+                                                             values.shape))
+            input_names.add(name)
         replaced_shapes.add(node.input[0])
     del graph.node[:]
     graph.node.extend(new_nodes)
+    return replaced_shapes
 
-    # 3. the shape initializers that only fed the placeholders are now unused
+
+def _drop_unused(graph, replaced_shapes: set) -> None:
+    """The shape initializers that only fed the placeholders are now unused: gone."""
     still_used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
     dead = {name for name in replaced_shapes if name not in still_used}
-    if dead:
-        kept = [init for init in graph.initializer if init.name not in dead]
-        del graph.initializer[:]
-        graph.initializer.extend(kept)
-        kept_inputs = [inp for inp in graph.input if inp.name not in dead]
-        del graph.input[:]
-        graph.input.extend(kept_inputs)
-        kept_info = [vi for vi in graph.value_info if vi.name not in dead]
-        del graph.value_info[:]
-        graph.value_info.extend(kept_info)
-
-    onnx.checker.check_model(out)
-    return out
+    if not dead:
+        return
+    for field in (graph.initializer, graph.input, graph.value_info):
+        kept = [entry for entry in field if entry.name not in dead]
+        del field[:]
+        field.extend(kept)
 
 
 def _graph_maps(graph) -> Tuple[Dict[str, object], Dict[str, List[Tuple[object, int]]]]:

@@ -1,21 +1,25 @@
-"""What a worker is asked to do, and what it answers: plain data both ways.
+"""A session's attempts: builds that may crash, what a worker is asked and answers.
 
 A task names a configuration of the session's model (a skip set, or an IR
 snapshot by the event that produced it) and the inputs to run it on. The
-worker is forked from the numguard process, so the model, the pipeline (pass
-objects included: a guarded user's closures and ``__main__`` classes) and the
-builds made so far are its own already; nothing is pickled but the task and
-its answer. (TVM 0.27's ``tvm.ir.save_json`` crashes on a Relax module with
-constants, so an IRModule could not be shipped to a fresh process anyway.)
+``BuildService`` runs tasks in workers forked from the numguard process
+(``workers.ForkPool``), so the model, the pipeline (pass objects included: a
+guarded user's closures and ``__main__`` classes) and the builds made so far
+are the worker's own already; nothing is pickled but the task and its answer.
+(TVM 0.27's ``tvm.ir.save_json`` crashes on a Relax module with constants, so
+an IRModule could not be shipped to a fresh process anyway.) A task types
+against ``Builder``, the few things of a session it uses.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Mapping, Optional, Protocol
 
 from ..errors import summarize_error
-from .share import PIPELINE, PLAIN, RunShare
+from ..workers import ForkPool, Pending, Workers
+from ..workers.pool import worker_peak_bytes, worker_share
+from ..workers.share import PIPELINE, PLAIN, RunShare
 
 INPUT_MODULE = ""  # ModuleRun's name for the model's own module (before any pass)
 
@@ -41,6 +45,29 @@ class Attempt:
     def ok(self) -> bool:
         return self.outputs is not None
 
+    @classmethod
+    def lost(cls, why: str) -> "Attempt":
+        """The Attempt of a task whose worker gave no answer."""
+        return cls(untestable=why)
+
+
+class Builder(Protocol):
+    """What a task uses of a session (in a worker, the worker's copy of it)."""
+
+    def build_or_known(self, skip: frozenset, fingerprint: bool): ...
+
+    def build_module(self, mod): ...
+
+    def snapshot(self, event: str): ...
+
+    def reference_here(self): ...
+
+    def run(self, build, inputs: Mapping) -> list: ...
+
+
+class RunFailure(Exception):
+    """A build that compiled but failed to run."""
+
 
 @dataclasses.dataclass
 class RemoteBuild:
@@ -58,6 +85,10 @@ class RemoteBuild:
         return self.attempt.untestable
 
     @property
+    def seconds(self) -> float:
+        return self.attempt.seconds
+
+    @property
     def trace(self) -> list:
         return self.attempt.trace
 
@@ -70,10 +101,8 @@ class SkipRun:
     inputs: tuple  # of {input name: array}
     share: Optional[str] = None  # a RunShare's directory: runs of builds that compiled alike are made once
 
-    def run(self, session) -> Attempt:
-        from ..shadow.session import RunFailure
-
-        build = session.known_build(self.skip) or session.build(self.skip, fingerprint=self.share is not None)
+    def run(self, session: Builder) -> Attempt:
+        build = session.build_or_known(self.skip, fingerprint=self.share is not None)
         attempt = Attempt(seconds=build.seconds, events=build.events, trace=build.trace)
         if not build.ok:
             attempt.untestable = f"does not build: {build.error}"
@@ -95,9 +124,8 @@ class ModuleRun:
     inputs: tuple
     share: Optional[str] = None  # as SkipRun's
 
-    def run(self, session) -> Attempt:
-        mod = session.model.mod if self.event == INPUT_MODULE else session.optimized.snapshots[self.event]
-        build = session.build_module(mod)
+    def run(self, session: Builder) -> Attempt:
+        build = session.build_module(session.snapshot(self.event))
         attempt = Attempt(seconds=build.seconds)
         if not build.ok:
             attempt.untestable = build.error
@@ -118,8 +146,8 @@ class ReferenceRun:
 
     inputs: tuple
 
-    def run(self, session) -> Attempt:
-        build = session.reference_site.here()
+    def run(self, session: Builder) -> Attempt:
+        build = session.reference_here()
         attempt = Attempt(seconds=build.seconds, events=build.events, trace=build.trace)
         if not build.ok:
             attempt.untestable = f"does not build: {build.error}"
@@ -132,8 +160,60 @@ class ReferenceRun:
         return attempt
 
 
-def _runs(session, kind: str, build, inputs: tuple, share: Optional[str]) -> list:
+def _runs(session: Builder, kind: str, build, inputs: tuple, share: Optional[str]) -> list:
     """``build``'s outputs on each of ``inputs``, through the share when there is one."""
     if share is None:
         return [session.run(build, x) for x in inputs]
     return RunShare(share).run(kind, build, inputs, session.run)
+
+
+class Started:
+    """An Attempt on its way (a ``workers.Pending``), with what the session
+    counts of it: ``skip``, the skip set it builds (for what ``on_build``
+    shows), and whether it was ``counted`` (once, when first taken)."""
+
+    def __init__(self, pending: Pending, skip: frozenset = frozenset()):
+        self.pending, self.skip, self.counted = pending, skip, False
+
+    @property
+    def remote(self) -> bool:
+        return self.pending.remote
+
+    def done(self) -> bool:
+        return self.pending.done()
+
+    def cancel(self) -> None:
+        self.pending.cancel()
+
+    def result(self) -> Attempt:
+        return self.pending.result()
+
+
+def in_process(task, session: Builder, skip: frozenset = frozenset()) -> Started:
+    """``task`` run in this process when its result is asked for."""
+    return Started(Pending(compute=lambda: task.run(session)), skip)
+
+
+class BuildService:
+    """A session's pool of ``jobs`` (default ``workers.count``) forked
+    workers, each stopped past ``cap`` bytes (default: a worker's share of the
+    memory cap); a task past ``timeout`` seconds (None: none) is untestable.
+    ``generation``: what the session's state was when the workers forked."""
+
+    def __init__(self, session, workers: Workers, timeout: Optional[float], generation: int = 0,
+                 jobs: Optional[int] = None, cap: Optional[int] = None):
+        self.timeout, self.generation = timeout, generation
+        jobs = workers.count if jobs is None else jobs
+        self._pool = ForkPool(session.in_worker, jobs, worker_share(workers) if cap is None else cap, timeout)
+
+    def submit(self, task, skip: frozenset = frozenset()) -> Started:
+        return Started(self._pool.submit(_attempt, task, lost=Attempt.lost), skip)
+
+    def stop(self) -> None:
+        self._pool.stop()
+
+
+def _attempt(session: Builder, task) -> Attempt:
+    attempt = task.run(session)
+    attempt.peak_private_bytes = worker_peak_bytes()
+    return attempt

@@ -1,0 +1,73 @@
+"""What a guard block is asked to do besides the range: checked when made."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Mapping, Optional, Union
+
+from ..errors import UsageError
+from ..options import Options
+from ..report.files import check_writable
+from ..workers import Workers
+
+ACTIONS = ("disable", "report", "raise")
+
+
+@dataclasses.dataclass(frozen=True)
+class GuardSettings:
+    """The keywords of ``guard(low, high, **settings)``.
+
+    ``ranges``: {input name: (low, high)}, instead of or besides low/high;
+    ``rtol``/``atol``: the tolerance (default by dtype); ``action``: what a
+    violation does, one of ACTIONS; ``budget``: ``"auto"`` (about one
+    optimized-compile time of search, at most 200 evaluations) or what
+    ``--budget`` takes (``"500"``, ``"60s"``); ``seed``; ``report_path``: a
+    JSON report of the block, rewritten after each compile; ``cache``: a
+    directory for verdicts, or False; ``oracle``: excuse differences a float64
+    build shows are not worse; ``progress``: ``"auto"`` (phases and steps on
+    stderr once a check has run 5 s), None (silent) or ``callable(message)``;
+    ``jobs``: worker processes for the bisection's builds when the call's
+    pipeline is given by name (default: one per core; 0: none); ``time_limit``:
+    seconds one guarded compile may take in all (past it, the build as written
+    is returned with a GuardWarning saying what was not finished).
+    """
+
+    ranges: Optional[Mapping] = None
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+    action: str = "disable"
+    budget: str = "auto"
+    seed: int = 0
+    report_path: Optional[str] = None
+    cache: Union[str, bool] = False
+    oracle: bool = True
+    progress: Union[str, None, Callable[[str], None]] = "auto"
+    jobs: Optional[int] = None
+    time_limit: Optional[float] = None
+
+    def __post_init__(self):
+        if self.action not in ACTIONS:
+            raise UsageError(f"unknown guard action '{self.action}'; choose one of {', '.join(ACTIONS)}", "action")
+        if self.report_path is not None:
+            check_writable(self.report_path)
+        if self.time_limit is not None and not (isinstance(self.time_limit, (int, float)) and self.time_limit > 0):
+            raise UsageError(f"time_limit must be a number of seconds > 0, got {self.time_limit!r}", "time_limit")
+        self.workers  # noqa: B018 - a bad jobs fails here
+
+    @classmethod
+    def of(cls, settings: Mapping) -> "GuardSettings":
+        """The settings a caller gave by keyword; an unknown keyword is a UsageError naming it."""
+        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise UsageError(f"guard() got an unknown keyword '{unknown[0]}'; it takes "
+                             + ", ".join(f.name for f in dataclasses.fields(cls)))
+        return cls(**settings)
+
+    def options(self, low: Optional[float], high: Optional[float]) -> Options:
+        """The check's Options (they check the ranges, tolerances and budget)."""
+        return Options(low=low, high=high, ranges=dict(self.ranges or {}), rtol=self.rtol, atol=self.atol,
+                       seed=self.seed, budget=self.budget, oracle=self.oracle)
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(jobs=self.jobs)

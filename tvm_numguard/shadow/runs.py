@@ -1,0 +1,150 @@
+"""A session's runs: the optimized build and the reference on each input, the
+last few remembered, and their comparison."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Mapping, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from ..errors import BuildError
+from ..search.sampling import Observation
+from .build import Build, run_build, summarize_error
+from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
+from .constancy import ConstancyWatch, same_bytes
+from .tasks import RunFailure, Started
+
+REMEMBERED = 4  # input sets whose runs are remembered (a bisection asks for the witness's many times)
+
+
+class BestSeen(NamedTuple):
+    """The best-scored input observed, and its runs."""
+
+    score: float
+    reference: Started  # the reference's run on it
+    optimized: tuple  # (optimized build, inputs, outputs), as ``optimized_outputs`` remembers runs
+
+
+class Runs:
+    """Runs of one model's builds on inputs named ``input_names``, compared
+    within ``tol``. ``start_reference(inputs)`` starts the reference's run;
+    ``reference_ready()`` raises if the reference does not build; ``attempts``
+    shares runs of the pipeline as written and notes a worker's memory."""
+
+    def __init__(self, input_names: Sequence[str], tol: Tolerance, start_reference: Callable[[Mapping], Started],
+                 reference_ready: Callable[[], None], attempts):
+        self._names, self.tol = list(input_names), tol
+        self._start_reference, self._reference_ready, self._attempts = start_reference, reference_ready, attempts
+        self.optimized: Optional[Build] = None
+        self.run_seconds = 0.0  # the longest run so far
+        self._ref_runs: list = []  # (inputs, Started ReferenceRun) of the last few input sets
+        # the best-scored input's runs, remembered past the last few (the search's
+        # witness is judged and reported after it)
+        self._best: Optional[BestSeen] = None
+        self._opt_outputs: list = []
+        self.invalid_samples: list = []  # a few inputs on which the reference is not finite
+        self.constancy = ConstancyWatch()
+
+    def use(self, optimized: Build) -> None:
+        """``optimized`` is the pipeline as written from now on."""
+        self.optimized = optimized
+
+    def remembered(self) -> list:
+        """(build, inputs, outputs) of the optimized runs remembered."""
+        return self._opt_outputs + ([self._best.optimized] if self._best is not None else [])
+
+    def run(self, build: Build, inputs: Mapping[str, np.ndarray]) -> list:
+        start = time.perf_counter()
+        try:
+            outputs = run_build(build, self._names, inputs)
+        except Exception as err:  # a VM error means: this build is unusable
+            raise RunFailure(summarize_error(err)) from None
+        self.run_seconds = max(self.run_seconds, time.perf_counter() - start)
+        return outputs
+
+    def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
+        """The reference's outputs; the last few input sets are remembered."""
+        return self._reference_result(self._reference_run(inputs))
+
+    def _reference_run(self, inputs: Mapping[str, np.ndarray], again: bool = False) -> Started:
+        """The reference's run on ``inputs``: the remembered one, or (``again``:
+        always) one started now."""
+        if not again:
+            if self._best is not None and self._best.optimized[1] is inputs:
+                return self._best.reference
+            for seen, started in self._ref_runs:
+                if seen is inputs:
+                    return started
+        started = self._start_reference(inputs)
+        if not again:
+            self._ref_runs = [(inputs, started)] + self._ref_runs[:REMEMBERED - 1]
+        return started
+
+    def _reference_result(self, started: Started) -> list:
+        self._reference_ready()  # a reference that does not build says so, not that a run failed
+        attempt = started.result()
+        self._attempts.note_peak(attempt.peak_private_bytes)
+        if not attempt.ok:
+            raise BuildError(f"the reference build fails to run: {attempt.untestable}")
+        return attempt.outputs[0]
+
+    def optimized_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
+        """The optimized build's outputs, the last few remembered (the search
+        scores the witness, the report describes it: one run)."""
+        for build, seen, outputs in self.remembered():
+            if build is self.optimized and seen is inputs:
+                return outputs
+        try:
+            outputs = self.run(self.optimized, inputs)
+        except RunFailure as err:
+            raise BuildError(f"the optimized build fails to run: {err}") from None
+        self._opt_outputs = [(self.optimized, inputs, outputs)] + self._opt_outputs[:REMEMBERED - 1]
+        self._attempts.put(self.optimized, inputs, outputs)
+        return outputs
+
+    def compare(self, build: Build, inputs: Mapping[str, np.ndarray]) -> Comparison:
+        """Compare ``build`` with the reference on ``inputs``."""
+        out = self.optimized_outputs(inputs) if build is self.optimized else self.run(build, inputs)
+        return self.compare_outputs(out, inputs)
+
+    def compare_outputs(self, outputs: list, inputs: Mapping[str, np.ndarray]) -> Comparison:
+        """Compare ``outputs`` (of some build, on ``inputs``) with the reference's."""
+        return compare_outputs(self.reference_outputs(inputs), outputs, self.tol)
+
+    def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
+        """The optimized build's score on ``inputs`` (None when the reference is
+        not finite), with the values behind it (for searches that aim at one element)."""
+        started = self._reference_run(inputs)
+        # the held worker runs the reference while this process runs the optimized build
+        opt = self.optimized_outputs(inputs) if started.remote else None
+        ref = self._reference_result(started)
+        if not is_finite_outputs(ref):
+            if len(self.invalid_samples) < 2:
+                self.invalid_samples.append(inputs)
+            return Observation(None)
+        self.constancy.note(inputs, ref)
+        opt = opt if opt is not None else self.optimized_outputs(inputs)
+        comparison = compare_outputs(ref, opt, self.tol)
+        score = math.inf if math.isnan(comparison.score) else comparison.score
+        if self._best is None or score > self._best.score:
+            self._best = BestSeen(score, started, (self.optimized, inputs, opt))
+        if any(np.shape(r) != np.shape(o) for r, o in zip(ref, opt)):
+            return Observation(comparison.score)
+        pairs = [differences(r, o) for r, o in zip(ref, opt)]
+        return Observation(comparison.score,
+                           np.concatenate([p[0].ravel() for p in pairs]) if pairs else np.zeros(0),
+                           np.concatenate([p[2].ravel() for p in pairs]) if pairs else np.zeros(0))
+
+    def deterministic(self, inputs: Mapping[str, np.ndarray]) -> bool:
+        """Do the optimized build and the reference each give bit-identical
+        outputs when run on ``inputs`` again? A run remembered from the search
+        is the first of each pair (on a big CNN a run costs seconds); a held
+        reference's second run goes on beside this process's."""
+        first_ref = self._reference_run(inputs)
+        second_ref = self._reference_run(inputs, again=True)
+        first, second = self.optimized_outputs(inputs), self.run(self.optimized, inputs)
+        same = all(same_bytes(a, b) for a, b in zip(first, second))
+        pairs = zip(self._reference_result(first_ref), self._reference_result(second_ref))
+        return all(same_bytes(a, b) for a, b in pairs) and same
