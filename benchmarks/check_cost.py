@@ -27,9 +27,9 @@ import numpy as np  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
 from tvm_numguard.generate import generate  # noqa: E402
-from tvm_numguard.ops.analysis import analyse  # noqa: E402
-from tvm_numguard.ops.check import check  # noqa: E402
-from tvm_numguard.ops.interval import Interval  # noqa: E402
+from tvm_numguard.rangecheck.analysis import analyse  # noqa: E402
+from tvm_numguard.rangecheck.check import check  # noqa: E402
+from tvm_numguard.rangecheck.interval import Interval  # noqa: E402
 from tvm_numguard.search import resolve_ranges  # noqa: E402
 from tvm_numguard.testing import light_model, tiny_cnn_onnx, tiny_mlp_onnx  # noqa: E402
 from tvm_numguard.testing.sampled import corner_samples, escapes, sampled_values  # noqa: E402

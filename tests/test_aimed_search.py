@@ -12,7 +12,7 @@ import pytest
 
 import tvm_numguard as ng
 from tvm_numguard.engine import range_check
-from tvm_numguard.ops.check import check
+from tvm_numguard.rangecheck.check import check
 from tvm_numguard.search import Budget, InputRange, Observation, resolve_ranges
 from tvm_numguard.search.aimed import Aim, Target
 from tvm_numguard.search.strategies import conform, make_strategy

@@ -74,3 +74,22 @@ def test_report_json_is_written_whole(demo_report, tmp_path):
     assert data["bisection"]["culprit"]["id"] == "ToMixedPrecision#0"
     assert data["metrics"][0]["min_atol"] > data["metrics"][0]["atol"]
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+@pytest.mark.parametrize("search", [False, True])
+def test_a_report_document_reads_back_into_its_finding(demo_report, search):
+    """What a report writes of its Finding reads back into one that writes the
+    same sections (the environment is now's; the witness's arrays and the range
+    check's result are not kept in a document)."""
+    from tvm_numguard.finding import Finding
+    from tvm_numguard.numbers import plain
+    from tvm_numguard.report.sections import document
+
+    report = ng.search(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+                       ng.Options(low=0.0, high=1.0, search="random,boundary", budget="6")) if search else demo_report
+    written = report.to_json()
+    again = plain(document(Finding.from_json(written)))
+    kept = {**written, "timings": {k: v for k, v in written["timings"].items() if k != "range_check_s"}}
+    for section in set(written) - {"schema_version", "kind", "tool", "environment", "witness", "range_check"}:
+        assert again.get(section) == kept[section], section
+    assert Finding.from_json(written).blame() == report.blame()

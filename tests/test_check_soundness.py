@@ -11,9 +11,9 @@ import pytest
 
 import tvm_numguard as ng
 from tvm_numguard.generate import generate
-from tvm_numguard.ops.analysis import analyse
-from tvm_numguard.ops.check import pipeline_module
-from tvm_numguard.ops.interval import Interval
+from tvm_numguard.rangecheck.analysis import analyse
+from tvm_numguard.rangecheck.check import pipeline_module
+from tvm_numguard.rangecheck.interval import Interval
 from tvm_numguard.testing import tiny_cnn_onnx, tiny_mlp_onnx
 from tvm_numguard.testing.sampled import corner_samples, escapes, sampled_values
 

@@ -6,8 +6,8 @@ import click
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.cli.groups import CheckArgs, CompileArgs
-from tvm_numguard.cli.regress import RegressCheckArgs
+from tvm_numguard.cli.groups import SearchArgs, CompileArgs
+from tvm_numguard.cli.regress import RegressSearchArgs
 from tvm_numguard.errors import UsageError
 from tvm_numguard.guard import GuardSettings
 from tvm_numguard.options import Options
@@ -35,12 +35,12 @@ OPTIONS = [
 
 @pytest.mark.parametrize("options", OPTIONS)
 def test_options_said_back_parse_to_the_same_options(options):
-    assert parsed(CheckArgs(), options.to_args()) == options
+    assert parsed(SearchArgs(), options.to_args()) == options
 
 
 @pytest.mark.parametrize("options", OPTIONS)
 def test_regress_lines_keep_every_option_regress_takes(options):
-    again = parsed(RegressCheckArgs(), options.to_args(bisects=False)).options
+    again = parsed(RegressSearchArgs(), options.to_args(bisects=False)).options
     assert again == options.replace(strategy="bisect")  # regress does not bisect by strategy
 
 
@@ -59,7 +59,7 @@ def test_the_replay_line_states_each_resolved_range(tmp_path):
     words = model.to_args() + options.to_args(ranges)
     name = model.inputs[0].name
     assert words[0] == str(tmp_path / "mlp.onnx") and "--shape" in words
-    assert parsed(CheckArgs(), options.to_args(ranges)).ranges == {name: (0.0, 1.0)}
+    assert parsed(SearchArgs(), options.to_args(ranges)).ranges == {name: (0.0, 1.0)}
 
 
 def test_a_python_caller_is_told_the_parameter_and_the_cli_the_flag(capsys):
@@ -96,7 +96,7 @@ def test_a_regress_row_without_the_oracle_replays_without_it():
                          pass_words=("--pass", "FastMathTransform"))
     words = shlex.split(replay_line(request, CorpusModel("tiny/mlp", "tiny/mlp"), options))
     assert words[:6] == ["numguard", "regress", "--pass", "FastMathTransform", "--models", "tiny/mlp"]
-    assert parsed(RegressCheckArgs(), words[6:]).options == options
+    assert parsed(RegressSearchArgs(), words[6:]).options == options
 
 
 def test_every_document_kind_reads_back_by_the_one_convention():

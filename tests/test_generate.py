@@ -12,7 +12,7 @@ from tvm import relax
 
 from tvm_numguard.errors import UsageError
 from tvm_numguard.generate import MOTIFS, GeneratorConfig, generate
-from tvm_numguard.ops.interval import Interval
+from tvm_numguard.rangecheck.interval import Interval
 from tvm_numguard.generate.ops import POSITIVE_MARGIN, SPECS
 from tvm_numguard.generate.validate import invalid_reason
 from tvm_numguard.regress.corpus import collect, random_models

@@ -78,10 +78,10 @@ def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Opti
     session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
         if inputs is not None:
-            searches = [FixedInputs(engine.check_given_inputs(session.model, inputs))]
+            searches = [FixedInputs(engine.coerce_given_inputs(session.model, inputs))]
         else:
             searches = engine.strategies(options)
-        finding = engine.check(session, options, ranges, searches, "bisect",
+        finding = engine.search_and_judge(session, options, ranges, searches, "bisect",
                                budget=options.budget if inputs is None else None)
         return Report.from_finding(engine.finish(finding, session, started))
 
@@ -108,7 +108,7 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
     context = RunContext.of(progress, on_build, workers=workers)
     session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
-        finding = engine.check(session, options, ranges, engine.strategies(options), "search", bisect=False,
+        finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "search", bisect=False,
                                every_strategy=True)
         return Report.from_finding(engine.finish(finding, session, started))
 
@@ -130,7 +130,7 @@ def range_check(model, config: Optional[CompileConfig] = None, options: Optional
         UsageError: bad input; BuildError when the pipeline fails before legalizing
         (PipelineBreaksError where a bisection names the pass that breaks it).
     """
-    from .ops.check import check
+    from .rangecheck.check import check
     from .search import resolve_ranges
 
     model = engine.as_model(model)

@@ -1,7 +1,8 @@
 """The engine: search a session's range, judge the witness, bisect a violation.
 
-Every command starts the same way (``open_session``) and checks the same way
-(``check``); what they return is a Finding. Nothing here prints: long work
+Every command starts the same way (``open_session``) and goes on the same way
+(``search_and_judge``: search, judge the witness, bisect a violation); what
+they return is a Finding. Nothing here prints: long work
 reports through ``progress(message)`` (a ``progress.Detail`` message is below
 phase level).
 """
@@ -18,8 +19,8 @@ from .bisect.build_failure import bisect_build_failure
 from .errors import InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
 from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
 from .model import Model, load_model
-from .ops import check_domains
-from .ops.check import RangeCheck
+from .rangecheck import check_domains
+from .rangecheck.check import RangeCheck
 from .options import Options
 from .pipeline import CompileConfig
 from .progress import Detail
@@ -107,7 +108,7 @@ def range_check(session: ShadowSession, ranges) -> tuple:
     model and pipeline, its warnings about the pipeline told as progress. The
     check is advice: one it cannot make (a pipeline that fails before
     legalizing) leaves the search unaimed, and says why."""
-    from .report.check import warning_line
+    from .report.range_check import warning_line
 
     progress = session.progress
     try:
@@ -121,7 +122,7 @@ def range_check(session: ShadowSession, ranges) -> tuple:
     return checker, RangeCheckOutcome(result)
 
 
-def check(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str, *,
+def search_and_judge(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str, *,
           budget: Optional[str] = None, bisect: bool = True, every_strategy: bool = False) -> Finding:
     """On a prepared session: search with each of ``searches`` (strategies, or
     one FixedInputs), judge the worst input found (oracle included) and, with
@@ -229,7 +230,7 @@ def _reporting(evaluate, progress, every: int = 25):
 
 
 def invalid_causes(session: ShadowSession) -> list:
-    """Which vulnerable operators left their domain on the invalid candidates (ops.InvalidCall)."""
+    """Which vulnerable operators left their domain on the invalid candidates (rangecheck.InvalidCall)."""
     causes = []
     for sample in session.invalid_samples:
         try:
@@ -255,7 +256,7 @@ def require_valid_witness(found, ranges, invalid) -> None:
     )
 
 
-def check_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:
+def coerce_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:
     """``inputs`` (e.g. a saved witness) as the model's inputs, each coerced to its spec."""
     out = {}
     for spec in model.inputs:

@@ -11,13 +11,16 @@ travel between processes.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Callable, Mapping, Optional
 
 from .bisect.result import Blame, BisectResult, blame_of
-from .model import model_args
+from .instrument.events import PassEvent
+from .model import InputSpec, model_args
 from .options import Options
 from .pipeline import CompileConfig
-from .search import SearchResult
+from .rangecheck.domains import InvalidCall
+from .search import InputRange, SearchResult
+from .shadow.info import WorkerInfo
 from .shadow.compare import Comparison
 from .shadow.oracle import OracleJudgement
 
@@ -36,6 +39,10 @@ class ModelInfo:
     def of(cls, model) -> "ModelInfo":
         return cls(model.source, model.sha256, tuple(model.inputs))
 
+    @classmethod
+    def from_json(cls, data) -> "ModelInfo":
+        return cls(data["source"], data["sha256"], tuple(InputSpec.from_json(s) for s in data["inputs"]))
+
     def to_json(self) -> dict:
         return {"source": self.source, "sha256": self.sha256, "inputs": [s.to_json() for s in self.inputs]}
 
@@ -47,7 +54,7 @@ class ModelInfo:
 class SearchOutcome:
     """The search behind a witness. ``result``: the search whose best input is
     the witness; ``budget``: the budget as the user gave it (None: the inputs
-    were given, nothing was searched); ``invalid_causes``: ops.InvalidCall for
+    were given, nothing was searched); ``invalid_causes``: rangecheck.InvalidCall for
     the inputs on which the reference was not finite; ``outputs_constant``: the
     reference gave the same outputs on every valid input (they ignore the
     inputs); ``strategies``: every strategy's result (``numguard search``)."""
@@ -69,7 +76,7 @@ class BuildCount:
 
 @dataclasses.dataclass
 class RangeCheckOutcome:
-    """The static range check a search was aimed with: ``result`` (ops.check.CheckResult),
+    """The static range check a search was aimed with: ``result`` (rangecheck.check.CheckResult),
     and the positions of its pipeline warnings that the witness reaches (the
     violation lies where the check warned); ``error``: why there is no result."""
 
@@ -104,6 +111,37 @@ class Finding:
     @property
     def violation(self) -> bool:
         return self.verdict == "violation"
+
+    @classmethod
+    def from_json(cls, document: Mapping, sections: Optional[Mapping[str, Callable]] = None) -> "Finding":
+        """A report document read back into the Finding it was made of.
+
+        A document does not keep everything: the witness's arrays (its file is
+        the ``witness.path`` a report names once saved), the search's inputs,
+        the events' module hashes, the range check's result (only its
+        pipeline warnings are written: ``range_check`` stays None), a
+        bisection's event lists (ids it blamed are kept). The sections of the
+        layers above (``trace``, ``guard``) are read by ``sections``: section
+        name -> its reader (e.g. ``{"guard": GuardInfo.from_json}``)."""
+        cfg, search = document["configuration"], document["search"]
+        builds, timings = document.get("builds"), document.get("timings")
+        found = SearchOutcome(SearchResult.from_json(search), search.get("budget"),
+                              [InvalidCall.from_json(c) for c in search.get("invalid_causes", [])],
+                              bool(search.get("outputs_constant")),
+                              [SearchResult.from_json(r) for r in search.get("strategies", [])])
+        finding = cls(document["command"], ModelInfo.from_json(document["model"]), CompileConfig.from_json(cfg),
+                      Options.from_json(cfg), {n: InputRange.from_json(r) for n, r in cfg["ranges"].items()},
+                      [PassEvent.from_json(row) for row in document["events"]],
+                      frozenset(row["id"] for row in document["events"] if row["optional"]), found, None,
+                      Comparison.from_json(document["metrics"]), OracleJudgement.from_json(document.get("oracle")),
+                      document["verdict"], BisectResult.from_json(document.get("bisection")),
+                      BuildCount(builds["builds"], builds["build_seconds"], timings["total_s"],
+                                 timings["optimized_build_s"]) if builds and timings else None,
+                      workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"))
+        for name, reader in (sections or {}).items():
+            if document.get(name) is not None:
+                setattr(finding, name, reader(document[name]))
+        return finding
 
     def blame(self) -> Blame:
         """What this finding blames and what a fix switches off (see bisect.result.Blame)."""

@@ -50,6 +50,10 @@ class InputSpec:
     def to_json(self) -> dict:
         return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype}
 
+    @classmethod
+    def from_json(cls, data: Mapping) -> "InputSpec":
+        return cls(data["name"], tuple(data["shape"]), data["dtype"])
+
 
 @dataclasses.dataclass
 class Model:

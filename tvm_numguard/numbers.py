@@ -49,6 +49,16 @@ def plain(value):
     return value
 
 
+def unplain(value):
+    """``plain`` undone: the strings "inf", "-inf" and "nan" back to floats, in
+    lists and dicts too (a document's other strings are never those three)."""
+    if isinstance(value, dict):
+        return {k: unplain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unplain(v) for v in value]
+    return float(value) if isinstance(value, str) and value in NON_FINITE else value
+
+
 def exceeds(score, limit: float = 1.0) -> bool:
     """``score > limit`` for a score as a document holds it ("inf" counts, "nan" does not)."""
     return score is not None and from_json_number(score) > limit

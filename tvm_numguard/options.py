@@ -66,6 +66,16 @@ class Options:
     def tolerance(self) -> Tolerance:
         return Tolerance(self.rtol, self.atol)
 
+    @classmethod
+    def from_json(cls, configuration) -> "Options":
+        """Read back from a report's ``configuration`` section, which states each
+        input's range (the low/high they came from are not kept)."""
+        return cls(ranges={n: (float(r["low"]), float(r["high"])) for n, r in configuration["ranges"].items()},
+                   rtol=configuration["rtol"], atol=configuration["atol"], search=configuration["search"],
+                   budget=configuration["budget"], seed=int(configuration["seed"]),
+                   strategy=configuration["strategy"], oracle=bool(configuration["oracle"]),
+                   oracle_k=float(configuration["oracle_k"]))
+
     def to_args(self, resolved: Optional[Mapping] = None, budget: Optional[str] = None,
                 bisects: bool = True) -> list:
         """The command-line arguments that give these options. ``resolved``

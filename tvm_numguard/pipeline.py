@@ -110,6 +110,12 @@ class CompileConfig:
         data.pop("passes")
         return data
 
+    @classmethod
+    def from_json(cls, data) -> "CompileConfig":
+        """Read back from ``to_json`` (a report's ``configuration`` section has these fields)."""
+        return cls(data["pipeline"], data["tir_pipeline"], data["target"], int(data["opt_level"]),
+                   tuple(data.get("disable", ())))
+
     def to_args(self) -> list:
         """The command-line arguments that give this configuration (the pipeline
         always; the rest where it is not the default)."""

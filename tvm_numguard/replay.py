@@ -21,9 +21,9 @@ import numpy as np
 
 from .errors import RangeError, ReportError
 from .pipeline import CompileConfig
-from .bisect.result import document_blame
-from .numbers import from_json_number, plain
-from .report import environment, validate
+from .numbers import plain
+from .finding import Finding
+from .report import Report, environment, validate
 from .report.files import read_witness, write_atomic
 from .report.schemas import header
 from .report.text import num, score_text
@@ -152,52 +152,48 @@ def _locate(what: str, recorded: str, report_path: str, typed_in: Optional[str])
 
 def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, on_build=None) -> ReplayResult:
     """Rebuild a report's configuration and rerun its witness (see the module docstring)."""
-    from .engine import check_given_inputs
+    from .engine import coerce_given_inputs
     from .model import file_sha256, load_model
     from .context import RunContext
     from .shadow.session import ShadowSession
 
-    data = load_report(report_path)
-    if data["command"] == "guard":
+    report = Report(load_report(report_path))
+    finding = Finding.from_json(report.data)
+    if finding.command == "guard":
         raise ReportError(f"{report_path}: a guard report's model was an in-memory module; it cannot be replayed "
                           "from the command line")
-    if data["verdict"] != "violation" or not data["witness"]["path"]:
-        raise ReportError(f"{report_path}: nothing to replay: the report's verdict is {data['verdict']} "
+    if not finding.violation or not report.witness_path:
+        raise ReportError(f"{report_path}: nothing to replay: the report's verdict is {finding.verdict} "
                           "and it has no witness")
-    typed_in = data["environment"].get("cwd")
-    witness_path = _locate("witness", data["witness"]["path"], report_path, typed_in)
-    model_path = _locate("model", data["model"]["source"], report_path, typed_in)
+    typed_in = report.environment.get("cwd")
+    witness_path = _locate("witness", report.witness_path, report_path, typed_in)
+    model_path = _locate("model", finding.model.source, report_path, typed_in)
     sha = file_sha256(model_path)
-    if sha != data["model"]["sha256"]:
+    if sha != finding.model.sha256:
         raise ReportError(f"{model_path}: the report was made from a different model file "
-                          f"(sha256 {data['model']['sha256'][:12]}, this file has {sha[:12]})")
-    cfg = data["configuration"]
-    config = CompileConfig(pipeline=cfg["pipeline"], tir_pipeline=cfg["tir_pipeline"], target=cfg["target"],
-                           opt_level=cfg["opt_level"], disable=tuple(cfg.get("disable", ())))
+                          f"(sha256 {finding.model.sha256[:12]}, this file has {sha[:12]})")
+    config = finding.config
     config.validate()
     # the recorded shapes include any --shape the report was made with
-    model = load_model(model_path, {i["name"]: i["shape"] for i in data["model"]["inputs"] if i["shape"]})
+    model = load_model(model_path, {spec.name: spec.shape for spec in finding.model.inputs if spec.shape})
     try:
-        witness = check_given_inputs(model, read_witness(witness_path))
-        ranges = resolve_ranges(model.inputs, None, None,
-                                {n: (r["low"], r["high"]) for n, r in cfg["ranges"].items()})
+        witness = coerce_given_inputs(model, read_witness(witness_path))
+        ranges = resolve_ranges(model.inputs, None, None, finding.options.ranges)
     except RangeError as err:
         raise ReportError(f"{witness_path}: {err}") from None
     in_range = all(float(np.min(witness[n])) >= r.low and float(np.max(witness[n])) <= r.high
                    for n, r in ranges.items())
-    session = ShadowSession(model, config, Tolerance(cfg["rtol"], cfg["atol"]),
-                            RunContext.of(progress, on_build).in_process())
+    session = ShadowSession(model, config, finding.options.tolerance, RunContext.of(progress, on_build).in_process())
     session.prepare(record=False)
     comparison = session.compare(session.optimized, witness)
-    culprit = _check_culprit(session, witness, data) if comparison.violated else None
-    return ReplayResult(report_path, data["command"], model_path, sha, witness_path, config, session.tol, comparison,
-                        _recorded_score(data), in_range, culprit, data["environment"],
-                        environment(config.target), session.timing())
+    culprit = _check_culprit(session, witness, finding.blame()) if comparison.violated else None
+    recorded = finding.comparison.score if finding.comparison.outputs else None
+    return ReplayResult(report_path, finding.command, model_path, sha, witness_path, config, session.tol, comparison,
+                        recorded, in_range, culprit, report.environment, environment(config.target), session.timing())
 
 
-def _check_culprit(session, witness, data: dict) -> Optional[dict]:
-    """Does skipping the report's culprit alone still clear the violation?"""
-    blame = document_blame(data.get("bisection"))
+def _check_culprit(session, witness, blame) -> Optional[dict]:
+    """Does skipping the culprit the report blamed alone still clear the violation?"""
     if blame.kind != "culprit":
         return None
     found = {"id": blame.disable[0], "still_clears": None, "score": None, "note": None}
@@ -208,8 +204,3 @@ def _check_culprit(session, witness, data: dict) -> Optional[dict]:
         return {**found, "note": f"the build without it fails: {build.error}"}
     score = session.compare(build, witness).score
     return {**found, "still_clears": score <= 1.0, "score": score}
-
-
-def _recorded_score(data: dict):
-    scores = [from_json_number(m["score"]) for m in data["metrics"]]
-    return max(scores) if scores else None

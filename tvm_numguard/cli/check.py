@@ -7,7 +7,7 @@ import json
 import click
 
 from .commands import Command
-from .groups import CheckRangeArgs, CompileArgs, ModelArgs, OutputArgs
+from .groups import RangeCheckArgs, CompileArgs, ModelArgs, OutputArgs
 
 EXIT_CODES = """\b
 Exit codes:
@@ -26,12 +26,12 @@ class Check(Command):
             "dtype for inputs in the range, and which part of the range drives them there.")
 
     def groups(self) -> dict:
-        return {"outputs": OutputArgs("json"), "options": CheckRangeArgs(), "config": CompileArgs(), "model": ModelArgs()}
+        return {"outputs": OutputArgs("json"), "options": RangeCheckArgs(), "config": CompileArgs(), "model": ModelArgs()}
 
     def run(self, outputs, options, config, model) -> int:
         from .. import api
         from ..options import Options
-        from ..report.check import check_document, check_summary
+        from ..report.range_check import check_document, check_summary
         from ..report.files import write_atomic
         console = self.console(outputs)
         options = Options(**options)

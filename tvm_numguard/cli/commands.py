@@ -16,7 +16,7 @@ from ..errors import PipelineBreaksError
 from ..options import DEFAULT_SEARCHES
 from ..report.files import read_witness, write_atomic, write_witness
 from .console import Console
-from .groups import CheckArgs, CompileArgs, ModelArgs, OutputArgs, Outputs, WorkerArgs
+from .groups import SearchArgs, CompileArgs, ModelArgs, OutputArgs, Outputs, WorkerArgs
 
 EXIT_CODES = """\b
 Exit codes:
@@ -129,7 +129,7 @@ class Bisect(Command):
     help = "Find the pass that makes MODEL's optimized build differ from its reference build."
 
     def groups(self) -> dict:
-        return {"outputs": OutputArgs("json", "save_inputs"), "options": CheckArgs(), "config": CompileArgs(),
+        return {"outputs": OutputArgs("json", "save_inputs"), "options": SearchArgs(), "config": CompileArgs(),
                 "workers": WorkerArgs(), "model": ModelArgs()}
 
     extra = (click.option("--inputs", "inputs_path", type=click.Path(),
@@ -153,7 +153,7 @@ class Search(Command):
 
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json", "save_inputs", "plot"),
-                "options": CheckArgs(search_default=DEFAULT_SEARCHES, bisect=False), "config": CompileArgs(),
+                "options": SearchArgs(search_default=DEFAULT_SEARCHES, bisect=False), "config": CompileArgs(),
                 "workers": WorkerArgs(), "model": ModelArgs()}
 
     def run(self, outputs, options, config, workers, model) -> int:
@@ -177,7 +177,7 @@ class Trace(Command):
     help = "Bisect MODEL's pipeline, then show which pass added how much error, where it starts, how it spreads."
 
     def groups(self) -> dict:
-        return {"outputs": OutputArgs("json", "save_inputs", "html", "dot", "plot"), "options": CheckArgs(),
+        return {"outputs": OutputArgs("json", "save_inputs", "html", "dot", "plot"), "options": SearchArgs(),
                 "config": CompileArgs(), "workers": WorkerArgs(), "model": ModelArgs()}
 
     def run(self, outputs, options, config, workers, model) -> int:

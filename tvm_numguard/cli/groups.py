@@ -1,6 +1,6 @@
 """Option groups, in the Polygraphy manner: each declares its options once
 (one meaning, one help text) and parses what they got into one object:
-``ModelArgs`` -> Model, ``CompileArgs`` -> CompileConfig, ``CheckArgs`` ->
+``ModelArgs`` -> Model, ``CompileArgs`` -> CompileConfig, ``SearchArgs`` ->
 Options, ``OutputArgs`` -> Outputs. A command lists its groups; the group
 adds its options to the command and takes its values back out."""
 
@@ -112,7 +112,7 @@ class RangeArgs(OptionGroup):
         return {"low": values.pop("low"), "high": values.pop("high"), "ranges": ranges}
 
 
-class CheckRangeArgs(RangeArgs):
+class RangeCheckArgs(RangeArgs):
     """``numguard check``'s: the range, and a tolerance to tell the rounding of narrowed floats against."""
 
     options = (
@@ -125,7 +125,7 @@ class CheckRangeArgs(RangeArgs):
         return {**super().parse(values), "rtol": values.pop("rtol")}
 
 
-class CheckArgs(OptionGroup):
+class SearchArgs(OptionGroup):
     """The input range, the tolerance and the search: everything a check's verdict depends on."""
 
     def __init__(self, search_default: str = "evolve", bisect: bool = True, budget_default: str = "200,60s"):

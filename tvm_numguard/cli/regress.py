@@ -12,7 +12,7 @@ import click
 from ..errors import UsageError
 from ..report.files import check_writable, write_atomic
 from .commands import Command
-from .groups import CheckArgs, OptionGroup, OutputArgs, WorkerArgs
+from .groups import SearchArgs, OptionGroup, OutputArgs, WorkerArgs
 
 EXIT_CODES = """\b
 Exit codes:
@@ -71,8 +71,8 @@ class RangeChoice:
     model_ranges: bool
 
 
-class RegressCheckArgs(CheckArgs):
-    """CheckArgs where the range may be left out: each model's own, else [0, 1]."""
+class RegressSearchArgs(SearchArgs):
+    """SearchArgs where the range may be left out: each model's own, else [0, 1]."""
 
     def __init__(self):
         from ..search.budget import REGRESS_BUDGET
@@ -172,7 +172,7 @@ class Regress(Command):
             "generated models.")
 
     def groups(self) -> dict:
-        return {"outputs": OutputArgs("json", "html"), "options": RegressCheckArgs(), "config": PassArgs(),
+        return {"outputs": OutputArgs("json", "html"), "options": RegressSearchArgs(), "config": PassArgs(),
                 "workers": WorkerArgs(), "corpus": CorpusArgs(), "run": RegressRunArgs()}
 
     def run(self, outputs, options, config, workers, corpus: CorpusChoice, run: RegressRunChoice) -> int:

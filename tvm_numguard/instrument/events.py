@@ -49,11 +49,19 @@ class PassEvent:
             "name": self.name,
             "level": self.level,
             "opt_level": self.opt_level,
+            "depth": self.depth,
             "wrapper": self.wrapper,
             "ran": self.ran,
             "duration_s": round(self.duration_s, 6),
             "changed": self.changed,
         }
+
+    @classmethod
+    def from_json(cls, data) -> "PassEvent":
+        """Read back from a document's row (which keeps no hashes)."""
+        return cls(data["index"], data["id"], data["name"], data["level"], data["opt_level"], data.get("depth", 0),
+                   data["wrapper"],
+                   data.get("ran", True), data.get("duration_s", 0.0), data.get("changed"))
 
 
 class EventPath:

@@ -34,7 +34,8 @@ from ..model import load_model
 from ..pipeline import CompileConfig
 from ..shadow.compare import Comparison, Tolerance, compare_output, compare_outputs
 from ..context import RunContext
-from ..shadow.session import RunFailure, ShadowSession
+from ..shadow.session import ShadowSession
+from ..shadow.tasks import RunFailure
 from .cut import CutModule, cut, is_operator, is_tensor, main_bindings, upstream
 from .shrink import shrink_shapes
 

@@ -144,7 +144,7 @@ def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: s
             row.verdict, row.reason = "untestable", f"does not build without the pass: {err}"
             return
         try:
-            finding = engine.check(session, options, ranges, engine.strategies(options), "regress")
+            finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "regress")
         except InvalidReferenceError as err:
             row.verdict, row.reason = _not_finite(session, err)
             return

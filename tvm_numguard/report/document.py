@@ -78,6 +78,16 @@ class Report:
         return self.data["verdict"]
 
     @property
+    def witness_path(self) -> Optional[str]:
+        """Where the witness was saved (None: not saved, or no violation)."""
+        return self.data["witness"]["path"]
+
+    @property
+    def environment(self) -> dict:
+        """Where the report was made: versions, target, platform, working directory."""
+        return self.data["environment"]
+
+    @property
     def worst_score(self) -> float:
         """The witness's worst output score (inf when no output was compared)."""
         return max((float(m["score"]) for m in self.data["metrics"]), default=float("inf"))

@@ -103,7 +103,7 @@ def _origin(trace: dict) -> str:
 
 def _range_check(data: dict) -> str:
     """numguard check's warnings about the pipeline, the ones the witness reaches marked."""
-    from .check import warning_line
+    from .range_check import warning_line
 
     section = data.get("range_check")
     if not section or not section["warnings"]:

@@ -125,7 +125,7 @@ def _range_check_lines(section) -> list:
     """The check's warnings about the pipeline, and whether the violation lies at one."""
     if not section or not section["warnings"]:
         return []
-    from .check import warning_line
+    from .range_check import warning_line
 
     warnings = section["warnings"]
     lines = [f"  check     {len(warnings)} operator{'s' if len(warnings) > 1 else ''} of the pipeline's module "

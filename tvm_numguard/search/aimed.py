@@ -6,7 +6,7 @@ A violation that lives in a small part of the range (an overflow band of
 others low, nearly constant inputs under a float16 normalization) is rarely
 met by uniform samples. ``numguard check`` says which operators of the
 optimized module can misbehave and which corner or band of each input drives
-them there (``ops.drivers``). An ``Aim`` turns that into:
+them there (``rangecheck.drivers``). An ``Aim`` turns that into:
 
   - ``candidates``: for each warning (the worst first), every input at its
     corner (for a ``mixed`` corner, elements at the end their weight's sign

@@ -19,6 +19,10 @@ class InputRange:
     def to_json(self) -> dict:
         return {"low": self.low, "high": self.high}
 
+    @classmethod
+    def from_json(cls, data) -> "InputRange":
+        return cls(float(data["low"]), float(data["high"]))
+
 
 def parse_range_spec(text: str) -> tuple:
     """``NAME=LO:HI`` -> (name, lo, hi)."""

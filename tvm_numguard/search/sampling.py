@@ -62,6 +62,13 @@ class SearchResult:
             "repeat_budget": self.repeat_budget,
         }
 
+    @classmethod
+    def from_json(cls, data) -> "SearchResult":
+        """Read back from a document, which keeps no inputs (and history only where it lists it)."""
+        return cls(None, float(data["best_score"]) if data["best_score"] is not None else None,
+                   int(data["evaluations"]), int(data["invalid"]), list(data.get("history", [])), data["strategy"],
+                   data.get("stopped_by", "evaluations"), data.get("repeat_budget"))
+
 
 class FixedInputs:
     """Use inputs the user gave (``--inputs witness.npz``) instead of searching."""

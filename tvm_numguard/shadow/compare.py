@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..errors import InternalError
-from ..numbers import plain
+from ..numbers import plain, unplain
 from ..tolerance import DEFAULT_TOLERANCES, Tolerance  # noqa: F401 - shadow names them too
 
 @dataclasses.dataclass
@@ -49,6 +49,10 @@ class OutputMetrics:
     def to_json(self) -> dict:
         return plain(dataclasses.asdict(self))
 
+    @classmethod
+    def from_json(cls, data) -> "OutputMetrics":
+        return cls(**unplain(dict(data)))
+
 
 @dataclasses.dataclass
 class Comparison:
@@ -64,6 +68,10 @@ class Comparison:
 
     def to_json(self) -> list:
         return [o.to_json() for o in self.outputs]
+
+    @classmethod
+    def from_json(cls, data: list) -> "Comparison":
+        return cls([OutputMetrics.from_json(o) for o in data])
 
 
 def is_float(dtype) -> bool:

@@ -17,6 +17,10 @@ class UntestableBuild:
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_json(cls, data) -> "UntestableBuild":
+        return cls(**data)
+
 
 @dataclasses.dataclass
 class WorkerInfo:
@@ -33,6 +37,12 @@ class WorkerInfo:
         data = dataclasses.asdict(self)
         data["untestable"] = [u.to_json() for u in self.untestable]
         return data
+
+    @classmethod
+    def from_json(cls, data) -> Optional["WorkerInfo"]:
+        if data is None:
+            return None
+        return cls(**{**data, "untestable": [UntestableBuild.from_json(u) for u in data["untestable"]]})
 
 
 def describe_skip(skip: frozenset, optional: Sequence[str]) -> str:

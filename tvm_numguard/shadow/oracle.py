@@ -11,11 +11,11 @@ session and returns an ``OracleJudgement``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..numbers import plain
+from ..numbers import plain, unplain
 from .build import summarize_error
 from .compare import Tolerance, differences, element_scores
 from .float64 import Oracle
@@ -46,6 +46,12 @@ class OracleVerdict:
 
     def to_json(self) -> dict:
         return plain({**dataclasses.asdict(self), "real_violation": self.real_violation})
+
+    @classmethod
+    def from_json(cls, data) -> "OracleVerdict":
+        fields = unplain(dict(data))
+        fields.pop("real_violation")  # a property: what real says
+        return cls(**fields)
 
 
 def classify_output(
@@ -119,6 +125,13 @@ class OracleJudgement:
     def to_json(self) -> dict:
         return {"available": self.available, "reason": self.reason, "real_violation": self.real_violation,
                 "kept_float32": list(self.kept_float32), "k": self.k, "outputs": [v.to_json() for v in self.outputs]}
+
+    @classmethod
+    def from_json(cls, data) -> Optional["OracleJudgement"]:
+        if data is None:
+            return None
+        return cls(data["available"], data["reason"], data["real_violation"], list(data["kept_float32"]),
+                   float(data["k"]), [OracleVerdict.from_json(v) for v in data["outputs"]])
 
 
 def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float) -> OracleJudgement:

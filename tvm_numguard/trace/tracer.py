@@ -58,7 +58,7 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
     context = RunContext.of(progress, on_build, on_witness, workers)
     session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
-        finding = engine.check(session, options, ranges, engine.strategies(options), "trace")
+        finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "trace")
         if finding.witness is not None and finding.verdict != "clean":
             finding.trace = explain(session, finding, session.progress)
         return Report.from_finding(engine.finish(finding, session, started))

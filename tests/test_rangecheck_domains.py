@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tvm import relax
 
-from tvm_numguard.ops import DOMAINS, check_domains, domain_of, find_invalid_ops, is_vulnerable
+from tvm_numguard.rangecheck import DOMAINS, check_domains, domain_of, find_invalid_ops, is_vulnerable
 from relax_modules import run_module, unary_module
 
 

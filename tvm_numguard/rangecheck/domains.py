@@ -206,6 +206,10 @@ class InvalidCall:
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_json(cls, data) -> "InvalidCall":
+        return cls(**data)
+
 
 def _vulnerable_calls(func) -> list:
     """(binding var, call, domain) for every vulnerable call bound in ``func``'s body."""

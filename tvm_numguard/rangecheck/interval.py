@@ -4,7 +4,7 @@ One ``Interval`` bounds all elements of a tensor (not each element: cheap, and
 enough to tell where a value can reach a dtype's limit or leave an operator's
 domain). The arithmetic is exact-real interval arithmetic on float64 bounds that
 may be infinite; ``0 * inf`` counts as 0, since an exact zero times any finite
-value is zero. Users: the static range check (``ops/analysis.py``), which
+value is zero. Users: the static range check (``rangecheck/analysis.py``), which
 widens each result for rounding, and the random model generator, whose bounds
 are loose on purpose (``MAGNITUDE``).
 """
