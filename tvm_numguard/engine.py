@@ -63,7 +63,7 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
 def raise_build_failure(session: ShadowSession) -> None:
     """The pipeline as written did not build in ``session``: bisect which pass
     breaks it and raise that as a finding (PipelineBreaksError), not as bad input."""
-    failure = bisect_build_failure(session, session.progress)
+    failure = bisect_build_failure(session)
     who = (f"pass {failure.culprit} breaks the build" if failure.culprit
            else "the model does not build even with every optional pass skipped")
     raise PipelineBreaksError(f"the pipeline '{failure.pipeline}' does not build this model: {who}: {failure.error}",
@@ -200,7 +200,7 @@ def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
     finding.events = list(session.events)
     finding.optional = frozenset(e.id for e in session.optional)
     progress(f"violation (score {finding.comparison.score:.3g}); bisecting {len(session.optional)} optional events")
-    finding.bisection = bisect_session(session, finding.witness, options.strategy, progress, started=started)
+    finding.bisection = bisect_session(session, finding.witness, options.strategy, started=started)
 
 
 def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:

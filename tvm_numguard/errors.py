@@ -44,6 +44,18 @@ class UsageError(NumguardError, ValueError):
         return text
 
 
+def from_keywords(cls, given: Mapping, caller: str):
+    """The dataclass ``cls`` made of the keywords ``given`` to ``caller``; an
+    unknown keyword is a UsageError naming it and what ``caller`` takes."""
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise UsageError(f"{caller} got an unknown keyword '{unknown[0]}'; it takes {', '.join(names)}")
+    return cls(**given)
+
+
 class ModelError(UsageError):
     """The model file cannot be loaded as a model."""
 

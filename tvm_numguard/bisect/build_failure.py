@@ -14,7 +14,6 @@ import dataclasses
 from typing import Optional
 
 from ..instrument import disabled_pass_reaches
-from ..progress import Progress, silent
 from .strategies import prefix_bisect
 
 
@@ -38,12 +37,13 @@ class BuildFailure:
     builds: int = 0
 
 
-def bisect_build_failure(session, progress: Progress = None) -> BuildFailure:
+def bisect_build_failure(session) -> BuildFailure:
     """Name the optional event that makes ``session``'s pipeline fail to build
-    (its ``optimized`` build failed; ``optional``: the events it ran)."""
+    (its ``optimized`` build failed; ``optional``: the events it ran), telling
+    the session's progress."""
     from ..shadow.tasks import SkipRun
 
-    progress = progress or silent
+    progress = session.progress
     events = tuple(e.id for e in session.optional)
     by_id = {e.id: e for e in session.optional}
     builds = [0]

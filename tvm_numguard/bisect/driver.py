@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 
-from typing import Callable, Mapping, Optional
+from typing import Mapping, Optional
 
 import numpy as np
 
 from ..errors import UsageError
 from ..options import BISECT_STRATEGIES as STRATEGIES
-from ..progress import Detail, silent
+from ..progress import Detail
 from ..shadow.session import ShadowSession
 from .result import BisectResult, Probe
 from .checker import BAD, GOOD, UNTESTABLE, WitnessChecker
@@ -31,14 +31,14 @@ def bisect_session(
     session: ShadowSession,
     witness: Mapping[str, np.ndarray],
     strategy: str = "bisect",
-    progress: Optional[Callable[[str], None]] = None,
     ddmin_max_tests: int = 64,
     started: Optional["Bisection"] = None,
 ) -> BisectResult:
-    """Find the event that introduces the violation the witness shows
-    (``started``: the same bisection, its first round already under way)."""
+    """Find the event that introduces the violation the witness shows, telling
+    the session's progress (``started``: the same bisection, its first round
+    already under way)."""
     bisection = started or Bisection(session, witness, strategy)
-    return bisection.run(progress, ddmin_max_tests)
+    return bisection.run(ddmin_max_tests)
 
 
 class Bisection:
@@ -74,9 +74,9 @@ class Bisection:
     def cancel(self) -> None:
         self.checker.finish()
 
-    def run(self, progress=None, ddmin_max_tests: int = 64) -> BisectResult:
+    def run(self, ddmin_max_tests: int = 64) -> BisectResult:
         session, witness, events, ends = self.session, self.witness, self.events, self.ends
-        progress = progress or silent
+        progress = session.progress
         builds_before = session.build_count  # a build started early is counted when taken
         result = BisectResult(status="ambiguous", strategy=self.strategy, events=events, changed=self.changed)
         try:

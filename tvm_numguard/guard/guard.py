@@ -24,7 +24,7 @@ import tvm_ffi
 from tvm import relax
 
 from .. import __version__, engine
-from ..errors import BuildError, ModelError, NumericalError, UsageError
+from ..errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
 from ..model import from_irmodule
 from ..modules import pristine
@@ -75,7 +75,7 @@ def guard(low: Optional[float] = None, high: Optional[float] = None, **settings)
     Returns:
         The Guard; after the block, ``.report`` holds one Report per compile.
     """
-    return Guard(low, high, GuardSettings.of(settings))
+    return Guard(low, high, from_keywords(GuardSettings, settings, "guard()"))
 
 
 class Guard:

@@ -54,15 +54,6 @@ class GuardSettings:
             raise UsageError(f"time_limit must be a number of seconds > 0, got {self.time_limit!r}", "time_limit")
         self.workers  # noqa: B018 - a bad jobs fails here
 
-    @classmethod
-    def of(cls, settings: Mapping) -> "GuardSettings":
-        """The settings a caller gave by keyword; an unknown keyword is a UsageError naming it."""
-        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
-            raise UsageError(f"guard() got an unknown keyword '{unknown[0]}'; it takes "
-                             + ", ".join(f.name for f in dataclasses.fields(cls)))
-        return cls(**settings)
-
     def options(self, low: Optional[float], high: Optional[float]) -> Options:
         """The check's Options (they check the ranges, tolerances and budget)."""
         return Options(low=low, high=high, ranges=dict(self.ranges or {}), rtol=self.rtol, atol=self.atol,

@@ -14,6 +14,7 @@ import os
 import tempfile
 from typing import Optional, Union
 
+from ..errors import from_keywords
 
 
 class UntestableModel(Exception):
@@ -96,17 +97,6 @@ class PassCheckSettings:
     seed: int = 0
     witness_dir: Optional[str] = None
 
-    @classmethod
-    def of(cls, settings: dict) -> "PassCheckSettings":
-        """The settings given by keyword; an unknown keyword is a UsageError naming it."""
-        from ..errors import UsageError
-
-        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
-            raise UsageError(f"unknown keyword '{unknown[0]}'; the check takes "
-                             + ", ".join(f.name for f in dataclasses.fields(cls)))
-        return cls(**settings)
-
 
 def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, **settings):
     """The RegressRow of ``pass_`` on ``model`` (see assert_pass_numerically_safe),
@@ -115,7 +105,7 @@ def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] 
     from ..regress.row import RowRequest, check_model, pass_config
     from ..search.budget import REGRESS_BUDGET
 
-    given = PassCheckSettings.of(settings)
+    given = from_keywords(PassCheckSettings, settings, "check_pass()")
     label, objects, level = _subject(pass_, given.level)
     config, words = pass_config(label, level, given.pipeline, given.tir_pipeline, passes=objects)
     ranged = low is not None or high is not None or bool(given.ranges)

@@ -23,7 +23,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..progress import Detail, Progress, silent
+from ..progress import Detail, Progress
 from ..shadow.build import optional_events
 from ..shadow.compare import Tolerance, compare_outputs
 from ..shadow.tasks import INPUT_MODULE, ModuleRun, SkipRun
@@ -81,9 +81,9 @@ class PassTable:
     alike, so no worker idles between the two levels); ``rows`` reads them as
     they are done. The caller works meanwhile (trace localizes the culprit)."""
 
-    def __init__(self, session, witness: Mapping[str, np.ndarray], tol: Tolerance, progress: Progress = None):
+    def __init__(self, session, witness: Mapping[str, np.ndarray], tol: Tolerance):
         self.session, self.witness, self.tol = session, witness, tol
-        self.progress = RowProgress(progress or silent)
+        self.progress = RowProgress(session.progress)
         self.runner = SnapshotRunner(session, witness)
         snapshots = session.optimized.snapshots
         self.relax_events = [e for e in session.events if e.level == "relax" and not e.wrapper and "/" not in e.id

@@ -21,7 +21,7 @@ from ..instrument.snapshot import EventSnapshot
 from ..options import Options
 from ..origins import describe as describe_origin
 from ..pipeline import CompileConfig
-from ..progress import Progress, silent
+from ..progress import Progress
 from ..report import Report
 from ..shadow.session import ShadowSession
 from ..context import RunContext
@@ -60,15 +60,16 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
     with session:
         finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "trace")
         if finding.witness is not None and finding.verdict != "clean":
-            finding.trace = explain(session, finding, session.progress)
+            finding.trace = explain(session, finding)
         return Report.from_finding(engine.finish(finding, session, started))
 
 
-def explain(session: ShadowSession, finding: Finding, progress: Progress = None) -> TraceResult:
-    progress = progress or silent
+def explain(session: ShadowSession, finding: Finding) -> TraceResult:
+    """Measure every pass on the finding's witness and localize the blamed event's error."""
+    progress = session.progress
     tol, witness = finding.options.tolerance, finding.witness
     progress("measuring every pass that changed the module on the witness (per-pass table)")
-    table = PassTable(session, witness, tol, progress)
+    table = PassTable(session, witness, tol)
     table.start()  # on the workers, while this process localizes
     culprit = finding.blame().localize
     localization = Localization(None, None, {"nodes": [], "edges": []}, "no culprit to localize")
