@@ -199,7 +199,7 @@ def baseline_error(case: dict, inputs) -> dict:
     inputs = {s.name: s.coerce(inputs[s.name]) for s in model.inputs}
     session = ShadowSession(model, CompileConfig(), context=RunContext().in_process())
     session.prepare(record=False)
-    got = session.reference_outputs(inputs)
+    got = session.runs.reference_outputs(inputs)
     if len(got) != len(expected):
         return {"ok": False, "detail": f"{len(got)} outputs, {len(expected)} expected"}
     comparison = compare_outputs(expected, got, Tolerance(*BASELINE_TOL))

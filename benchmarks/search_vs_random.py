@@ -21,7 +21,7 @@ The float16 cases use the tolerances a user who asked for float16 declares
 (rtol = atol = 1e-2): rounding passes, overflow and lost digits do not.
 
 For each (case, seed) each strategy runs with the same budget, the same seed and
-the same score function (``ShadowSession.observe``); evolve gets the aim of
+the same score function (``Runs.observe``); evolve gets the aim of
 ``numguard check`` as the commands give it (``engine.range_check``), random none;
 "unaimed" is evolve without the aim (what the check adds). Printed: per case,
 how many seeds found a violation and the median evaluations to the first
@@ -158,7 +158,7 @@ def run_case(name, budget, seeds) -> dict:
         firsts = []
         for seed in seeds:
             result = make_strategy(strategy, budget=Budget(evaluations=budget)).run(
-                session.observe, model.inputs, ranges, seed, stop_at=1.0, aim=given)
+                session.runs.observe, model.inputs, ranges, seed, stop_at=1.0, aim=given)
             firsts.append(first_violation(result.history))
         row[label] = firsts
     return row

@@ -42,11 +42,11 @@ def test_the_aim_finds_rare_regions_that_the_unaimed_search_misses(case):
     aim = Aim.of_check(outcome.result)
     assert aim.targets
     for seed in range(3):
-        aimed = make_strategy("evolve", budget=Budget(20)).run(session.observe, session.model.inputs, ranges, seed,
+        aimed = make_strategy("evolve", budget=Budget(20)).run(session.runs.observe, session.model.inputs, ranges, seed,
                                                                stop_at=1.0, aim=aim)
         assert aimed.best_score > 1.0, (case, seed)
     if case != "exp-band":  # the boundary candidates reach exp's band unaimed too
-        unaimed = make_strategy("evolve", budget=Budget(50)).run(session.observe, session.model.inputs, ranges, 0,
+        unaimed = make_strategy("evolve", budget=Budget(50)).run(session.runs.observe, session.model.inputs, ranges, 0,
                                                                  stop_at=1.0)
         assert unaimed.best_score <= 1.0
 
@@ -60,15 +60,15 @@ def test_a_mixed_corner_is_the_weights_sign_pattern():
         session.model.inputs, ranges, np.random.default_rng(0), conform)[0]["x"]
     r = ranges["x"]
     assert set(np.unique(candidate)) <= {np.float32(r.low), np.float32(r.high)}
-    assert session.evaluate({"x": candidate}) > 1.0
+    assert session.runs.evaluate({"x": candidate}) > 1.0
 
 
 def test_random_ignores_the_aim():
     session, ranges = _session("fp16-all-high")
     aim = Aim.of_check(range_check(session, ranges)[1].result)
-    with_aim = make_strategy("random", budget=Budget(5)).run(session.observe, session.model.inputs, ranges, 0,
+    with_aim = make_strategy("random", budget=Budget(5)).run(session.runs.observe, session.model.inputs, ranges, 0,
                                                              aim=aim)
-    without = make_strategy("random", budget=Budget(5)).run(session.observe, session.model.inputs, ranges, 0)
+    without = make_strategy("random", budget=Budget(5)).run(session.runs.observe, session.model.inputs, ranges, 0)
     assert with_aim.history == without.history
 
 

@@ -90,11 +90,11 @@ def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
     session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     witness = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in mlp.inputs}
-    session.optimized_outputs(witness), session.reference_outputs(witness)  # as the search leaves them
+    session.runs.optimized_outputs(witness), session.runs.reference_outputs(witness)  # as the search leaves them
     runs = []
     run = session.runs.run
     monkeypatch.setattr(session.runs, "run", lambda build, inputs: (runs.append(build), run(build, inputs))[1])
-    assert session.deterministic(witness)
+    assert session.runs.deterministic(witness)
     assert runs == [session.optimized, session.reference]  # one new run each
 
 

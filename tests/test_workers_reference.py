@@ -67,8 +67,8 @@ def test_a_session_builds_the_reference_in_its_own_worker_while_it_builds_the_pi
     with held:
         held.prepare()
         x = {spec.name: np.full(spec.shape, 0.25, dtype=spec.dtype) for spec in mlp.inputs}
-        outputs = held.reference_outputs(x)
-        assert held.deterministic(x)
+        outputs = held.runs.reference_outputs(x)
+        assert held.runs.deterministic(x)
         info = held.workers_info()
     # forked first (one worker), then this process built the pipeline as written and nothing else
     assert order == ["fork 1", "build here"]
@@ -76,7 +76,7 @@ def test_a_session_builds_the_reference_in_its_own_worker_while_it_builds_the_pi
     here = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     here.prepare()
     assert here.workers_info().reference == "in-process"
-    assert all(np.array_equal(a, b) for a, b in zip(outputs, here.reference_outputs(x)))
+    assert all(np.array_equal(a, b) for a, b in zip(outputs, here.runs.reference_outputs(x)))
 
 
 @needs_fork
@@ -95,13 +95,13 @@ def test_the_best_input_is_remembered_past_the_last_few(mlp, monkeypatch):
     session.prepare()
     rng = np.random.default_rng(0)
     inputs = [{s.name: rng.uniform(0, 1, s.shape).astype(s.dtype) for s in mlp.inputs} for _ in range(6)]
-    scores = [session.observe(x).score for x in inputs]
+    scores = [session.runs.observe(x).score for x in inputs]
     best = inputs[int(np.argmax(scores))]
     assert scores.index(max(scores)) < 2  # older than the last four: only the pin keeps it
     runs = []
     run = session.runs.run
     monkeypatch.setattr(session.runs, "run", lambda build, x: (runs.append(build), run(build, x))[1])
-    assert session.compare(session.optimized, best).score == max(scores)
+    assert session.runs.compare(session.optimized, best).score == max(scores)
     assert runs == []
 
 
@@ -148,5 +148,5 @@ def test_the_search_starts_while_the_held_worker_still_builds_the_reference():
         session.prepare()
         assert session.reference_site.building()  # prepared without waiting for it
         x = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in model.inputs}
-        assert session.observe(x).score is not None  # its first run waited for it
+        assert session.runs.observe(x).score is not None  # its first run waited for it
         assert session.build_count == 2

@@ -94,7 +94,7 @@ def search_range(session: ShadowSession, strategy, ranges, seed: int, stop_at: O
     budget = getattr(strategy, "budget", None)
     progress(f"searching the range for inputs where the builds differ ({strategy.name}"
              + (f", budget {budget})" if budget is not None else ")"))
-    result = strategy.run(_reporting(session.observe, progress), session.model.inputs, ranges, seed,
+    result = strategy.run(_reporting(session.runs.observe, progress), session.model.inputs, ranges, seed,
                           stop_at=stop_at, aim=aim)
     best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
     why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
@@ -175,7 +175,7 @@ def judge(session: ShadowSession, options: Options, ranges, found, command: str,
     invalid = invalid_causes(session)
     require_valid_witness(found, ranges, invalid)
     witness = found.best_inputs
-    comparison = session.compare(session.optimized, witness)
+    comparison = session.runs.compare(session.optimized, witness)
     verdict = "violation" if comparison.violated else "clean"
     judgement = None
     if comparison.violated and before_oracle is not None:
@@ -185,7 +185,7 @@ def judge(session: ShadowSession, options: Options, ranges, found, command: str,
         judgement = oracle.judge(session, witness, options.tolerance, options.oracle_k)
         if judgement.available and not judgement.real_violation:
             verdict = "benign"
-    search = SearchOutcome(found, budget, invalid, session.outputs_constant, list(strategies))
+    search = SearchOutcome(found, budget, invalid, session.runs.outputs_constant, list(strategies))
     return Finding(command, ModelInfo.of(session.model), session.config, options, ranges, list(session.events),
                    frozenset(e.id for e in session.optional), search, witness, comparison, judgement, verdict)
 
@@ -232,7 +232,7 @@ def _reporting(evaluate, progress, every: int = 25):
 def invalid_causes(session: ShadowSession) -> list:
     """Which vulnerable operators left their domain on the invalid candidates (rangecheck.InvalidCall)."""
     causes = []
-    for sample in session.invalid_samples:
+    for sample in session.runs.invalid_samples:
         try:
             calls = check_domains(session.model.mod, sample, target=session.config.target)
         except Exception:  # explaining is best effort; the count is reported anyway

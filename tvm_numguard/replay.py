@@ -185,11 +185,12 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
                    for n, r in ranges.items())
     session = ShadowSession(model, config, finding.options.tolerance, RunContext.of(progress, on_build).in_process())
     session.prepare(record=False)
-    comparison = session.compare(session.optimized, witness)
+    comparison = session.runs.compare(session.optimized, witness)
     culprit = _check_culprit(session, witness, finding.blame()) if comparison.violated else None
     recorded = finding.comparison.score if finding.comparison.outputs else None
     return ReplayResult(report_path, finding.command, model_path, sha, witness_path, config, session.tol, comparison,
-                        recorded, in_range, culprit, report.environment, environment(config.target), session.timing())
+                        recorded, in_range, culprit, report.environment, environment(config.target),
+                        session.memo.timing())
 
 
 def _check_culprit(session, witness, blame) -> Optional[dict]:
@@ -202,5 +203,5 @@ def _check_culprit(session, witness, blame) -> Optional[dict]:
     build = session.build([found["id"]])
     if not build.ok:
         return {**found, "note": f"the build without it fails: {build.error}"}
-    score = session.compare(build, witness).score
+    score = session.runs.compare(build, witness).score
     return {**found, "still_clears": score <= 1.0, "score": score}

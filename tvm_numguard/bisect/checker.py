@@ -93,5 +93,5 @@ class WitnessChecker:
     def _verdict(self, skip: frozenset, attempt) -> Verdict:
         if not attempt.ok:
             return Verdict(UNTESTABLE, reason=attempt.untestable)
-        score = self.session.compare_outputs(attempt.outputs[0], self.witness).score
+        score = self.session.runs.compare_outputs(attempt.outputs[0], self.witness).score
         return Verdict(BAD if score > 1.0 else GOOD, score=score)

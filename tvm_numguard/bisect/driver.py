@@ -80,7 +80,7 @@ class Bisection:
         builds_before = session.build_count  # a build started early is counted when taken
         result = BisectResult(status="ambiguous", strategy=self.strategy, events=events, changed=self.changed)
         try:
-            if not session.deterministic(witness):
+            if not session.runs.deterministic(witness):
                 result.status = "nondeterministic"
                 return result
             n = len(events)

@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .graph import Choices, Graph, Node
-from ..ops.interval import Interval
+from ..rangecheck.interval import Interval
 from .ops import EXP_LIMIT, EXP_SAFE, POSITIVE, POSITIVE_MARGIN, spec
 
 INPUT_RANGES = ((-1.0, 1.0), (0.0, 1.0), (-3.0, 3.0), (0.1, 2.0))

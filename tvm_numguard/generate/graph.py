@@ -15,7 +15,7 @@ from typing import Optional, Protocol, Sequence
 
 import numpy as np
 
-from ..ops.interval import Interval
+from ..rangecheck.interval import Interval
 from .ops import spec
 
 

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from ..errors import UsageError
 from .builder import Builder
-from ..ops.interval import Interval
+from ..rangecheck.interval import Interval
 from .ops import SPECS
 
 

@@ -14,7 +14,7 @@ import dataclasses
 import math
 from typing import Callable, Optional
 
-from ..ops.interval import UNIT, Interval
+from ..rangecheck.interval import UNIT, Interval
 
 # domains an operand must stay in; graph.py brings an operand into one with an adapter
 POSITIVE = "positive"  # >= POSITIVE_MARGIN: log, rsqrt, divisor, power base

@@ -241,11 +241,11 @@ class Guard:
         rng = np.random.default_rng(self.options.seed + 1)
         checks = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
                                       for _ in range(FRESH_INPUTS)]
-        checks = [x for x in checks if is_finite_outputs(session.reference_outputs(x))]
+        checks = [x for x in checks if is_finite_outputs(session.runs.reference_outputs(x))]
         if blame.disable:
             skip = session.close(blame.disable)
             build = session.build(skip)
-            if build.ok and all(session.compare(build, x).score <= 1.0 for x in checks):
+            if build.ok and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
                 return build, skip, len(checks), "culprit disabled"
         return session.reference, session.reference_skip, len(checks), "reference"
 

@@ -74,8 +74,8 @@ class PassCheck:
         """The comparison on ``inputs``; None when a build or run fails (untestable)."""
         try:
             session = self.sessions(mod)
-            comparison: Comparison = session.compare(session.optimized, inputs)
-            reference = session.reference_outputs(inputs)
+            comparison: Comparison = session.runs.compare(session.optimized, inputs)
+            reference = session.runs.reference_outputs(inputs)
         except (BuildError, RunFailure):
             return None
         return CheckResult(comparison.violated, comparison.score, reference, session.build_count)

@@ -193,10 +193,10 @@ def _not_finite(session: ShadowSession, err: InvalidReferenceError) -> tuple:
     from ..shadow.compare import is_finite_outputs
     from ..shadow.float64 import Oracle
 
-    if session.invalid_samples:
+    if session.runs.invalid_samples:
         try:
             oracle = Oracle(session.model.mod, session.model.input_names(), session.config.target)
-            if is_finite_outputs(oracle.run(session.invalid_samples[0])):
+            if is_finite_outputs(oracle.run(session.runs.invalid_samples[0])):
                 return "broken", ("the pipeline without the pass gives NaN/Inf where float64 is finite: "
                                   "it is broken already")
         except Exception:  # noqa: BLE001 - no float64 build: the plain reason stands

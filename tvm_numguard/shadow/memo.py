@@ -43,6 +43,9 @@ class BuildMemo:
         self.count = 0
         self.seconds = 0.0
 
+    def timing(self) -> dict:
+        return {"builds": self.count, "build_seconds": round(self.seconds, 3)}
+
     def silence(self) -> None:
         """In a worker: its parent counts and shows what it builds."""
         self._on_build = None

@@ -142,7 +142,7 @@ def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float) 
         exact = oracle.run(witness)
     except Exception as err:  # an oracle is a help, not a requirement
         return OracleJudgement(False, summarize_error(err), True, [], k, [])
-    verdicts = classify(session.reference_outputs(witness), session.optimized_outputs(witness), exact, tol, k)
+    verdicts = classify(session.runs.reference_outputs(witness), session.runs.optimized_outputs(witness), exact, tol, k)
     return OracleJudgement(True, None, has_real_violation(verdicts), list(oracle.kept), k, verdicts)
 
 

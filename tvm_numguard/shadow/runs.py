@@ -113,6 +113,16 @@ class Runs:
         """Compare ``outputs`` (of some build, on ``inputs``) with the reference's."""
         return compare_outputs(self.reference_outputs(inputs), outputs, self.tol)
 
+    def evaluate(self, inputs: Mapping[str, np.ndarray]) -> Optional[float]:
+        """Score of the optimized build on ``inputs``; None when the reference is not finite."""
+        return self.observe(inputs).score
+
+    @property
+    def outputs_constant(self) -> bool:
+        """The reference gave the very same outputs on every valid input observed,
+        and those inputs were not all the same."""
+        return self.constancy.outputs_constant
+
     def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
         """The optimized build's score on ``inputs`` (None when the reference is
         not finite), with the values behind it (for searches that aim at one element)."""

@@ -22,11 +22,10 @@ from ..context import RunContext
 from ..errors import BuildError, PipelineBuildError, UsageError
 from ..instrument import close_skip_set, is_required
 from ..pipeline import CompileConfig
-from ..search.sampling import Observation
 from ..workers import Workers
 from .attempts import Attempts
 from .build import Build, optional_events
-from .compare import Comparison, Tolerance
+from .compare import Tolerance
 from .info import WorkerInfo
 from .memo import BuildMemo, BuildRequest
 from .reference import Reference
@@ -229,41 +228,6 @@ class ShadowSession:
     def reference_skip(self) -> frozenset:
         return self.close(e.id for e in self.optional)
 
-    # -- running --------------------------------------------------------
+    # -- running (the Builder protocol's; the rest is ``runs``') ----------
     def run(self, build: Build, inputs: Mapping[str, np.ndarray]) -> list:
         return self.runs.run(build, inputs)
-
-    def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
-        return self.runs.reference_outputs(inputs)
-
-    def optimized_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
-        return self.runs.optimized_outputs(inputs)
-
-    def compare(self, build: Build, inputs: Mapping[str, np.ndarray]) -> Comparison:
-        return self.runs.compare(build, inputs)
-
-    def compare_outputs(self, outputs: list, inputs: Mapping[str, np.ndarray]) -> Comparison:
-        return self.runs.compare_outputs(outputs, inputs)
-
-    def evaluate(self, inputs: Mapping[str, np.ndarray]) -> Optional[float]:
-        """Score of the optimized build on ``inputs``; None when the reference is not finite."""
-        return self.runs.observe(inputs).score
-
-    def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
-        return self.runs.observe(inputs)
-
-    def deterministic(self, inputs: Mapping[str, np.ndarray]) -> bool:
-        return self.runs.deterministic(inputs)
-
-    @property
-    def invalid_samples(self) -> list:
-        return self.runs.invalid_samples
-
-    @property
-    def outputs_constant(self) -> bool:
-        """The reference gave the very same outputs on every valid input observed,
-        and those inputs were not all the same."""
-        return self.runs.constancy.outputs_constant
-
-    def timing(self) -> dict:
-        return {"builds": self.memo.count, "build_seconds": round(self.memo.seconds, 3)}

@@ -96,7 +96,7 @@ class PassTable:
         self.runner.start([INPUT_MODULE] + [e.id for e in self.relax_events])
         if self.tir_events:
             # the full build's run first: a gated build that compiles alike shares it (workers/share.py)
-            self.session.optimized_outputs(self.witness)
+            self.session.runs.optimized_outputs(self.witness)
             self._gated = [self.session.attempt(SkipRun(frozenset([e.id]), (self.witness,))) for e in self.tir_events]
 
     @property
@@ -137,8 +137,8 @@ class PassTable:
         if not self.tir_events:
             return []
         session, witness, tol = self.session, self.witness, self.tol
-        full = session.optimized_outputs(witness)
-        cumulative = _error(session.reference_outputs(witness), full, tol)
+        full = session.runs.optimized_outputs(witness)
+        cumulative = _error(session.runs.reference_outputs(witness), full, tol)
         rows = []
         for event, started in zip(self.tir_events, self._gated):
             attempt = session.take(started, what=f"skipping {event.id}")
