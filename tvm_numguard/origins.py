@@ -18,7 +18,7 @@ from typing import Mapping, Optional
 
 from tvm import relax
 
-from .modules import op_name
+from .relax_ir import op_name
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,7 +27,7 @@ from .. import __version__, engine
 from ..errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
 from ..model import from_irmodule
-from ..modules import pristine
+from ..relax_ir import pristine
 from ..pipeline import pass_context
 from ..progress import silent
 from ..report import Report

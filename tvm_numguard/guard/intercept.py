@@ -21,7 +21,7 @@ from typing import Callable, Optional
 import tvm
 from tvm import relax
 
-from ..modules import pristine
+from ..relax_ir import pristine
 
 _state = threading.local()  # .busy: this thread is inside a guard's own work
 

@@ -13,7 +13,7 @@ from typing import Optional
 
 import tvm
 
-from ..modules import pristine
+from ..relax_ir import pristine
 from .events import EventPath
 
 

@@ -9,7 +9,7 @@ from typing import Optional
 import tvm
 import tvm_ffi
 
-from ..modules import pristine
+from ..relax_ir import pristine
 from .events import EventPath, PassEvent
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tvm
 
-from ..modules import pristine
+from ..relax_ir import pristine
 from .events import EventPath
 
 

@@ -38,7 +38,7 @@ from .interval import EVERYTHING, Interval, dtype_epsilon, dtype_limits
 from .abstract import Abstract, attr
 from .transfer import TRANSFER
 from .weighted import conv_terms
-from ..modules import tensor_type
+from ..relax_ir import tensor_type
 
 # One interval per tensor is exact through one weighted sum of the inputs and
 # loses which element is large through each further one (several times too

@@ -24,7 +24,7 @@ import tvm
 from ..errors import BuildError, PipelineError, summarize_error
 from .rounding import RoundingLoss, rounding_loss
 from ..instrument import PassGate
-from ..modules import function_bindings, op_name, pristine
+from ..relax_ir import function_bindings, op_name, pristine
 from ..origins import describe
 from ..pipeline import CompileConfig, pass_context
 from .analysis import Analysis, RangeWarning, analyse

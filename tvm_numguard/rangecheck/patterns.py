@@ -17,7 +17,7 @@ from typing import Optional
 import numpy as np
 import tvm
 
-from ..modules import function_bindings, op_name, tensor_type
+from ..relax_ir import function_bindings, op_name, tensor_type
 
 PASS_THROUGH = {"relax.astype", "relax.nn.relu", "relax.add", "relax.reshape", "relax.expand_dims",
                 "relax.squeeze", "relax.flatten"}

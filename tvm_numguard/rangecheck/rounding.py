@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from ..modules import function_bindings, tensor_type
+from ..relax_ir import function_bindings, tensor_type
 
 # the relative step of one rounding to nearest: half a unit in the last place
 UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}

@@ -17,7 +17,7 @@ import tvm
 from tvm import relax
 
 from ..errors import ModelError
-from ..modules import tensor_type
+from ..relax_ir import tensor_type
 
 
 @dataclasses.dataclass(frozen=True)

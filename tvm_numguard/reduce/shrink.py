@@ -18,7 +18,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from ..modules import tensor_type
+from ..relax_ir import tensor_type
 from .cut import CutModule, emit_main, lift_constants, main_bindings
 
 

@@ -16,7 +16,7 @@ from ..errors import summarize_error
 from ..instrument import EveryOptional, PassEvent, PassGate, PassRecorder
 from ..instrument.events import EventPath
 from ..instrument.fingerprint import TirPipelineOutput
-from ..modules import pristine
+from ..relax_ir import pristine
 from ..pipeline import CompileConfig, pass_context, target_device
 from ..quiet import silenced_stderr
 from .interrupt import InterruptWatch

@@ -19,7 +19,7 @@ from typing import Optional
 
 import tvm
 from tvm import relax
-from ..modules import function_bindings, tensor_type
+from ..relax_ir import function_bindings, tensor_type
 
 
 @dataclasses.dataclass

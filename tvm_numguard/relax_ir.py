@@ -1,4 +1,5 @@
-"""Pristine modules: every build starts from a module no earlier build touched.
+"""Relax IR helpers: pristine modules (every build starts from a module no
+earlier build touched), a var's tensor type, a function's bindings, an op's name.
 
 An ``IRModule`` is mutable even though the functions in it are not: a Python
 module pass written in the common style (``mod[gv] = new_func``) changes the
