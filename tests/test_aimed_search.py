@@ -30,7 +30,8 @@ import search_vs_random as rare  # noqa: E402  (the rare-region cases: real pass
 def _session(case):
     make, pipeline, tol = rare.CASES[case]
     model, low, high = make()
-    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol, context=RunContext(workers=Workers(jobs=0)))
+    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol,
+                            context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     return session, resolve_ranges(model.inputs, low, high)
 

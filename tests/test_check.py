@@ -162,7 +162,8 @@ def test_cli_check_exit_codes_and_json(tmp_path, capsys):
 
 def test_api_check_takes_options():
     model = _exp_dense()
-    result = api.range_check(model, ng.CompileConfig(pipeline="FastMathTransform,zero"), api.Options(low=0.0, high=88.5))
+    result = api.range_check(model, ng.CompileConfig(pipeline="FastMathTransform,zero"),
+                             api.Options(low=0.0, high=88.5))
     assert result.exit_code == 1
 
 

@@ -45,7 +45,8 @@ def test_regress_lines_keep_every_option_regress_takes(options):
 
 
 def test_a_configuration_said_back_parses_to_the_same_configuration():
-    config = ng.CompileConfig(pipeline="FastMathTransform,zero", tir_pipeline="default", target='{"kind": "llvm", "mcpu": "generic"}',
+    config = ng.CompileConfig(pipeline="FastMathTransform,zero", tir_pipeline="default",
+                              target='{"kind": "llvm", "mcpu": "generic"}',
                               opt_level=2, disable=("FoldConstant#0", "FuseOps#0"))
     assert parsed(CompileArgs(), config.to_args()) == config
 

@@ -82,7 +82,7 @@ def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Opti
         else:
             searches = engine.strategies(options)
         finding = engine.search_and_judge(session, options, ranges, searches, "bisect",
-                               budget=options.budget if inputs is None else None)
+                                          budget=options.budget if inputs is None else None)
         return Report.from_finding(engine.finish(finding, session, started))
 
 
@@ -108,8 +108,8 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
     context = RunContext.of(progress, on_build, workers=workers)
     session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
-        finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "search", bisect=False,
-                               every_strategy=True)
+        finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "search",
+                                          bisect=False, every_strategy=True)
         return Report.from_finding(engine.finish(finding, session, started))
 
 

@@ -123,7 +123,7 @@ def range_check(session: ShadowSession, ranges) -> tuple:
 
 
 def search_and_judge(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str, *,
-          budget: Optional[str] = None, bisect: bool = True, every_strategy: bool = False) -> Finding:
+                     budget: Optional[str] = None, bisect: bool = True, every_strategy: bool = False) -> Finding:
     """On a prepared session: search with each of ``searches`` (strategies, or
     one FixedInputs), judge the worst input found (oracle included) and, with
     ``bisect``, bisect a violation; the Finding says ``command`` made it.

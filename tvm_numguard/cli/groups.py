@@ -141,7 +141,8 @@ class SearchArgs(OptionGroup):
                               "same budget and seed, and the worst input any finds is the witness."),
             click.option(OPTION_FLAGS["budget"], default=budget_default, show_default=True,
                          help="Search budget per strategy: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
-            click.option(OPTION_FLAGS["seed"], default=0, show_default=True, type=int, help="Seed of every random choice."),
+            click.option(OPTION_FLAGS["seed"], default=0, show_default=True, type=int,
+                         help="Seed of every random choice."),
             click.option(OPTION_FLAGS["oracle"], "no_oracle", is_flag=True,
                          help="Do not excuse differences that a float64 build shows are not worse than the "
                               "reference's."),

@@ -193,7 +193,8 @@ class Guard:
         """(report, build to return, events it skips): the prepared session
         searched, judged, bisected and, for ``disable``, the culprit switched off."""
         strategy = self._strategy(session, started)
-        finding = engine.search_and_judge(session, self.options, ranges, [strategy], "guard", budget=str(strategy.budget))
+        finding = engine.search_and_judge(session, self.options, ranges, [strategy], "guard",
+                                          budget=str(strategy.budget))
         info = GuardInfo(kind, self.action, strategy.budget, start.note, [describe(p) for p in start.prelude], builds)
         if start.chain is not None:
             self.progress("judging the passes that do not replay by the modules they made")

@@ -24,7 +24,6 @@ from ..options import Options
 from ..pipeline import CompileConfig
 from ..report.files import write_witness
 from ..search import resolve_ranges
-from ..search.budget import REGRESS_BUDGET
 from ..context import RunContext
 from ..shadow.session import ShadowSession
 from .corpus import CorpusModel

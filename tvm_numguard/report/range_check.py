@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..numbers import plain
-from ..shadow.compare import DEFAULT_TOLERANCES
+from ..tolerance import DEFAULT_TOLERANCES
 from .schemas import CHECK_SCHEMA, header, validate
 from .sections import environment
 

@@ -1,8 +1,8 @@
 """Shadow builds: compile under a gate, run, compare with the reference."""
 
 from .build import Build, compile_model, optional_events, run_build, summarize_error
+from ..tolerance import DEFAULT_TOLERANCES
 from .compare import (
-    DEFAULT_TOLERANCES,
     Comparison,
     OutputMetrics,
     Tolerance,

@@ -40,11 +40,11 @@ class Attempts:
         """Start ``task``: in a worker, unless ``built`` (the build it asks
         for, at hand) only needs running. ``remembered``: the runs the share
         starts with; ``timeout``: a worker's, when the pool is forked."""
-        skip = getattr(task, "skip", None)
+        skip = getattr(task, "skip", None) or frozenset()
         task = dataclasses.replace(task, share=self.share(remembered).directory)
         if self.workers.mode == WORKERS and not (built and built.ok):
-            return self.service(timeout).submit(task, skip or frozenset())
-        return in_process(task, self._session, skip or frozenset())
+            return self.service(timeout).submit(task, skip)
+        return in_process(task, self._session, skip)
 
     def share(self, remembered: Callable[[], list]) -> RunShare:
         """Where attempts share the runs of builds that compiled alike; made
@@ -53,7 +53,7 @@ class Attempts:
         if self._share is None:
             self._share = RunShare.create()
             for build, inputs, outputs in remembered():
-                self._share.put(RunShare.key(PIPELINE, build.fingerprint, inputs), outputs)
+                self.put(build, inputs, outputs)
         return self._share
 
     def put(self, build, inputs, outputs) -> None:
@@ -65,9 +65,8 @@ class Attempts:
         """The Attempt of ``started``; a failed one noted untestable as ``what``
         (None: not noted). Returns (attempt, whether it was a worker's build taken first now)."""
         attempt = started.result()
-        first = started.remote and not started.counted
+        first = started.first_taken()
         if first:
-            started.counted = True
             self.note_peak(attempt.peak_private_bytes)
         if not attempt.ok and what is not None:
             note = UntestableBuild(what, attempt.untestable)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InternalError
 from ..numbers import plain, unplain
-from ..tolerance import DEFAULT_TOLERANCES, Tolerance  # noqa: F401 - shadow names them too
+from ..tolerance import Tolerance
 
 @dataclasses.dataclass
 class OutputMetrics:

@@ -66,11 +66,11 @@ class BuildMemo:
 
     def known(self, skip: frozenset) -> Optional[Build]:
         """The build of the (closed) skip set ``skip`` made so far, failed or not, if any."""
-        return self._builds.get((skip, ()))
+        return self._builds.get(BuildRequest(skip).slot)
 
     def remember(self, skip: frozenset, build: Build) -> None:
         """``build`` (made elsewhere) answers a request to skip ``skip``, unless one already does."""
-        self._builds.setdefault((skip, ()), build)
+        self._builds.setdefault(BuildRequest(skip).slot, build)
 
     def module(self, mod, target) -> Build:
         """``mod`` built alone with the plain lowering, memoized by structure."""

@@ -170,10 +170,16 @@ def _runs(session: Builder, kind: str, build, inputs: tuple, share: Optional[str
 class Started:
     """An Attempt on its way (a ``workers.Pending``), with what the session
     counts of it: ``skip``, the skip set it builds (for what ``on_build``
-    shows), and whether it was ``counted`` (once, when first taken)."""
+    shows); a worker's build is counted once, when first taken."""
 
     def __init__(self, pending: Pending, skip: frozenset = frozenset()):
-        self.pending, self.skip, self.counted = pending, skip, False
+        self.pending, self.skip, self._counted = pending, skip, False
+
+    def first_taken(self) -> bool:
+        """True the first time a worker's Attempt is taken (to count it), False after and in-process."""
+        first = self.pending.remote and not self._counted
+        self._counted = True
+        return first
 
     @property
     def remote(self) -> bool:
