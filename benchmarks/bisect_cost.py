@@ -12,6 +12,8 @@ Each time is the best of ``--repeat`` runs, the configurations taking turns
 compile is ``tvm.compile`` alone; the VM a user makes before running
 anything (where LLVM generates the machine code: each of the bisection's
 builds pays it too, since it runs) is printed beside it.
+``bisect -j1 --no-framework`` is the same bisection without onnxruntime run
+beside TVM: their ratio is the framework run's cost (target: at most 1.15).
 ``--search default`` uses the options' default search (budget 200
 evaluations or 60 s, stopped early once a violation is certain) instead of
 3 random inputs; ``--no-linear`` leaves out the linear scan (long on big models).
@@ -73,8 +75,11 @@ def main() -> int:
     parser.add_argument("--json", help="also write the numbers here")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
-        model = ng.load_model(light_model(args.model, seed=0, directory=tmp))
+    with tempfile.TemporaryDirectory() as tmp:  # the file stays while onnxruntime reads it
+        return measure(args, ng.load_model(light_model(args.model, seed=0, directory=tmp)))
+
+
+def measure(args, model) -> int:
     pipeline, tir_pipeline = PLANTS[args.patch]
     config = ng.CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline)
     plain, plain_vm = plain_compile_seconds(model, config)
@@ -83,13 +88,16 @@ def main() -> int:
         options = options.replace(search="random", budget="3")
 
     runs = {}
-    configurations = [("bisect -j1", "bisect", 1), ("bisect -j2", "bisect", 2)]
+    # (label, bisection strategy, jobs, framework run beside TVM)
+    configurations = [("bisect -j1", "bisect", 1, True), ("bisect -j2", "bisect", 2, True),
+                      ("bisect -j1 --no-framework", "bisect", 1, False)]
     if not args.no_linear:
-        configurations.append(("linear -j1", "linear", 1))
+        configurations.append(("linear -j1", "linear", 1, True))
     for _ in range(args.repeat):
-        for label, strategy, jobs in configurations:
+        for label, strategy, jobs, framework in configurations:
             start = time.perf_counter()
-            report = ng.bisect(model, config, options.replace(strategy=strategy), workers=Workers(jobs=jobs))
+            report = ng.bisect(model, config, options.replace(strategy=strategy, framework=framework),
+                               workers=Workers(jobs=jobs))
             elapsed = time.perf_counter() - start
             if label not in runs or elapsed < runs[label]["seconds"]:
                 runs[label] = record(report, elapsed)
@@ -107,6 +115,8 @@ def record(report, elapsed: float) -> dict:
         "seconds": elapsed,
         "optional_events": bis.get("optional_events"),
         "changed_events": bis.get("changed_events"),
+        "framework": report.imports.framework if report.imports is not None else None,
+        "import": report.imports.verdict if report.imports is not None else None,
     }
 
 
@@ -130,6 +140,10 @@ def emit(args, pipeline, tir_pipeline, plain: float, plain_vm: float, runs: dict
     if "linear -j1" in runs:
         print(f"builds bisect / linear               {one['total_builds'] / runs['linear -j1']['total_builds']:.2f}")
     print(f"builds bisect / log2(events) + 4     {one['total_builds']} / {bound:.1f} -> {'OK' if ok else 'OVER'}")
+    bare = runs["bisect -j1 --no-framework"]
+    framework_ratio = one["seconds"] / bare["seconds"]
+    print(f"framework run ({one['framework']}, import: {one['import']}): bisect -j1 with / without "
+          f"{framework_ratio:.3f} (target <= 1.15: {'OK' if framework_ratio <= 1.15 else 'OVER'})")
     ok = ok and same
     if args.json:
         with open(args.json, "w") as f:

@@ -16,7 +16,7 @@ from tvm_numguard.bisect import prefix_bisect
 from tvm_numguard.model import from_irmodule
 from tvm_numguard.report import validate
 from tvm_numguard.shadow.compare import Tolerance
-from tvm_numguard.trace.graph import value_graph
+from tvm_numguard.capture.graph import value_graph
 from tvm_numguard.trace.localize import localize_relax
 from tvm_numguard.trace.match import match_values
 
@@ -182,7 +182,7 @@ def test_matching_across_fusion_pairs_values_that_agree(tmp_path):
     fused value finds its partner, and every pair agrees (a wrong pair would not)."""
     from tvm_numguard.shadow.build import compile_model
     from tvm_numguard.testing import tiny_cnn_onnx
-    from tvm_numguard.trace.capture import capture_values
+    from tvm_numguard.capture.kernels import capture_values
     from tvm_numguard.trace.localize import value_errors
 
     model = ng.load_model(tiny_cnn_onnx(str(tmp_path / "cnn.onnx"), seed=0))

@@ -9,6 +9,7 @@ phase level).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -26,8 +27,10 @@ from .pipeline import CompileConfig
 from .progress import Detail
 from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges, score_of
 from .search.aimed import Aim
+from .framework import open_framework
 from .shadow import oracle
 from .shadow.session import ShadowSession
+from .source import FrameworkWatch
 from .context import RunContext
 
 # A search for a witness to bisect stops once a violation is this many times the
@@ -86,15 +89,29 @@ def strategies(options: Options, budget=None) -> list:
     return [make_strategy(name, budget=budget) for name in options.searches]
 
 
+def watch_framework(session: ShadowSession, options: Options, exact: oracle.TvmFloat64) -> Optional[FrameworkWatch]:
+    """The model's framework beside ``session`` (None with ``--no-framework``);
+    ``exact``: TVM's float64 build, its truth where it has none in float64."""
+    if not options.framework:
+        return None
+    framework = open_framework(session.model.framework_source, session.model.input_names())
+    watch = FrameworkWatch(framework, session, exact)
+    session.progress(f"framework: {framework.name}" if watch.active else f"no framework: {watch.failure}")
+    return watch
+
+
 def search_range(session: ShadowSession, strategy, ranges, seed: int, stop_at: Optional[float] = None,
-                 aim: Aim = Aim()):
+                 aim: Aim = Aim(), watch: Optional[FrameworkWatch] = None):
     """Run ``strategy`` over the range against the session; a SearchResult
-    (ended early once a score passes ``stop_at``); ``aim``: the range check's."""
+    (ended early once a score passes ``stop_at``); ``aim``: the range check's;
+    ``watch``: the framework, whose difference from TVM's reference the search
+    looks for too."""
     progress = session.progress
     budget = getattr(strategy, "budget", None)
     progress(f"searching the range for inputs where the builds differ ({strategy.name}"
              + (f", budget {budget})" if budget is not None else ")"))
-    result = strategy.run(_reporting(session.runs.observe, progress), session.model.inputs, ranges, seed,
+    observe = watch.observe if watch is not None and watch.active else session.runs.observe
+    result = strategy.run(_reporting(observe, progress), session.model.inputs, ranges, seed,
                           stop_at=stop_at, aim=aim)
     best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
     why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
@@ -134,12 +151,14 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     searching at a certain violation (CERTAIN_SCORE). ``every_strategy``: the
     Finding lists each strategy's result even when there was one."""
     stop_at = CERTAIN_SCORE if bisect else None
+    exact = oracle.TvmFloat64(session)
+    watch = watch_framework(session, options, exact)
     searching = not all(isinstance(s, FixedInputs) for s in searches)
     checker, outcome = range_check(session, ranges) if searching else (None, None)
     aim = Aim.of_check(outcome.result) if outcome is not None and outcome.result is not None else Aim()
     results = []
     for strategy in searches:
-        results.append(search_range(session, strategy, ranges, options.seed, stop_at, aim))
+        results.append(search_range(session, strategy, ranges, options.seed, stop_at, aim, watch))
         if stop_at is not None and results[-1].best_score > stop_at:
             break
     found = max(results, key=lambda r: r.best_score)
@@ -151,28 +170,33 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
         if session.recorded:
             early.append(Bisection(session, witness, options.strategy).start())
 
-    finding = judge(session, options, ranges, found, command, budget=options.budget if budget is None else budget,
-                    strategies=results if len(results) > 1 or every_strategy else (),
-                    before_oracle=start_bisection if bisect else None)
+    outcome_searched = SearchOutcome(found, options.budget if budget is None else budget,
+                                     strategies=results if len(results) > 1 or every_strategy else [])
+    finding = judge(session, options, ranges, outcome_searched, command,
+                    before_oracle=start_bisection if bisect else None, watch=watch, exact=exact)
     if checker is not None and finding.witness is not None and finding.verdict != "clean":
         outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
     finding.range_check = outcome
+    if finding.at_fault and session.context.on_witness is not None:
+        session.context.on_witness(finding.witness)
     if finding.violation and bisect:
-        if session.context.on_witness is not None:
-            session.context.on_witness(finding.witness)
         bisect_finding(finding, session, options, early[0] if early else None)
     elif early:
         early[0].cancel()  # benign: no bisection follows
     return finding
 
 
-def judge(session: ShadowSession, options: Options, ranges, found, command: str, *, budget: Optional[str] = None,
-          strategies=(), before_oracle: Optional[Callable[[dict], None]] = None) -> Finding:
-    """The Finding (made by ``command``) of a search: its witness compared, the
-    oracle's verdict, no bisection yet. ``before_oracle(witness)`` hears of a
-    violation before the oracle judges it (which takes a build)."""
+def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutcome, command: str, *,
+          before_oracle: Optional[Callable[[dict], None]] = None, watch: Optional[FrameworkWatch] = None,
+          exact: Optional[oracle.TvmFloat64] = None) -> Finding:
+    """The Finding (made by ``command``) of a search (``searched``: its result,
+    budget and strategies): its witness compared, the oracle's verdict, the
+    framework's (``watch``), no bisection yet. ``before_oracle(witness)``
+    hears of a violation before the oracle judges it (which takes a build);
+    ``exact``: TVM's float64 build, when the search made it already."""
     progress = session.progress
     invalid = invalid_causes(session)
+    found = searched.result
     require_valid_witness(found, ranges, invalid)
     witness = found.best_inputs
     comparison = session.runs.compare(session.optimized, witness)
@@ -180,14 +204,17 @@ def judge(session: ShadowSession, options: Options, ranges, found, command: str,
     judgement = None
     if comparison.violated and before_oracle is not None:
         before_oracle(witness)
+    exact = exact or oracle.TvmFloat64(session)
     if comparison.violated and options.oracle:
         progress("building the float64 oracle")
-        judgement = oracle.judge(session, witness, options.tolerance, options.oracle_k)
+        judgement = oracle.judge(session, witness, options.tolerance, options.oracle_k, exact)
         if judgement.available and not judgement.real_violation:
             verdict = "benign"
-    search = SearchOutcome(found, budget, invalid, session.runs.outputs_constant, list(strategies))
+    imports = watch.judge(witness) if watch is not None else None
+    search = dataclasses.replace(searched, invalid_causes=invalid, outputs_constant=session.runs.outputs_constant)
     return Finding(command, ModelInfo.of(session.model), session.config, options, ranges, list(session.events),
-                   frozenset(e.id for e in session.optional), search, witness, comparison, judgement, verdict)
+                   frozenset(e.id for e in session.optional), search, witness, comparison, judgement, verdict,
+                   imports=imports)
 
 
 def bisect_finding(finding: Finding, session: ShadowSession, options: Options,

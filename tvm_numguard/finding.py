@@ -23,8 +23,10 @@ from .search import InputRange, SearchResult
 from .shadow.info import WorkerInfo
 from .shadow.compare import Comparison
 from .shadow.oracle import OracleJudgement
+from .source import ImportCheck
 
-VERDICTS = ("violation", "clean", "benign")
+VERDICTS = ("violation", "clean", "benign")  # the pass question's
+STAGES = ("import", "pass", "lowering")  # where a difference can come in, in the order a model meets them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,20 +36,23 @@ class ModelInfo:
     source: str
     sha256: str
     inputs: tuple
+    dims: str = "static"  # how dynamic dimensions were imported (model.Model.dims)
 
     @classmethod
     def of(cls, model) -> "ModelInfo":
-        return cls(model.source, model.sha256, tuple(model.inputs))
+        return cls(model.source, model.sha256, tuple(model.inputs), model.dims)
 
     @classmethod
     def from_json(cls, data) -> "ModelInfo":
-        return cls(data["source"], data["sha256"], tuple(InputSpec.from_json(s) for s in data["inputs"]))
+        return cls(data["source"], data["sha256"], tuple(InputSpec.from_json(s) for s in data["inputs"]),
+                   data.get("dims", "static"))
 
     def to_json(self) -> dict:
-        return {"source": self.source, "sha256": self.sha256, "inputs": [s.to_json() for s in self.inputs]}
+        return {"source": self.source, "sha256": self.sha256, "inputs": [s.to_json() for s in self.inputs],
+                "dims": self.dims}
 
     def to_args(self) -> list:
-        return model_args(self.source, self.inputs)
+        return model_args(self.source, self.inputs, self.dims)
 
 
 @dataclasses.dataclass
@@ -106,11 +111,32 @@ class Finding:
     workers: Optional[object] = None  # workers.info.WorkerInfo: how the builds were made
     replay: Optional[str] = None  # how to rerun, when not the CLI line a report makes itself
     range_check: Optional["RangeCheckOutcome"] = None  # what numguard check said before the search
-
+    imports: Optional[ImportCheck] = None  # TVM's reference against the model's framework on the witness
 
     @property
     def violation(self) -> bool:
+        """A pass makes the optimized build differ from the reference (what a bisection blames)."""
         return self.verdict == "violation"
+
+    @property
+    def import_differs(self) -> bool:
+        """TVM's import computes other numbers or shapes than the model's framework."""
+        return self.imports is not None and self.imports.differs
+
+    @property
+    def at_fault(self) -> list:
+        """The stages (STAGES) that make TVM compute other numbers than the model: a
+        check fails (exit 1) when any does. Lowering is never one: its error is a
+        property of float32, reported, never a failure."""
+        return [stage for stage, bad in (("import", self.import_differs), ("pass", self.violation)) if bad]
+
+    def attribution(self) -> dict:
+        """Each stage's word: import (source.IMPORT_VERDICTS), pass (VERDICTS),
+        lowering ("differs" from TVM's float64 build, "agrees", "unchecked")."""
+        lowering = self.imports.lowering if self.imports is not None else None
+        return {"import": self.imports.verdict if self.imports is not None else "unchecked",
+                "pass": self.verdict,
+                "lowering": "unchecked" if lowering is None else ("differs" if lowering > 1.0 else "agrees")}
 
     @classmethod
     def from_json(cls, document: Mapping, sections: Optional[Mapping[str, Callable]] = None) -> "Finding":
@@ -137,7 +163,8 @@ class Finding:
                       document["verdict"], BisectResult.from_json(document.get("bisection")),
                       BuildCount(builds["builds"], builds["build_seconds"], timings["total_s"],
                                  timings["optimized_build_s"]) if builds and timings else None,
-                      workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"))
+                      workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"),
+                      imports=ImportCheck.from_json(document.get("framework")))
         for name, reader in (sections or {}).items():
             if document.get(name) is not None:
                 setattr(finding, name, reader(document[name]))

@@ -28,8 +28,12 @@ from .quiet import held_stderr, silenced_stderr
 ShapeOverrides = Mapping[str, Sequence[int]]
 
 
-def load_onnx(path: str, shapes: ShapeOverrides) -> tuple:
-    """(IRModule, origins: binding name -> origins.Origin)."""
+def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) -> tuple:
+    """(IRModule, origins: binding name -> origins.Origin, shapes left to bind:
+    {input name: shape}, whether an input has a dynamic dimension). An input's dynamic dimensions stay symbolic at import
+    (as a user compiles the model) and its shape in ``shapes`` is left to bind
+    after; ``fix_at_import`` (or a shape that changes a dimension the model
+    fixes) imports the model at the given shape instead."""
     import onnx
 
     try:
@@ -45,9 +49,13 @@ def load_onnx(path: str, shapes: ShapeOverrides) -> tuple:
     unknown = sorted(set(shapes) - set(names))
     if unknown:
         raise ModelError(f"--shape names unknown input(s) {', '.join(unknown)}; the model has {', '.join(names) or 'no inputs'}")
-    shape_dict, dtype_dict = {}, {}
+    shape_dict, dtype_dict, to_bind = {}, {}, {}
     for inp in graph_inputs:
-        shape_dict[inp.name], dtype_dict[inp.name] = _onnx_input(path, inp, shapes)
+        shape, dtype_dict[inp.name] = _onnx_input(path, inp, shapes)
+        if not fix_at_import and _named_dynamic_dims(inp) and not _moved_static_dims([inp], shapes):
+            to_bind[inp.name] = shape  # imported symbolic, bound to the shape to run after
+        else:
+            shape_dict[inp.name] = shape
     printed = io.StringIO()  # the frontend prints "Error converting operator X, with inputs: <IR>" on failure
     failure = None
     with held_stderr() as held, contextlib.redirect_stdout(printed):  # a failure's C++ warnings are dropped
@@ -59,7 +67,9 @@ def load_onnx(path: str, shapes: ShapeOverrides) -> tuple:
     if failure is None:
         sys.stderr.write(held.text)
         sys.stdout.write(printed.getvalue())
-        return mod, origins
+        dynamic = any(not (d.HasField("dim_value") and d.dim_value > 0)
+                      for inp in graph_inputs for d in inp.type.tensor_type.shape.dim)
+        return mod, origins, to_bind, dynamic
     if isinstance(failure, tvm.error.OpNotImplemented):
         message = f"{path}: {first_line(failure)}"
     else:
@@ -68,10 +78,22 @@ def load_onnx(path: str, shapes: ShapeOverrides) -> tuple:
         moved = _moved_static_dims(graph_inputs, shapes)
         message = (f"--shape {moved}, and the model does not import at that shape{where}: {first_line(failure)}"
                    if moved else f"{path}: the ONNX frontend cannot import this model{where}: {first_line(failure)}")
+        if to_bind and not moved:
+            message += (f" (with the dynamic dimensions of {', '.join(sorted(to_bind))} symbolic, as the model is "
+                        "compiled; --fix-shapes imports it at the --shape shapes)")
     with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
         del failure
         gc.collect()
     raise ModelError(message)
+
+
+def _named_dynamic_dims(inp) -> bool:
+    """Has the ONNX input ``inp`` a dynamic dimension, each one named (a
+    ``dim_param``: unnamed ones cannot be told apart once imported)?"""
+    if not inp.type.HasField("tensor_type") or not inp.type.tensor_type.HasField("shape"):
+        return False
+    dynamic = [d for d in inp.type.tensor_type.shape.dim if not (d.HasField("dim_value") and d.dim_value > 0)]
+    return bool(dynamic) and all(d.dim_param for d in dynamic)
 
 
 def _onnx_input(path: str, inp, shapes: ShapeOverrides) -> tuple:
@@ -128,6 +150,25 @@ def _import_onnx(model, shape_dict: dict, dtype_dict: dict) -> tuple:
     except Exception:  # naming is a help; a frontend that changed its internals just gives no names
         origins = {}
     return mod, origins
+
+
+def origins_of(source_model, mod: tvm.IRModule) -> dict:
+    """The origins (origins.py) of ``mod``, a module the user imported from
+    ``source_model`` (an onnx.ModelProto or a torch ExportedProgram) with TVM's
+    frontend: imported again here with the importer's tables kept, and used
+    when that import is the same module ({} otherwise, or on any failure:
+    naming values is a help)."""
+    import tvm_ffi
+
+    try:
+        with held_stderr(), contextlib.redirect_stdout(io.StringIO()):
+            if type(source_model).__module__.startswith("onnx"):
+                again, origins = _import_onnx(source_model, {}, {})
+            else:
+                again, origins = _import_program(source_model)
+        return origins if tvm_ffi.structural_equal(again["main"], mod["main"]) else {}
+    except Exception:  # frontends raise many types
+        return {}
 
 
 def _moved_static_dims(graph_inputs, shapes: ShapeOverrides) -> str:

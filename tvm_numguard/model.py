@@ -63,6 +63,19 @@ class Model:
     sha256: str
     # binding name in main -> origins.Origin: where the value is in the user's model
     origins: dict = dataclasses.field(default_factory=dict)
+    # how its dynamic dimensions were imported: "static" (it has none), "symbolic"
+    # (kept symbolic by the frontend, as a user compiles it; bound to the shapes
+    # to run after import) or "fixed" (the frontend imported the model at the
+    # shapes to run)
+    dims: str = "static"
+    # the model as its own framework reads it (framework.open_framework): an
+    # onnx.ModelProto or a torch ExportedProgram the user gave; None: the file
+    source_model: Optional[object] = None
+
+    @property
+    def framework_source(self):
+        """What the model's framework runs: the model the user gave, else its file."""
+        return self.source_model if self.source_model is not None else self.source
 
     def input_names(self) -> list:
         return [spec.name for spec in self.inputs]
@@ -72,23 +85,27 @@ class Model:
             "source": self.source,
             "sha256": self.sha256,
             "inputs": [spec.to_json() for spec in self.inputs],
+            "dims": self.dims,
         }
 
     def to_args(self) -> list:
-        return model_args(self.source, self.inputs)
+        return model_args(self.source, self.inputs, self.dims)
 
 
 SHAPE_FLAG = "--shape"  # the command line's spelling of ``load_model``'s shapes
+FIX_SHAPES_FLAG = "--fix-shapes"  # ... and of its ``fix_at_import``
 
 
-def model_args(source: str, inputs: Sequence) -> list:
+def model_args(source: str, inputs: Sequence, dims: str = "static") -> list:
     """The command-line arguments that load the model from ``source`` with
     ``inputs`` (InputSpec): the file, absolute, and for ONNX (which takes any
-    input shape) the shape of each input."""
+    input shape) the shape of each input, fixed at import where ``dims`` says so."""
     words = [os.path.abspath(source) if os.path.isfile(source) else source]
     if str(source).endswith(".onnx"):
         for spec in inputs:
             words += [SHAPE_FLAG, f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
+        if dims == "fixed":
+            words.append(FIX_SHAPES_FLAG)
     return words
 
 
@@ -98,13 +115,17 @@ def file_sha256(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[ShapeOverrides] = None) -> Model:
+def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[ShapeOverrides] = None,
+               fix_at_import: bool = False) -> Model:
     """Load a model file (.onnx, .pt2, .py) or wrap an IRModule.
 
     ``shapes`` maps input names to concrete shapes (``--shape NAME=D0,D1,...``):
-    it fixes dynamic dimensions. For ONNX any dimension may be set (the frontend
-    imports the model at that shape); a Relax module (.pt2, .py, IRModule) only
-    lets its symbolic dimensions be bound.
+    the shapes to run. Dynamic dimensions stay symbolic at import, as a user
+    compiles the model, and are bound to those shapes after. ``fix_at_import``
+    (``--fix-shapes``) has the ONNX frontend import the model at those shapes
+    instead; for ONNX a shape that changes a dimension the model fixes is
+    imported so too. A Relax module (.pt2, .py, IRModule) only lets its
+    symbolic dimensions be bound.
     """
     shapes = _check_shape_values(shapes)
     if isinstance(source, tvm.IRModule):
@@ -124,18 +145,32 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
     except OSError as err:
         raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     if ext == ".onnx":
-        # the frontend imports the model at the given shapes; nothing left to bind
-        mod, origins = load_onnx(path, shapes)
-        return from_irmodule(mod, path, digest, origins=origins)
+        mod, origins, to_bind, dynamic = load_onnx(path, shapes, fix_at_import)
+        model = from_irmodule(mod, path, digest, to_bind, origins=origins)
+        model.dims = "symbolic" if to_bind else ("fixed" if dynamic else "static")
+        return model
     mod, origins, allowed = load_pt2(path) if ext == ".pt2" else (load_tvmscript(path), {}, {})
-    return from_irmodule(mod, path, digest, shapes, origins, allowed)
+    model = from_irmodule(mod, path, digest, shapes, origins, allowed)
+    model.dims = "symbolic" if shapes and _has_symbolic(mod) else "static"
+    return model
+
+
+def _has_symbolic(mod: tvm.IRModule) -> bool:
+    """Has main of ``mod`` an input with a symbolic dimension?"""
+    for param in mod["main"].params:
+        shape = getattr(param.ty, "shape", None)
+        if shape is not None and hasattr(shape, "values") and not all(_is_static(d) for d in shape.values):
+            return True
+    return False
+
 
 
 def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[ShapeOverrides] = None,
-                  origins: Optional[dict] = None, allowed: Optional[dict] = None) -> Model:
+                  origins: Optional[dict] = None, allowed: Optional[dict] = None, source_model=None) -> Model:
     """Wrap a Relax IRModule; ``shapes`` binds the symbolic dimensions of main's inputs;
     ``origins`` names its values in the user's model (origins.py); ``allowed``:
-    {symbolic dimension: (low, high or None)}, the values its exporter allows."""
+    {symbolic dimension: (low, high or None)}, the values its exporter allows;
+    ``source_model``: the model it was imported from, as its framework reads it."""
     allowed = dict(allowed or {})
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         raise ModelError(f"{source}: the IRModule has no 'main' function")
@@ -163,7 +198,8 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
                 )
             dims.append(int(dim))
         specs.append(InputSpec(param.name, tuple(dims), str(ty.dtype)))
-    return Model(mod=mod, inputs=specs, source=source, sha256=digest, origins=dict(origins or {}))
+    return Model(mod=mod, inputs=specs, source=source, sha256=digest, origins=dict(origins or {}),
+                 source_model=source_model)
 
 
 def _is_static(dim) -> bool:

@@ -17,7 +17,7 @@ from .tolerance import Tolerance
 # flags, ``to_args`` says options back with them, and the CLI names them in errors
 FLAGS = {"low": "--low", "high": "--high", "ranges": "--range", "rtol": "--rtol", "atol": "--atol",
          "search": "--search", "budget": "--budget", "seed": "--seed", "strategy": "--strategy",
-         "oracle": "--no-oracle"}
+         "oracle": "--no-oracle", "framework": "--no-framework"}
 BISECT_STRATEGIES = ("bisect", "linear")
 DEFAULT_SEARCHES = "random,boundary,evolve"  # numguard search compares all three
 
@@ -35,6 +35,7 @@ class Options:
     strategy: str = "bisect"  # how to bisect: one of BISECT_STRATEGIES
     oracle: bool = True  # excuse differences that are not worse against float64
     oracle_k: float = 2.0
+    framework: bool = True  # run the model's own framework beside TVM (the import question)
 
     def __post_init__(self):
         object.__setattr__(self, "ranges", {name: tuple(b) for name, b in dict(self.ranges).items()})
@@ -74,7 +75,8 @@ class Options:
                    rtol=configuration["rtol"], atol=configuration["atol"], search=configuration["search"],
                    budget=configuration["budget"], seed=int(configuration["seed"]),
                    strategy=configuration["strategy"], oracle=bool(configuration["oracle"]),
-                   oracle_k=float(configuration["oracle_k"]))
+                   oracle_k=float(configuration["oracle_k"]),
+                   framework=bool(configuration.get("framework", True)))
 
     def to_args(self, resolved: Optional[Mapping] = None, budget: Optional[str] = None,
                 bisects: bool = True) -> list:
@@ -99,6 +101,8 @@ class Options:
             words += [FLAGS["strategy"], self.strategy]
         if not self.oracle:
             words += [FLAGS["oracle"]]
+        if not self.framework:
+            words += [FLAGS["framework"]]
         return words
 
     def replace(self, **changes) -> "Options":

@@ -29,6 +29,7 @@ class Origin:
     label: str
     op: Optional[str]
     inside: bool = False  # made while converting the node, not its output
+    key: Optional[str] = None  # the value's name in the model: ONNX tensor name, FX node name
 
     def text(self) -> str:
         return f"inside the conversion of {self.label}" if self.inside else self.label
@@ -36,7 +37,8 @@ class Origin:
 
 def name_bindings(mod, labels: Mapping) -> dict:
     """{binding var name: Origin} for main's bindings; ``labels`` maps the
-    importer's Relax expressions to what they were in the user's model."""
+    importer's Relax expressions to (what they were in the user's model, their
+    name there)."""
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         return {}
     body = mod["main"].body
@@ -46,33 +48,34 @@ def name_bindings(mod, labels: Mapping) -> dict:
     for block in body.blocks:
         for binding in block.bindings:
             value = getattr(binding, "value", None)
-            label = labels.get(binding.var) or (labels.get(value) if value is not None else None)
-            if label is None:
+            named = labels.get(binding.var) or (labels.get(value) if value is not None else None)
+            if named is None:
                 pending.append(binding)
                 continue
+            label, key = named
             for earlier in pending:
                 origins[earlier.var.name] = Origin(label, op_name(getattr(earlier, "value", None)), inside=True)
             pending = []
-            origins[binding.var.name] = Origin(label, op_name(value))
+            origins[binding.var.name] = Origin(label, op_name(value), key=key)
     return origins
 
 
 def onnx_labels(nodes: Mapping, graph) -> dict:
-    """Relax expression -> "ONNX Conv node 'conv1' (output 'x1')" from the ONNX
-    importer's tensor table ``nodes`` and the ONNX ``graph``."""
+    """Relax expression -> ("ONNX Conv node 'conv1' (output 'x1')", "x1") from
+    the ONNX importer's tensor table ``nodes`` and the ONNX ``graph``."""
     labels = {}
     for node in graph.node:
         for output in node.output:
             expr = nodes.get(output)
             if expr is not None and expr not in labels:
                 labels[expr] = (f"ONNX {node.op_type} node '{node.name}' (output '{output}')" if node.name
-                                else f"ONNX {node.op_type} node producing '{output}'")
+                                else f"ONNX {node.op_type} node producing '{output}'", output)
     return labels
 
 
 def torch_labels(env: Mapping) -> dict:
-    """Relax expression -> "torch module fc (Linear), node 'linear'" from the
-    torch importer's FX node table ``env``."""
+    """Relax expression -> ("torch module fc (Linear), node 'linear'", "linear")
+    from the torch importer's FX node table ``env``."""
     labels = {}
     for node, expr in env.items():
         if getattr(node, "op", None) != "call_function" or not isinstance(expr, relax.Expr):
@@ -80,7 +83,7 @@ def torch_labels(env: Mapping) -> dict:
         stack = list((node.meta.get("nn_module_stack") or {}).values())
         path, cls = stack[-1] if stack else ("", "")
         where = f"module {path} ({str(cls).rsplit('.', 1)[-1]}), " if path else ""
-        labels.setdefault(expr, f"torch {where}node '{node.name}'")
+        labels.setdefault(expr, (f"torch {where}node '{node.name}'", node.name))
     return labels
 
 

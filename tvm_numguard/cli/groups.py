@@ -46,14 +46,18 @@ class ModelArgs(OptionGroup):
     options = (
         click.argument("model", type=click.Path(dir_okay=True)),
         click.option("--shape", "shapes", multiple=True, metavar="NAME=D0,D1,...",
-                     help="Fix an input's shape (dynamic dims, or another shape for ONNX)."),
+                     help="The shape an input is run at (its dynamic dims stay symbolic at import, as you "
+                          "compile the model; for ONNX another shape of a fixed input is imported at that shape)."),
+        click.option("--fix-shapes", "fix_shapes", is_flag=True,
+                     help="Have the ONNX frontend import the model at the --shape shapes instead (dynamic dims "
+                          "fixed at import)."),
     )
 
     def parse(self, values: dict):
         """The Model (loaded last: the cheap checks of the other groups come first)."""
         from ..model import load_model
 
-        return load_model(values.pop("model"), parse_shapes(values.pop("shapes")))
+        return load_model(values.pop("model"), parse_shapes(values.pop("shapes")), values.pop("fix_shapes"))
 
 
 def parse_shapes(texts) -> dict:
@@ -146,6 +150,9 @@ class SearchArgs(OptionGroup):
             click.option(OPTION_FLAGS["oracle"], "no_oracle", is_flag=True,
                          help="Do not excuse differences that a float64 build shows are not worse than the "
                               "reference's."),
+            click.option(OPTION_FLAGS["framework"], "no_framework", is_flag=True,
+                         help="Do not run the model's own framework (ONNX Runtime, PyTorch) beside TVM: only the "
+                              "passes are checked, not TVM's import."),
         ]
         if bisect:
             options.append(click.option(
@@ -157,7 +164,8 @@ class SearchArgs(OptionGroup):
         extra = {"strategy": values.pop("strategy")} if self.bisect else {}
         return Options(**RangeArgs().parse(values), rtol=values.pop("rtol"),
                        atol=values.pop("atol"), search=values.pop("search"), budget=values.pop("budget"),
-                       seed=values.pop("seed"), oracle=not values.pop("no_oracle"), **extra)
+                       seed=values.pop("seed"), oracle=not values.pop("no_oracle"),
+                       framework=not values.pop("no_framework"), **extra)
 
 
 class WorkerArgs(OptionGroup):

@@ -26,6 +26,7 @@ from tvm import relax
 from .. import __version__, engine
 from ..errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
+from ..frontends import origins_of
 from ..model import from_irmodule
 from ..relax_ir import pristine
 from ..pipeline import pass_context
@@ -76,6 +77,16 @@ def guard(low: Optional[float] = None, high: Optional[float] = None, **settings)
         The Guard; after the block, ``.report`` holds one Report per compile.
     """
     return Guard(low, high, from_keywords(GuardSettings, settings, "guard()"))
+
+
+def import_message(imports) -> str:
+    """The guard's warning for an import difference (source.ImportCheck): what
+    differs, and that no pass can be switched off for it."""
+    where = f"; first at {imports.origin.text()}" if imports.origin is not None else ""
+    worst = max((o.score for o in imports.outputs), default=float("inf"))
+    return (f"numguard: TVM's import computes other numbers than {imports.framework} (score {worst:.3g} on the "
+            f"witness){where}. numguard cannot fix the frontend: no pass is switched off for it, and the build is "
+            "returned as the compile made it")
 
 
 class Guard:
@@ -157,7 +168,10 @@ class Guard:
             return call.as_written()
         origin, config = start.origin, start.config
         try:
-            model = from_irmodule(origin, f"<{call.kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}")
+            given = self.settings.model
+            model = from_irmodule(origin, f"<{call.kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}",
+                                  origins=origins_of(given, origin) if given is not None else None,
+                                  source_model=given)
         except ModelError as err:
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
             return call.as_written()
@@ -270,7 +284,12 @@ class Guard:
             if self.action == "raise":
                 raise NumericalError(message, report)
             warnings.warn(message, NumericalRiskWarning, stacklevel=5)
-        if not report.violation:
+        if "import" in report.at_fault:
+            message = import_message(report.imports)
+            if self.action == "raise":
+                raise NumericalError(message, report)
+            warnings.warn(message, NumericalRiskWarning, stacklevel=5)
+        if report.verdict != "violation":  # no pass to blame
             return executable
         message = f"numguard: {report.blame().describe()} changes the results beyond tolerance " \
                   f"(score {report.worst_score:.3g} on the witness)"
@@ -296,6 +315,7 @@ class Guard:
                           "catalog": {"required": sorted(REQUIRED_PASSES), "depends_on": DEPENDS_ON},
                           "ranges": {n: r.to_json() for n, r in ranges.items()}, "rtol": self.options.rtol,
                           "atol": self.options.atol, "oracle": self.options.oracle,
+                          "framework": self.options.framework,
                           "budget": self.options.budget, "seed": self.options.seed})
 
     def _from_cache(self, entry, session: ShadowSession):

@@ -84,6 +84,8 @@ class GuardReport:
         lines = [f"numguard guard: {len(self.entries)} compile(s) checked, {len(self.violations)} with a violation"]
         for index, (report, info) in enumerate(zip(self.entries, self._infos)):
             head = f"[{index}] {info.call}: {report.verdict}"
+            if "import" in report.at_fault:
+                head += "; TVM's import differs from the model's framework (no pass to switch off)"
             if info.cached:
                 head += " (cached verdict)"
             if info.disabled:

@@ -27,7 +27,11 @@ class GuardSettings:
     build shows are not worse; ``progress``: ``"auto"`` (phases and steps on
     stderr once a check has run 5 s), None (silent) or ``callable(message)``;
     ``jobs``: worker processes for the bisection's builds when the call's
-    pipeline is given by name (default: one per core; 0: none); ``time_limit``:
+    pipeline is given by name (default: one per core; 0: none); ``model``: the
+    source model the compiled module was imported from (an ``onnx.ModelProto``,
+    a ``torch.export.ExportedProgram`` or a file path), run in its own
+    framework beside TVM so that a difference TVM's import makes is refused
+    too (a warning, as no pass can be switched off for it); ``time_limit``:
     seconds one guarded compile may take in all (past it, the build as written
     is returned with a GuardWarning saying what was not finished).
     """
@@ -44,6 +48,7 @@ class GuardSettings:
     progress: Union[str, None, Callable[[str], None]] = "auto"
     jobs: Optional[int] = None
     time_limit: Optional[float] = None
+    model: Optional[object] = None
 
     def __post_init__(self):
         if self.action not in ACTIONS:
@@ -57,7 +62,7 @@ class GuardSettings:
     def options(self, low: Optional[float], high: Optional[float]) -> Options:
         """The check's Options (they check the ranges, tolerances and budget)."""
         return Options(low=low, high=high, ranges=dict(self.ranges or {}), rtol=self.rtol, atol=self.atol,
-                       seed=self.seed, budget=self.budget, oracle=self.oracle)
+                       seed=self.seed, budget=self.budget, oracle=self.oracle, framework=self.model is not None)
 
     @property
     def workers(self) -> Workers:

@@ -204,12 +204,15 @@ def _not_finite(session: ShadowSession, err: InvalidReferenceError) -> tuple:
 
 
 def options_for(request: RowRequest, entry: CorpusModel) -> Options:
-    """The options with the model's own range, when it has one and the caller lets it win."""
+    """The options with the model's own range, when it has one and the caller lets
+    it win. The framework is not run: a pass under test is the question, and
+    TVM's import is the same with and without it."""
+    options = request.options.replace(framework=False)
     if not request.model_ranges or not entry.has_range:
-        return request.options
-    low = entry.low if entry.low is not None else request.options.low
-    high = entry.high if entry.high is not None else request.options.high
-    return request.options.replace(low=low, high=high, ranges={n: (lo, hi) for n, lo, hi in entry.ranges})
+        return options
+    low = entry.low if entry.low is not None else options.low
+    high = entry.high if entry.high is not None else options.high
+    return options.replace(low=low, high=high, ranges={n: (lo, hi) for n, lo, hi in entry.ranges})
 
 
 def replay_line(request: RowRequest, entry: CorpusModel, options: Options) -> str:

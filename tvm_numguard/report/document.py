@@ -11,6 +11,7 @@ import numpy as np
 
 from ..bisect.result import Blame, document_blame
 from ..numbers import plain
+from ..source import ImportCheck
 from .files import write_atomic, write_witness
 from .schemas import header, validate
 from .sections import document
@@ -30,11 +31,24 @@ class Report:
     @classmethod
     def from_finding(cls, finding) -> "Report":
         """The report of ``finding``; it keeps the witness of a violation."""
-        return cls(document(finding), witness=finding.witness if finding.violation else None, finding=finding)
+        return cls(document(finding), witness=finding.witness if finding.at_fault else None, finding=finding)
 
     @property
     def violation(self) -> bool:
-        return self.verdict == "violation"
+        """Something makes TVM compute other numbers than the model: a pass, or TVM's import."""
+        return bool(self.data.get("at_fault", [])) or self.verdict == "violation"
+
+    @property
+    def imports(self):
+        """TVM's reference against the model's framework (source.ImportCheck; None: not run)."""
+        if self.finding is not None:
+            return self.finding.imports
+        return ImportCheck.from_json(self.data.get("framework"))
+
+    @property
+    def at_fault(self) -> list:
+        """The stages at fault (finding.STAGES): "import", "pass"."""
+        return list(self.data.get("at_fault", ["pass"] if self.verdict == "violation" else []))
 
     def blame(self) -> Blame:
         """What the report blames (the Finding's rule, also for a document read back)."""

@@ -44,6 +44,7 @@ def document(finding) -> dict:
             "strategy": options.strategy,
             "oracle": options.oracle,
             "oracle_k": options.oracle_k,
+            "framework": options.framework,
             "ranges": {name: r.to_json() for name, r in f.ranges.items()},
         },
         "events": [event_row(e, e.id in f.optional) for e in f.events],
@@ -54,7 +55,7 @@ def document(finding) -> dict:
         "metrics": f.comparison.to_json(),
         "witness": {"path": None, "inputs": input_stats(f.witness)},
         "oracle": f.oracle.to_json() if f.oracle is not None else None,
-        "verdict": f.verdict,
+        **verdict_sections(f),
         "bisection": f.bisection.to_json(describe) if f.bisection is not None else None,
     }
     if search.strategies:
@@ -73,6 +74,12 @@ def document(finding) -> dict:
         if f.range_check.result is not None and "timings" in data:
             data["timings"]["range_check_s"] = f.range_check.result.seconds
     return data
+
+
+def verdict_sections(finding) -> dict:
+    """The pass question's verdict, each stage's word, the stages at fault and the framework's section."""
+    return {"verdict": finding.verdict, "attribution": finding.attribution(), "at_fault": finding.at_fault,
+            "framework": finding.imports.to_json() if finding.imports is not None else None}
 
 
 def range_check_section(outcome) -> dict:

@@ -7,6 +7,7 @@ import math
 from ..bisect.result import document_blame
 from ..numbers import exceeds
 from .advice import SCORE_RULE, as_invoked, fix_lines
+from .imports import DIMS_WORDS, headline, import_lines
 
 
 def shorten(text: str, width: int) -> str:
@@ -82,7 +83,7 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     model = data["model"]
     verdict = {"violation": "VIOLATION", "clean": "clean",
                "benign": "benign (differences, but the optimized build is not worse against float64)"}
-    head = f"numguard {data['command']}: {verdict[data['verdict']]}"
+    head = f"numguard {data['command']}: {headline(data) or verdict[data['verdict']]}"
     if data["verdict"] == "violation" and data.get("bisection"):
         head += f": {document_blame(data['bisection']).describe()} changes what the model computes"
     lines = [head]
@@ -92,6 +93,8 @@ def render_summary(data: dict, program: str = "numguard") -> str:
         for i in model["inputs"]
     )
     lines.append(f"  model     {model['source']}  ({inputs})")
+    if DIMS_WORDS.get(model.get("dims", "static")):
+        lines.append(f"            {DIMS_WORDS[model['dims']]}")
     disabled = f"   disabled: {', '.join(cfg['disable'])}" if cfg.get("disable") else ""
     lines.append(f"  pipeline  {cfg['pipeline']}   tir: {cfg['tir_pipeline']}   target: {cfg['target']}{disabled}")
     lines += _search_lines(data["search"], data["witness"])
@@ -99,6 +102,7 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     lines.append(f"  score     {SCORE_RULE}")
     lines += _range_check_lines(data.get("range_check"))
     lines += _oracle_lines(data.get("oracle"))
+    lines += import_lines(data)
     bis = data.get("bisection")
     if bis:
         lines += _bisection_lines(bis)
@@ -107,7 +111,7 @@ def render_summary(data: dict, program: str = "numguard") -> str:
                  f"{num(data['timings']['total_s'])} s total")
     lines += _untestable_lines(data.get("workers"))
     lines += fix_lines(data, program)
-    if data["verdict"] == "violation":
+    if data.get("at_fault") or data["verdict"] == "violation":
         lines.append(f"  replay    {as_invoked(data['replay'], program)}")
     return "\n".join(lines)
 

@@ -134,21 +134,67 @@ class OracleJudgement:
                    float(data["k"]), [OracleVerdict.from_json(v) for v in data["outputs"]])
 
 
-def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float) -> OracleJudgement:
+class TvmFloat64:
+    """TVM's float64 build of a session's model, made on first use (once) and
+    run on inputs as asked, the last few remembered: the oracle's and the
+    import check's truth share it. ``outputs`` raises what building or
+    running it raised."""
+
+    REMEMBERED = 4
+
+    def __init__(self, session):
+        self._session = session
+        self._oracle: Optional[Oracle] = None
+        self._error: Optional[BaseException] = None
+        self._runs: list = []  # (inputs, outputs)
+
+    @property
+    def made(self) -> bool:
+        """Has the float64 build been made (or tried)?"""
+        return self._oracle is not None or self._error is not None
+
+    def outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
+        for seen, outputs in self._runs:
+            if seen is inputs:
+                return outputs
+        if self._error is not None:
+            raise self._error
+        if self._oracle is None:
+            model = self._session.model
+            try:
+                self._oracle = Oracle(model.mod, model.input_names(), target=self._session.config.target)
+            except Exception as err:  # an oracle is a help, not a requirement
+                self._error = err
+                raise
+        outputs = self._oracle.run(inputs)
+        self._runs = [(inputs, outputs)] + self._runs[:self.REMEMBERED - 1]
+        return outputs
+
+    @property
+    def kept(self) -> list:
+        """The ops left in float32 (no float64 kernel)."""
+        return list(self._oracle.kept) if self._oracle is not None else []
+
+
+def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float,
+          exact: Optional[TvmFloat64] = None) -> OracleJudgement:
     """Compare both builds of ``session`` with a float64 build of its model on
-    the witness (a ShadowSession: its model, target and both builds' outputs)."""
+    the witness (a ShadowSession: its model, target and both builds' outputs);
+    ``exact``: that float64 build, when someone else may need it too."""
+    exact = exact or TvmFloat64(session)
     try:
-        oracle = Oracle(session.model.mod, session.model.input_names(), target=session.config.target)
-        exact = oracle.run(witness)
+        outputs = exact.outputs(witness)
     except Exception as err:  # an oracle is a help, not a requirement
         return OracleJudgement(False, summarize_error(err), True, [], k, [])
-    verdicts = classify(session.runs.reference_outputs(witness), session.runs.optimized_outputs(witness), exact, tol, k)
-    return OracleJudgement(True, None, has_real_violation(verdicts), list(oracle.kept), k, verdicts)
+    verdicts = classify(session.runs.reference_outputs(witness), session.runs.optimized_outputs(witness), outputs,
+                        tol, k)
+    return OracleJudgement(True, None, has_real_violation(verdicts), list(exact.kept), k, verdicts)
 
 
 __all__ = [
     "OracleJudgement",
     "OracleVerdict",
+    "TvmFloat64",
     "classify",
     "classify_output",
     "has_real_violation",

@@ -24,8 +24,8 @@ from tvm import relax
 from ..errors import summarize_error
 from ..shadow.build import compile_plain
 from ..shadow.compare import Tolerance, compare_output
-from .capture import CaptureError, capture_values
-from .graph import ValueGraph, value_graph
+from ..capture.kernels import CaptureError, capture_values
+from ..capture.graph import ValueGraph, value_graph
 from .match import Matching, match_values
 
 

@@ -28,7 +28,7 @@ import dataclasses
 
 import numpy as np
 
-from .graph import ValueGraph, ValueNode, base_kernel_name
+from ..capture.graph import ValueGraph, ValueNode, base_kernel_name
 
 
 @dataclasses.dataclass

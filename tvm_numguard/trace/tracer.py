@@ -26,8 +26,8 @@ from ..report import Report
 from ..shadow.session import ShadowSession
 from ..context import RunContext
 from ..workers import Workers
-from .capture import capture_values
-from .graph import value_graph
+from ..capture.kernels import capture_values
+from ..capture.graph import value_graph
 from .localize import Localization, localize_kernels, localize_relax
 from .passes import PassTable
 

@@ -1,0 +1,91 @@
+"""The import stage in the terminal summary: TVM's reference against the
+model's own framework (the document's ``framework`` and ``attribution``)."""
+
+from __future__ import annotations
+
+from ..numbers import exceeds
+
+# the words of the attribution, as the summary says them
+IMPORT_WORDS = {"agree": "agrees with the framework",
+                "import": "differs from the framework, and TVM is the side at fault",
+                "framework": "differs from the framework, and the truth backs TVM (not TVM's fault)",
+                "unchecked": "not checked"}
+DIMS_WORDS = {"static": "", "symbolic": "dynamic dims kept symbolic at import (as the model is compiled), bound to "
+                                        "the shapes run after",
+              "fixed": "dynamic dims fixed at import to the shapes run (--fix-shapes)"}
+
+
+def headline(data: dict) -> str:
+    """The summary's first words: which stages are at fault."""
+    at_fault = data.get("at_fault", [])
+    if "import" in at_fault:
+        origin = (data.get("framework") or {}).get("origin")
+        where = f" of {origin['node']}" if origin else ""
+        also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
+        return f"IMPORT: TVM's import{where} computes other numbers than the model's framework{also}"
+    return ""
+
+
+def import_lines(data: dict) -> list:
+    """What the framework said, where TVM's import went wrong, and what to do about it."""
+    section = data.get("framework")
+    if not section:
+        return []
+    attribution = data.get("attribution", {})
+    lines = [f"  framework {section['framework']}: TVM's reference {IMPORT_WORDS[section['verdict']]}"]
+    if section.get("reason"):
+        lines.append(f"            {section['reason']}")
+    if section.get("truth"):
+        lines.append(f"            truth: {section['truth']}" + (f" ({section['truth_note']})" if section.get("truth_note")
+                                                                 else ""))
+    for out in section.get("outputs", []):
+        if exceeds(out["score"]):
+            lines.append(_output_line(out))
+    origin = section.get("origin")
+    if origin:
+        lines.append(f"  first     {_origin_text(origin)}")
+    elif section["verdict"] == "import" and section.get("origin_note"):
+        lines.append(f"  first     not named: {section['origin_note']}")
+    lines.append(f"  stages    import: {attribution.get('import', 'unchecked')}   pass: {attribution.get('pass')}   "
+                 f"lowering: {attribution.get('lowering', 'unchecked')} (float32 reference against TVM's float64 "
+                 "build)")
+    if section["verdict"] == "import":
+        lines += advice_lines(section)
+    return lines
+
+
+def _output_line(out: dict) -> str:
+    if out["shape_tvm"] != out["shape_framework"]:
+        return f"            output {out['index']}: TVM shape {out['shape_tvm']}, the model's {out['shape_framework']}"
+    errors = ""
+    if out.get("max_err_tvm") is not None:
+        errors = (f"; against the truth TVM is off by {_num(out['max_err_tvm'])}, the framework by "
+                  f"{_num(out['max_err_framework'])}")
+    return (f"            output {out['index']}: {out['violations']} elements differ, max abs {_num(out['max_abs'])}, "
+            f"score {_num(out['score'])}{errors}")
+
+
+def _origin_text(origin: dict) -> str:
+    if origin["shape_tvm"] != origin["shape_framework"]:
+        return (f"{origin['node']}: TVM computes shape {origin['shape_tvm']}, the model "
+                f"{origin['shape_framework']}")
+    worst = origin.get("worst") or {}
+    return (f"{origin['node']} (TVM makes {origin.get('op') or 'no operator'} of it): TVM computes "
+            f"{_num(worst.get('tvm'))} where the framework computes {_num(worst.get('framework'))} "
+            f"at {worst.get('index')} (score {_num(origin['score'])})")
+
+
+def advice_lines(section: dict) -> list:
+    origin = section.get("origin")
+    what = f"its conversion of {origin['node']}" if origin else "its conversion of the model"
+    return [f"  fix       no pass to switch off: TVM's frontend is at fault ({what}). Keep that operator out of "
+            "the model (or compute it another way) until TVM fixes it, and report it upstream with the witness "
+            "and this report."]
+
+
+def _num(value) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, str):
+        return value
+    return f"{value:.6g}"

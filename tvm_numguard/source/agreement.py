@@ -1,0 +1,100 @@
+"""Does TVM compute what the model's framework computes? One witness, three
+computations: TVM's reference build (float32), the framework (float32) and the
+truth (the model in float64: the framework's own where it has the kernels,
+else TVM's float64 build).
+
+For each output the framework stands where the reference stands in a pass
+check: TVM's reference is compared with it under the tolerance
+(``shadow/compare.py``'s rule), and a violating element is TVM's fault when
+TVM's reference is worse against the truth than the framework is (the
+oracle's rule, ``shadow/oracle.classify_output``, with the framework as its
+reference side). A different number of outputs, or another shape, is TVM's
+fault with no truth needed: the model defines its outputs' shapes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..numbers import plain, unplain
+from ..shadow.compare import Tolerance, compare_output, is_finite_outputs
+from ..shadow.oracle import classify_output
+
+# what the import stage's verdict may be
+IMPORT_VERDICTS = ("agree", "import", "framework", "unchecked")
+K = 2.0  # the oracle's factor: TVM is at fault where its error is over K times the framework's
+
+
+@dataclasses.dataclass
+class OutputAgreement:
+    """One output on the witness: TVM's reference against the framework."""
+
+    index: int
+    shape_tvm: list
+    shape_framework: list
+    score: float  # the tolerance rule, the framework as the reference side
+    violations: int  # elements beyond the tolerance
+    tvm_worse: Optional[int]  # ... of which TVM is worse against the truth (None: no truth)
+    max_abs: float
+    max_err_tvm: Optional[float]  # against the truth
+    max_err_framework: Optional[float]
+    worst: dict  # the worst element: index, tvm, framework (and truth)
+
+    @property
+    def differs(self) -> bool:
+        return self.score > 1.0
+
+    @property
+    def tvm_at_fault(self) -> bool:
+        """TVM's import is to blame here: another shape, or worse against the truth (or no truth)."""
+        if self.shape_tvm != self.shape_framework:
+            return True
+        return self.differs and (self.tvm_worse is None or self.tvm_worse > 0)
+
+    def to_json(self) -> dict:
+        return plain(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, data) -> "OutputAgreement":
+        return cls(**unplain(dict(data)))
+
+
+def compare_with_framework(index: int, framework: np.ndarray, tvm: np.ndarray, tol: Tolerance,
+                           truth: Optional[np.ndarray] = None) -> OutputAgreement:
+    """One output of TVM's reference (``tvm``) against the framework's, judged
+    against ``truth`` (float64) where there is one."""
+    framework, tvm = np.asarray(framework), np.asarray(tvm)
+    metrics = compare_output(index, framework, tvm, tol, top_k=1)
+    worst = metrics.worst[0] if metrics.worst else {}
+    element = {"index": worst.get("index"), "tvm": worst.get("opt"), "framework": worst.get("ref")}
+    if framework.shape != tvm.shape:
+        return OutputAgreement(index, list(tvm.shape), list(framework.shape), float("inf"), int(framework.size),
+                               None, float("inf"), None, None, element)
+    tvm_worse = err_tvm = err_framework = None
+    if truth is not None and metrics.violated and np.shape(truth) == framework.shape:
+        verdict = classify_output(index, framework, tvm, truth, tol, K)
+        tvm_worse, err_tvm, err_framework = verdict.real, verdict.max_err_opt, verdict.max_err_ref
+        if element["index"] is not None:
+            element["truth"] = float(np.asarray(truth, dtype=np.float64)[tuple(element["index"])])
+    return OutputAgreement(index, list(tvm.shape), list(framework.shape), metrics.score, metrics.violations,
+                           tvm_worse, metrics.max_abs, err_tvm, err_framework, element)
+
+
+def agreement_score(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], tol: Tolerance) -> float:
+    """How far TVM's reference is from the framework (above 1: beyond the
+    tolerance; infinite for another number of outputs or another shape). Where
+    the framework's own outputs are not finite the input says nothing of TVM's
+    import (as an input where the reference is not finite says nothing of a
+    pass): 0."""
+    if len(framework) != len(tvm):
+        return float("inf")
+    if not is_finite_outputs(framework):
+        return 0.0
+    scores = [compare_output(i, f, t, tol, top_k=0).score for i, (f, t) in enumerate(zip(framework, tvm))]
+    return max(scores, default=0.0)
+
+
+__all__ = ["IMPORT_VERDICTS", "OutputAgreement", "agreement_score", "compare_with_framework"]

@@ -1,0 +1,132 @@
+"""The framework beside a session: its runs on the inputs the search tries,
+and its judgement of the witness."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ..framework import FrameworkError, NoFramework
+from ..search.sampling import Observation
+from ..shadow.compare import compare_outputs, is_finite_outputs
+from ..shadow.oracle import TvmFloat64
+from .agreement import agreement_score, compare_with_framework
+from .check import ImportCheck
+from .localize import first_difference
+
+REMEMBERED = 4  # input sets whose framework outputs are remembered (the witness is judged after the search)
+
+
+class FrameworkWatch:
+    """``framework`` (a Framework, or a NoFramework) beside ``session``: the
+    search scores an input by the worse of the pass question (the session's
+    builds) and the import question (TVM's reference against the framework),
+    with the same budget. A framework that fails on an input is set aside for
+    the rest of the run (``failure`` says why): the check goes on without it.
+    An input where the two differ counts only where TVM is the side at fault
+    (the truth is asked then, rarely): the search looks for TVM's errors, not
+    the framework's. ``exact``: TVM's float64 build, the truth where the
+    framework has no float64 kernels."""
+
+    def __init__(self, framework, session, exact: TvmFloat64):
+        self.framework, self.session, self.exact = framework, session, exact
+        self.failure: Optional[str] = framework.reason if isinstance(framework, NoFramework) else None
+        self._outputs: list = []  # (inputs, outputs) of the last few input sets
+
+    @property
+    def active(self) -> bool:
+        return self.failure is None
+
+    def outputs(self, inputs: Mapping[str, np.ndarray]) -> Optional[list]:
+        """The framework's float32 outputs on ``inputs`` (None once it has failed)."""
+        if not self.active:
+            return None
+        for seen, outputs in self._outputs:
+            if seen is inputs:
+                return outputs
+        try:
+            outputs = self.framework.run(inputs)
+        except FrameworkError as err:
+            self.failure = str(err)
+            self.session.progress(f"{self.framework.name} set aside: {err}")
+            return None
+        self._outputs = [(inputs, outputs)] + self._outputs[:REMEMBERED - 1]
+        return outputs
+
+    def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
+        """The session's observation, its score raised to the import question's where that is worse."""
+        seen = self.session.runs.observe(inputs)
+        theirs = self.outputs(inputs)
+        if theirs is None or (seen.score is None and not is_finite_outputs(theirs)):
+            return seen  # outside the model's domain for its framework too
+        # where TVM's reference is not finite and the framework is, the import is at fault
+        score = self.import_score(inputs, theirs)
+        if seen.score is None:
+            return Observation(score)
+        return seen if score <= seen.score else Observation(score, seen.reference, seen.error)
+
+    def import_score(self, inputs: Mapping[str, np.ndarray], theirs: list) -> float:
+        """The import question's score on ``inputs``: how far TVM's reference is
+        from the framework, 0 where they differ but the truth backs TVM."""
+        mine = self.session.runs.reference_outputs(inputs)
+        score = agreement_score(theirs, mine, self.session.tol)
+        if score <= 1.0 or len(theirs) != len(mine):
+            return math.inf if math.isnan(score) else score
+        truth, _, _ = self.truth(inputs)
+        if truth is None:
+            return score
+        outputs = [compare_with_framework(i, f, t, self.session.tol, truth[i] if i < len(truth) else None)
+                   for i, (f, t) in enumerate(zip(theirs, mine))]
+        return score if any(o.tvm_at_fault for o in outputs) else 0.0
+
+    def judge(self, witness: Mapping[str, np.ndarray]) -> ImportCheck:
+        """The import stage on ``witness``."""
+        exact = self.exact
+        theirs = self.outputs(witness)
+        if theirs is None:
+            return ImportCheck(self.framework.name, "unchecked", reason=self.failure,
+                               lowering=self.lowering(witness))
+        tol = self.session.tol
+        mine = self.session.runs.reference_outputs(witness)
+        if agreement_score(theirs, mine, tol) <= 1.0:
+            return ImportCheck(self.framework.name, "agree", lowering=self.lowering(witness),
+                               outputs=[compare_with_framework(i, f, t, tol) for i, (f, t) in
+                                        enumerate(zip(theirs, mine))])
+        truth, name, note = self.truth(witness)
+        outputs = [compare_with_framework(i, f, t, tol, truth[i] if truth is not None and i < len(truth) else None)
+                   for i, (f, t) in enumerate(zip(theirs, mine))]
+        at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
+        check = ImportCheck(self.framework.name, "import" if at_fault else "framework", truth=name, truth_note=note,
+                            outputs=outputs, lowering=self.lowering(witness))
+        if len(theirs) != len(mine):
+            check.reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}"
+        if check.differs:
+            self.session.progress("TVM's import differs from the model's framework: finding the first node")
+            check.origin, check.origin_note = first_difference(self.session.model, self.framework, witness,
+                                                               self.session.config.target, tol)
+        return check
+
+    def truth(self, inputs) -> tuple:
+        """(float64 outputs or None, which run they are, why not the framework's)."""
+        try:
+            return self.framework.truth(inputs), f"{self.framework.name} in float64", None
+        except FrameworkError as err:
+            note = f"{err}; TVM's float64 build is the truth"
+        try:
+            return self.exact.outputs(inputs), "TVM's float64 build", note
+        except Exception as err:  # no truth at all: every difference counts against TVM
+            return None, None, f"{note}, and it cannot be made either ({type(err).__name__})"
+
+    def lowering(self, witness) -> Optional[float]:
+        """How far TVM's float32 reference is from TVM's own float64 build, where that was made."""
+        if not self.exact.made:
+            return None
+        try:
+            outputs = self.exact.outputs(witness)
+        except Exception:  # the float64 build failed: nothing to say about lowering
+            return None
+        # the float64 values rounded to float32: the reference's own tolerance applies
+        rounded = [o.astype(np.float32) if o.dtype == np.float64 else o for o in outputs]
+        return compare_outputs(rounded, self.session.runs.reference_outputs(witness), self.session.tol).score
