@@ -1,0 +1,220 @@
+"""The model itself as the reference: TVM's import judged against ONNX Runtime
+and PyTorch eager, with float64 truth, and the first differing source node."""
+
+import os
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+import tvm
+from onnx import TensorProto, helper, numpy_helper
+
+import tvm_numguard as ng
+from tvm_numguard.finding import Finding
+from tvm_numguard.framework import NoFramework, open_framework
+from tvm_numguard.framework.double import to_float64
+from tvm_numguard.framework.runtimes import FrameworkError
+from tvm_numguard.model import load_model
+from tvm_numguard.source.agreement import agreement_score, compare_with_framework
+from tvm_numguard.tolerance import Tolerance
+from clirun import run_cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+QUICK = ng.Options(low=900.0, high=1100.0, budget="20")
+
+
+def _onnx(path, nodes, inputs, outputs, initializers=(), opset=18):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), str(path))
+    return str(path)
+
+
+def mvn_model(path):
+    """ONNX's own MeanVarianceNormalization: TVM's frontend computes its variance as
+    E[x^2] - E[x]^2, which cancels in float32 on inputs around 1000."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 4])
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name="act0"),
+             helper.make_node("MeanVarianceNormalization", ["h"], ["n"], axes=[0, 2, 3], name="mvn"),
+             helper.make_node("Relu", ["n"], ["y"], name="act")]
+    return _onnx(path, nodes, [x], [y])
+
+
+def test_an_import_difference_fails_and_names_the_source_node(tmp_path):
+    report = ng.bisect(mvn_model(tmp_path / "mvn.onnx"), options=QUICK)
+    assert report.at_fault == ["import"] and report.exit_code == 1
+    assert report.verdict == "clean"  # no pass is to blame
+    imports = report.imports
+    assert imports.verdict == "import" and imports.framework.startswith("onnxruntime")
+    assert "MeanVarianceNormalization node 'mvn'" in imports.origin.node
+    assert imports.outputs[0].tvm_worse > 0
+    assert report.data["attribution"]["import"] == "import"
+    summary = report.summary()
+    assert summary.splitlines()[0].startswith("numguard bisect: IMPORT")
+    assert "no pass to switch off" in summary
+    # the document reads back into the same import check
+    again = Finding.from_json(report.to_json()).imports
+    assert again.verdict == "import" and again.origin.node == imports.origin.node
+
+
+def test_the_cli_exits_1_and_says_import(tmp_path, capsys):
+    path = mvn_model(tmp_path / "mvn.onnx")
+    code, out, _ = run_cli(capsys, "bisect", path, "--low", "900", "--high", "1100", "--budget", "20",
+                           "--json", str(tmp_path / "r.json"))
+    assert code == 1
+    assert "IMPORT" in out.splitlines()[0] and "MeanVarianceNormalization" in out
+    assert os.path.exists(tmp_path / "r.witness.npz")  # the witness of an import difference is kept
+
+
+def test_no_framework_leaves_the_import_unchecked(tmp_path, capsys):
+    path = mvn_model(tmp_path / "mvn.onnx")
+    code, out, _ = run_cli(capsys, "bisect", path, "--low", "900", "--high", "1100", "--budget", "20",
+                           "--no-framework")
+    assert code == 0 and "IMPORT" not in out
+
+
+def test_a_model_both_compute_alike_raises_no_import_alarm():
+    report = ng.bisect(MLP, options=ng.Options(low=-1.0, high=1.0, budget="10"))
+    assert report.imports.verdict == "agree" and report.at_fault == [] and report.exit_code == 0
+
+
+def test_onnx_node_test_models_agree_with_their_framework():
+    base = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "pytorch-converted")
+    for name in ("test_Conv2d", "test_MaxPool2d", "test_Softmax", "test_ELU"):
+        path = os.path.join(base, name, "model.onnx")
+        report = ng.bisect(path, options=ng.Options(low=-1.0, high=1.0, budget="5"))
+        assert report.imports.verdict == "agree", (name, report.imports.to_json())
+
+
+def test_torch_group_norm_import_difference_names_the_module(tmp_path):
+    torch = pytest.importorskip("torch")
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm, self.proj = torch.nn.GroupNorm(2, 4), torch.nn.Conv2d(4, 4, 1)
+
+        def forward(self, x):
+            return self.proj(self.norm(x))
+
+    torch.manual_seed(0)
+    path = str(tmp_path / "gn.pt2")
+    torch.export.save(torch.export.export(Block().eval(), (torch.randn(1, 4, 8, 8),)), path)
+    report = ng.bisect(path, options=QUICK)
+    assert report.at_fault == ["import"]
+    assert report.imports.framework.startswith("PyTorch")
+    assert "module norm (GroupNorm)" in report.imports.origin.node
+    assert report.imports.truth.startswith("PyTorch")  # torch has float64 kernels: its own truth
+
+
+def test_a_tvmscript_model_has_no_framework_and_says_so():
+    from relax_modules import unary_module
+
+    from tvm import relax
+
+    report = ng.bisect(unary_module(relax.op.exp), options=ng.Options(low=0.0, high=1.0, budget="5"))
+    assert report.imports.verdict == "unchecked"
+    assert "no framework of its own" in report.imports.reason
+
+
+def test_the_framework_side_at_fault_is_not_tvms():
+    tol = Tolerance()
+    truth = np.array([1.0, 2.0, 3.0])
+    tvm_out = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    framework = np.array([1.0, 2.5, 3.0], dtype=np.float32)
+    assert not compare_with_framework(0, framework, tvm_out, tol, truth).tvm_at_fault
+    assert compare_with_framework(0, tvm_out, framework, tol, truth).tvm_at_fault
+    # no truth: a difference counts against TVM; another shape always does
+    assert compare_with_framework(0, framework, tvm_out, tol).tvm_at_fault
+    assert compare_with_framework(0, framework, tvm_out[:2], tol, truth).tvm_at_fault
+    # where the framework itself is not finite, the input says nothing of TVM's import
+    assert agreement_score([np.array([np.nan, 1.0], np.float32)], [np.array([0.0, 2.0], np.float32)], tol) == 0.0
+    assert agreement_score([np.ones(2, np.float32)], [np.ones(2, np.float32)] * 2, tol) == float("inf")
+
+
+def test_the_float64_copy_runs_in_onnxruntime(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    weights = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    w = numpy_helper.from_array(weights, "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Cast", ["m"], ["c"], to=1),
+             helper.make_node("Tanh", ["c"], ["y"])]
+    path = _onnx(tmp_path / "mm.onnx", nodes, [x], [y], [w])
+    double = to_float64(onnx.load(path))
+    assert double.graph.initializer[0].data_type == TensorProto.DOUBLE
+    framework = open_framework(path, ["x"])
+    inputs = {"x": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)}
+    (truth,) = framework.truth(inputs)
+    (single,) = framework.run(inputs)
+    assert truth.dtype == np.float64 and single.dtype == np.float32
+    # the float32 weights and inputs, computed in float64 all the way (the Cast to float included)
+    expected = np.tanh(inputs["x"].astype(np.float64) @ weights.astype(np.float64))
+    np.testing.assert_allclose(truth, expected, rtol=1e-12)
+
+
+def test_a_framework_without_float64_kernels_falls_back_to_tvms_float64_build(tmp_path):
+    report = ng.bisect(mvn_model(tmp_path / "mvn.onnx"), options=QUICK)
+    assert report.imports.truth == "TVM's float64 build"
+    assert "float64" in report.imports.truth_note
+
+
+def test_a_framework_that_cannot_run_the_model_is_one_line(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    path = _onnx(tmp_path / "custom.onnx", [helper.make_node("Relu", ["x"], ["y"], domain="my.domain")], [x], [y])
+    framework = open_framework(path, ["x"])
+    assert isinstance(framework, NoFramework) and "\n" not in framework.reason
+    with pytest.raises(FrameworkError):
+        open_framework(MLP, ["x"]).run({"x": np.zeros((3, 3), np.float32)})
+
+
+def dynamic_model(path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
+    return _onnx(path, [helper.make_node("Relu", ["x"], ["y"])], [x], [y])
+
+
+def test_dynamic_dims_stay_symbolic_at_import_unless_fixed(tmp_path):
+    path = dynamic_model(tmp_path / "dyn.onnx")
+    symbolic = load_model(path, {"x": [3, 4]})
+    fixed = load_model(path, {"x": [3, 4]}, fix_at_import=True)
+    assert symbolic.dims == "symbolic" and fixed.dims == "fixed"
+    assert symbolic.inputs[0].shape == fixed.inputs[0].shape == (3, 4)
+    assert "--fix-shapes" in fixed.to_args() and "--fix-shapes" not in symbolic.to_args()
+    assert load_model(MLP).dims == "static"
+
+
+def test_a_model_that_imports_only_at_fixed_shapes_says_how(tmp_path, capsys):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, "H", "W"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")
+    path = _onnx(tmp_path / "same.onnx", [helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER",
+                                                           strides=[2, 2])], [x], [y], [w])
+    code, _, err = run_cli(capsys, "bisect", path, "--shape", "x=1,1,5,5", "--low", "0", "--high", "1")
+    assert code == 2 and "--fix-shapes" in err
+    code, out, _ = run_cli(capsys, "bisect", path, "--shape", "x=1,1,5,5", "--fix-shapes", "--low", "0",
+                           "--high", "1", "--budget", "5")
+    assert code == 0 and "fixed at import" in out
+
+
+def test_the_guard_refuses_an_import_difference_when_given_the_model(tmp_path):
+    from tvm.relax.frontend.onnx import from_onnx
+
+    source = onnx.load(mvn_model(tmp_path / "mvn.onnx"))
+    mod = from_onnx(source, keep_params_in_input=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with ng.guard(900, 1100, model=source, progress=None, budget="20") as guard:
+            tvm.compile(mod, "llvm")
+    messages = [str(w.message) for w in caught if issubclass(w.category, ng.NumericalRiskWarning)]
+    assert any("cannot fix the frontend" in m and "MeanVarianceNormalization" in m for m in messages), messages
+    assert guard.report[0].at_fault == ["import"]
+    # without the model, the guard has nothing to compare the import with
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with ng.guard(900, 1100, progress=None, budget="5") as guard:
+            tvm.compile(mod, "llvm")
+    assert guard.report[0].imports is None
+    assert not any("frontend" in str(w.message) for w in caught)
