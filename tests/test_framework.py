@@ -218,3 +218,13 @@ def test_the_guard_refuses_an_import_difference_when_given_the_model(tmp_path):
             tvm.compile(mod, "llvm")
     assert guard.report[0].imports is None
     assert not any("frontend" in str(w.message) for w in caught)
+
+
+def test_an_import_difference_has_its_own_trace_page(tmp_path, capsys):
+    page = str(tmp_path / "t.html")
+    code, out, _ = run_cli(capsys, "trace", mvn_model(tmp_path / "mvn.onnx"), "--low", "900", "--high", "1100",
+                           "--budget", "20", "--html", page)
+    assert code == 1 and "TVM's import is at fault, not a pass" in out
+    text = open(page).read()
+    assert "at fault: <span class='bad'>import</span>" in text
+    assert "id='import-origin'>ONNX MeanVarianceNormalization node 'mvn'" in text

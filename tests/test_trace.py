@@ -151,7 +151,7 @@ def test_clean_pipeline_has_nothing_to_trace_and_its_page_says_so(capsys, tmp_pa
     assert code == 0, err
     assert "nothing to trace" in out and page in out
     text = open(page).read()
-    assert "nothing to trace" in text and "<span class='good'>clean</span>" in text
+    assert "nothing to trace" in text and "at fault: <span class='good'>nothing</span>" in text
 
 
 @pytest.mark.slow

@@ -196,7 +196,9 @@ class Trace(Command):
         if outputs.html:  # a clean check gets its page too, saying so
             write_atomic(outputs.html, render_html(report.data, invoked_as()).encode())
         if traced is None:
-            click.echo("  trace     nothing to trace: no violation on the searched inputs"
+            why = ("TVM's import is at fault, not a pass (the first node it computes differently is named above)"
+                   if "import" in report.at_fault else "no violation on the searched inputs")
+            click.echo(f"  trace     nothing to trace: {why}"
                        + (f" (the page {outputs.html} says so)" if outputs.html else ""))
             return code
         click.echo(trace_lines(traced.to_json()))

@@ -10,6 +10,7 @@ import re
 
 from .advice import SCORE_RULE, as_invoked, fix_lines
 from .graph import propagation_dot, propagation_svg
+from .imports import IMPORT_WORDS, import_lines
 from .plot import pass_errors_png
 from .text import num
 
@@ -21,6 +22,7 @@ table { border-collapse: collapse; font-size: 13px; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 tr.culprit td { background: #fdd; font-weight: bold; }
 pre { background: #f6f6f6; padding: 8px; overflow-x: auto; font-size: 12px; }
+pre.wrap { white-space: pre-wrap; }
 .bad { color: #b00; font-weight: bold; } .good { color: #070; }
 .summary td:first-child { font-weight: bold; }
 #propagation svg { max-width: 100%; height: auto; }
@@ -60,12 +62,18 @@ def _summary(data: dict) -> str:
     """The numbers a reader looks for first: verdict, worst errors, what ran, versions."""
     env, cfg = data["environment"], data["configuration"]
     metrics = data["metrics"]
-    rows = [("verdict", f"<span class='{'bad' if data['verdict'] == 'violation' else 'good'}'>"
-                        f"{_e(data['verdict'])}</span>")]
+    at_fault = data.get("at_fault", ["pass"] if data["verdict"] == "violation" else [])
+    rows = [("at fault", f"<span class='{'bad' if at_fault else 'good'}'>{_e(', '.join(at_fault) or 'nothing')}"
+                         "</span>")]
     for m in metrics:
         rows.append((f"output {m['index']}", f"max abs error {_e(num(m['max_abs']))}, max rel error "
                                              f"{_e(num(m['max_rel']))}, score {_e(num(m['score']))} "
                                              f"({m['violations']} elements beyond tolerance)"))
+    attribution = data.get("attribution")
+    if attribution:
+        rows.append(("stages", " · ".join(
+            f"{stage}: <span class='{'bad' if stage in data.get('at_fault', []) else 'good'}'>{_e(word)}</span>"
+            for stage, word in attribution.items())))
     rows.append(("score", _e(SCORE_RULE)))
     rows.append(("pipeline", f"<code>{_e(cfg['pipeline'])}</code>, TIR <code>{_e(cfg['tir_pipeline'])}</code>, "
                              f"target <code>{_e(cfg['target'])}</code>, opt_level {_e(cfg['opt_level'])}"))
@@ -101,6 +109,22 @@ def _origin(trace: dict) -> str:
     return "\n".join(parts)
 
 
+def _imports(data: dict) -> str:
+    """TVM's import against the model's framework: the same words as the terminal's."""
+    section = data.get("framework")
+    if not section:
+        return ""
+    cls = "bad" if section["verdict"] == "import" else "good"
+    origin = section.get("origin")
+    parts = [f"<h2>Import</h2><p id='import'>{_e(section['framework'])}: TVM's reference "
+             f"<span class='{cls}'>{_e(IMPORT_WORDS[section['verdict']])}</span>.</p>"]
+    if origin:
+        parts.append(f"<p>First value TVM computes differently: <b id='import-origin'>{_e(origin['node'])}</b> "
+                     f"(TVM makes <code>{_e(origin.get('op'))}</code> of it).</p>")
+    parts.append(f"<pre class='wrap'>{_e(chr(10).join(line[2:] for line in import_lines(data)))}</pre>")
+    return "\n".join(parts)
+
+
 def _range_check(data: dict) -> str:
     """numguard check's warnings about the pipeline, the ones the witness reaches marked."""
     from .range_check import warning_line
@@ -123,10 +147,15 @@ def render_html(data: dict, program: str = "numguard") -> str:
     page that says so, with what was checked."""
     trace = data.get("trace")
     if trace is None:
+        why = ("TVM's import is at fault, not a pass: there is no pass to trace" if "import" in data.get("at_fault", [])
+               else f"no violation on the {_e(data['search']['evaluations'])} inputs searched, so there is nothing "
+                    "to trace")
+        at_fault = ", ".join(data.get("at_fault", []))
         return _page([f"<h1>numguard trace: {_e(data['model']['source'])}</h1>",
-                      f"<p id='verdict'>verdict <span class='good'>{_e(data['verdict'])}</span>: no violation on "
-                      f"the {_e(data['search']['evaluations'])} inputs searched, so there is nothing to trace.</p>",
-                      _summary(data), f"<h2>Replay</h2><pre>{_e(as_invoked(data['replay'], program))}</pre>"])
+                      f"<p id='verdict'>at fault: <span class='{'bad' if at_fault else 'good'}'>"
+                      f"{_e(at_fault or 'nothing')}</span>: {why}.</p>",
+                      _summary(data), _imports(data),
+                      f"<h2>Replay</h2><pre>{_e(as_invoked(data['replay'], program))}</pre>"])
     bis = data.get("bisection") or {}
     culprit = trace.get("culprit")
     verdict_cls = "bad" if data["verdict"] == "violation" else "good"
@@ -148,6 +177,7 @@ def render_html(data: dict, program: str = "numguard") -> str:
         f"<img id='pass-plot' alt='error per pass' src='data:image/png;base64,{plot}'>" if plot else "<p>no pass changed the module</p>",
         _pass_table(trace),
         "<h2>Origin</h2>", _origin(trace),
+        _imports(data),
         _range_check(data),
         "<h2>Propagation</h2>",
         f"<p>{_e(matching.get('matched', 0))} of {_e(matching.get('values', 0))} values matched "
