@@ -71,7 +71,7 @@ def test_the_cli_exits_1_and_says_import(tmp_path, capsys):
 def test_no_framework_leaves_the_import_unchecked(tmp_path, capsys):
     path = mvn_model(tmp_path / "mvn.onnx")
     code, out, _ = run_cli(capsys, "bisect", path, "--low", "900", "--high", "1100", "--budget", "20",
-                           "--no-framework")
+                           "--no-framework", "--json", str(tmp_path / "r.json"))
     assert code == 0 and "IMPORT" not in out
 
 
@@ -195,7 +195,7 @@ def test_a_model_that_imports_only_at_fixed_shapes_says_how(tmp_path, capsys):
     code, _, err = run_cli(capsys, "bisect", path, "--shape", "x=1,1,5,5", "--low", "0", "--high", "1")
     assert code == 2 and "--fix-shapes" in err
     code, out, _ = run_cli(capsys, "bisect", path, "--shape", "x=1,1,5,5", "--fix-shapes", "--low", "0",
-                           "--high", "1", "--budget", "5")
+                           "--high", "1", "--budget", "5", "--json", str(tmp_path / "r.json"))
     assert code == 0 and "fixed at import" in out
 
 
@@ -223,8 +223,8 @@ def test_the_guard_refuses_an_import_difference_when_given_the_model(tmp_path):
 def test_an_import_difference_has_its_own_trace_page(tmp_path, capsys):
     page = str(tmp_path / "t.html")
     code, out, _ = run_cli(capsys, "trace", mvn_model(tmp_path / "mvn.onnx"), "--low", "900", "--high", "1100",
-                           "--budget", "20", "--html", page)
+                           "--budget", "20", "--html", page, "--json", str(tmp_path / "r.json"))
     assert code == 1 and "TVM's import is at fault, not a pass" in out
     text = open(page).read()
     assert "at fault: <span class='bad'>import</span>" in text
-    assert "id='import-origin'>ONNX MeanVarianceNormalization node 'mvn'" in text
+    assert "id='import-origin'>ONNX MeanVarianceNormalization node &#x27;mvn&#x27;" in text
