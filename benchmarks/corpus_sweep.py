@@ -17,6 +17,14 @@ lowering), not a pass's.
 Prints one table per pipeline: imported / not importable (one line naming the
 operator or reason) / clean / violation / other outcome / tool error
 (traceback, unexpected exit code, crash, timeout). Exit 1 if any tool error.
+
+``--framework`` sweeps the import question instead (pipeline ``default``): the
+node tests, the light models with random weights (``light:NAME``; their
+placeholder weights make every output the same) and the zoo's torch and
+transformers blocks (``zoo/NAME``, exported to ``.pt2``), each run with ONNX
+Runtime or PyTorch eager beside TVM, and prints the framework table: imported,
+framework ran, agree, import differs (and which side the float64 truth backs),
+and each difference with the node it starts at.
 """
 
 from __future__ import annotations
@@ -38,6 +46,31 @@ ROOT = os.path.dirname(HERE)
 SUITES = ("pytorch-converted", "pytorch-operator", "simple", "light")
 PIPELINES = ("default", "FastMathTransform,default", "ToMixedPrecision,default")
 BASELINE_TOL = (1e-3, 1e-5)  # rtol, atol: what ONNX backend tests allow
+
+
+def framework_cases() -> list:
+    """The node tests, the light models with random weights, the zoo's blocks."""
+    from tvm_numguard.zoo import blocks
+    from tvm_numguard.zoo.models import LIGHT_MODELS
+
+    cases = [c for c in onnx_cases() if not c["name"].startswith("light/")]
+    cases += [{"name": f"light:{name}", "light": name, "data": {}} for name in LIGHT_MODELS]
+    cases += [{"name": f"zoo/{e.name}", "zoo": e.name, "ranges": [list(r) for r in e.ranges], "data": {}}
+              for e in blocks.ENTRIES.values()]
+    return cases
+
+
+def materialize(case: dict, directory: str) -> dict:
+    """``case`` with its model file: a light model with random weights, a zoo block exported."""
+    if "light" in case:
+        from tvm_numguard.testing import light_model
+
+        return {**case, "model": light_model(case["light"], seed=0, directory=directory)}
+    if "zoo" in case:
+        from tvm_numguard.zoo.blocks import export
+
+        return {**case, "model": export(case["zoo"], directory)}
+    return case
 
 
 def onnx_cases() -> list:
@@ -101,6 +134,10 @@ def case_arguments(case: dict) -> tuple:
     """(CLI arguments for shapes and ranges, the test inputs by name or None)."""
     import numpy as np
 
+    if "ranges" in case:  # a zoo block: its own ranges
+        return [w for name, low, high in case["ranges"] for w in ("--range", f"{name}={low!r}:{high!r}")], None
+    if "light" in case:
+        return ["--low", "0", "--high", "1"], None
     names = _graph_inputs(case["model"])
     given = _read_tensors(case["data"].get("inputs", []))
     if not given or any(v.dtype.kind not in "biuf" for v in given):  # strings: numguard says what it thinks
@@ -121,12 +158,13 @@ def run_case(case: dict, pipeline: str, budget: str) -> dict:
 
     row = {"case": case["name"], "pipeline": pipeline}
     started = time.perf_counter()
-    try:
-        extra, inputs = case_arguments(case)
-    except Exception as err:  # the test data itself is unreadable: not the tool's fault
-        row.update(outcome="no test data", detail=f"{type(err).__name__}: {err}"[:200])
-        return row
     with tempfile.TemporaryDirectory() as tmp:
+        try:
+            case = materialize(case, tmp)
+            extra, inputs = case_arguments(case)
+        except Exception as err:  # the test data itself is unreadable: not the tool's fault
+            row.update(outcome="no test data", detail=f"{type(err).__name__}: {err}"[:200])
+            return row
         report_path = os.path.join(tmp, "r.json")
         args = ["bisect", case["model"], "--pipeline", pipeline, "--budget", budget, "--json", report_path,
                 "--save-inputs", os.path.join(tmp, "w.npz"), "-q", *extra]  # -q: the progress lines are not the error
@@ -144,12 +182,25 @@ def run_case(case: dict, pipeline: str, budget: str) -> dict:
                 err.write(traceback.format_exc())
                 row["exception"] = f"{type(exc).__name__}: {str(exc)[:200]}"
         report = json.load(open(report_path)) if os.path.exists(report_path) else None
-    row.update(code=code, seconds=round(time.perf_counter() - started, 2))
-    message = [ln for ln in err.getvalue().splitlines() if ln.strip()]
-    row.update(_classify(code, message, report))
-    if pipeline == "default" and row["outcome"] in ("clean", "violation", "benign"):
-        row["baseline"] = baseline_error(case, inputs)
+        row.update(code=code, seconds=round(time.perf_counter() - started, 2))
+        message = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        row.update(_classify(code, message, report))
+        if report is not None and report.get("framework"):
+            row["framework"] = framework_row(report)
+        if pipeline == "default" and row["outcome"] in ("clean", "violation", "benign") and case["data"]:
+            row["baseline"] = baseline_error(case, inputs)
     return row
+
+
+def framework_row(report: dict) -> dict:
+    """What the framework said: which, its verdict, the truth, where TVM's import first differs."""
+    section = report["framework"]
+    origin = section.get("origin") or {}
+    worst = max(section.get("outputs") or [{}], key=lambda o: float(o.get("score", 0) or 0))
+    return {"name": section["framework"], "verdict": section["verdict"], "reason": section.get("reason"),
+            "truth": section.get("truth"), "node": origin.get("node"), "score": worst.get("score"),
+            "err_tvm": worst.get("max_err_tvm"), "err_framework": worst.get("max_err_framework"),
+            "shapes": [worst.get("shape_tvm"), worst.get("shape_framework")]}
 
 
 def _classify(code, message, report) -> dict:
@@ -312,6 +363,35 @@ def print_tables(rows: list, pipelines) -> None:
                       f"{b.get('finding') or b.get('detail') or ''}")
 
 
+def print_framework_table(rows: list) -> None:
+    """imported / framework ran / agree / import differs (truth backs the framework) / framework at fault."""
+    imported = [r for r in rows if "framework" in r]
+    ran = [r for r in imported if r["framework"]["verdict"] != "unchecked"]
+    counts = Counter(r["framework"]["verdict"] for r in ran)
+    refused = Counter(r["outcome"] for r in rows if "framework" not in r)
+    print(f"\n== the import question: {len(rows)} models")
+    print(f"  imported and checked {len(imported)} | framework ran {len(ran)} | agree {counts['agree']} | "
+          f"import differs {counts['import']} | differs, float64 backs TVM {counts['framework']} | "
+          f"not importable {refused['not importable']} | does not build {refused['does not build']} | "
+          f"other refusal {sum(refused.values()) - refused['not importable'] - refused['does not build'] - refused['tool error']}"
+          f" | tool error {refused['tool error'] + sum(r['outcome'] == 'tool error' for r in imported)}")
+    for r in imported:
+        f = r["framework"]
+        if f["verdict"] == "unchecked":
+            print(f"  framework did not run  {r['case']}: {(f.get('reason') or '')[:160]}")
+    for r in ran:
+        f = r["framework"]
+        if f["verdict"] in ("import", "framework"):
+            side = "TVM at fault" if f["verdict"] == "import" else "float64 backs TVM"
+            shapes = f["shapes"] if f["shapes"][0] != f["shapes"][1] else None
+            print(f"  {f['verdict']:<9} {r['case']}: {side} (truth: {f.get('truth')}; score {f.get('score')}, "
+                  f"error against the truth TVM {f.get('err_tvm')}, framework {f.get('err_framework')}"
+                  + (f", shapes {shapes}" if shapes else "") + f"); first at {f.get('node')}")
+    for r in rows:
+        if r["outcome"] in ("tool error", "not importable", "does not build", "refused", "no test data"):
+            print(f"  {r['outcome']:<14} {r['case']}: {r.get('detail', '')[:200]}")
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
@@ -326,12 +406,20 @@ def main() -> int:
     parser.add_argument("--budget", default="20")
     parser.add_argument("--json", dest="json_path")
     parser.add_argument("--tables", nargs="+", metavar="ROWS.json", help="print the tables of saved rows (merged)")
+    parser.add_argument("--framework", action="store_true",
+                        help="the import question: node tests, light models with random weights, the zoo")
     args = parser.parse_args()
     if args.tables:
         rows = [row for path in args.tables for row in json.load(open(path))]
-        print_tables(rows, list(dict.fromkeys(r["pipeline"] for r in rows)))
+        if args.framework:
+            print_framework_table(rows)
+        else:
+            print_tables(rows, list(dict.fromkeys(r["pipeline"] for r in rows)))
         return 1 if any(r["outcome"] == "tool error" for r in rows) else 0
-    cases = [c for c in onnx_cases() if not args.match or args.match in c["name"]]
+    if args.framework:
+        args.pipelines = "default"
+    cases = [c for c in (framework_cases() if args.framework else onnx_cases())
+             if not args.match or args.match in c["name"]]
     if args.sample:
         import random
 
@@ -343,7 +431,10 @@ def main() -> int:
         json.dump(rows, open(args.json_path, "w"), indent=1, default=str)
     print(f"{len(cases)} cases x {len(pipelines)} pipelines in {time.perf_counter() - started:.0f} s "
           f"({args.jobs} workers, budget {args.budget})")
-    print_tables(rows, pipelines)
+    if args.framework:
+        print_framework_table(rows)
+    else:
+        print_tables(rows, pipelines)
     return 1 if any(r["outcome"] == "tool error" for r in rows) else 0
 
 
