@@ -126,6 +126,13 @@ def test_the_framework_side_at_fault_is_not_tvms():
     framework = np.array([1.0, 2.5, 3.0], dtype=np.float32)
     assert not compare_with_framework(0, framework, tvm_out, tol, truth).tvm_at_fault
     assert compare_with_framework(0, tvm_out, framework, tol, truth).tvm_at_fault
+    # worse than the framework but within the tolerance of the exact answer: a right float32 answer
+    # (2.0 +- 1.6e-5 is within rtol 1e-5 of 2.0; the framework's 2.0 - 6e-6 is closer, on the other side)
+    near = np.array([1.0, 2.0 + 1.6e-5, 3.0], dtype=np.float32)
+    closer = np.array([1.0, 2.0 - 6e-6, 3.0], dtype=np.float32)
+    agreement = compare_with_framework(0, closer, near, Tolerance(rtol=1e-5, atol=1e-6), truth)
+    assert agreement.differs and not agreement.tvm_at_fault
+    assert compare_with_framework(0, closer, near, Tolerance(rtol=5e-6, atol=1e-7), truth).tvm_at_fault
     # no truth: a difference counts against TVM; another shape always does
     assert compare_with_framework(0, framework, tvm_out, tol).tvm_at_fault
     assert compare_with_framework(0, framework, tvm_out[:2], tol, truth).tvm_at_fault

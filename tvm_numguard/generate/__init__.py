@@ -30,12 +30,18 @@ __all__ = ["GeneratorConfig", "Graph", "Node", "Choices", "RandomChoices", "gene
 class GeneratorConfig:
     """``min_ops``..``max_ops`` operators per model (adapters included);
     ``discontinuous``: also round, floor, sign, compares and int casts;
-    ``target``: a pass name of ``MOTIFS`` or a comma list of operator names."""
+    ``target``: a pass name of ``MOTIFS`` or a comma list of operator names;
+    ``batch_norm_training``: batch norms in training mode (normalized by the
+    batch's own statistics). Off by default: imported models are in inference
+    mode (the ONNX and torch importers set ``training=False``), and TVM's
+    inference passes (DecomposeOpsForInference, FoldBatchnormToConv2D) treat
+    every batch norm as inference mode by design."""
 
     min_ops: int = 2
     max_ops: int = 8
     discontinuous: bool = False
     target: Optional[str] = None
+    batch_norm_training: bool = False
 
     def validate(self) -> "GeneratorConfig":
         if not 1 <= self.min_ops <= self.max_ops:
@@ -57,7 +63,7 @@ def draw_graph(choices: Choices, config: GeneratorConfig = GeneratorConfig()) ->
     """A valid graph from ``choices``: see the module docstring."""
     motif = motif_for(config.target)
     names = continuous_ops() + ([n for n, s in SPECS.items() if s.discontinuous] if config.discontinuous else [])
-    builder = Builder(choices)
+    builder = Builder(choices, config.batch_norm_training)
     builder.input(builder.random_shape(choices.choice((4, 2, 3, 1))))
     wanted = choices.integer(config.min_ops, config.max_ops)
     for attempt in range(4 * config.max_ops):

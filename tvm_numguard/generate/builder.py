@@ -27,8 +27,9 @@ MAX_ELEMENTS = 2048
 class Builder:
     """The graph being drawn; every method returns a node index (or None: refused)."""
 
-    def __init__(self, choices: Choices):
+    def __init__(self, choices: Choices, batch_norm_training: bool = False):
         self.choices = choices
+        self.batch_norm_training = batch_norm_training  # GeneratorConfig's
         self.nodes: list = []
         self.read: set = set()
         self._data = np.random.default_rng(choices.integer(0, 2**31 - 1))
@@ -165,7 +166,7 @@ class Builder:
             return None
         c = (shape[1],)
         params = (self.const(c, 0.5, 1.5), self.const(c, -0.5, 0.5), self.const(c, -0.5, 0.5), self.const(c, 0.5, 1.5))
-        return self.apply("nn.batch_norm", (k, *params))
+        return self.apply("nn.batch_norm", (k, *params), {"training": self.batch_norm_training})
 
     def permute(self, k: int) -> Optional[int]:
         shape = self.nodes[k].shape

@@ -119,7 +119,8 @@ def _make_conv2d(args, attrs):
 
 def _make_batch_norm(args, attrs):
     relax = _relax()
-    return relax.TupleGetItem(relax.op.nn.batch_norm(*args, axis=1), 0)
+    # Relax's own default is training=True; imported models are in inference mode
+    return relax.TupleGetItem(relax.op.nn.batch_norm(*args, axis=1, training=attrs.get("training", False)), 0)
 
 
 def _make_clip(args, attrs):
