@@ -235,3 +235,12 @@ def test_an_import_difference_has_its_own_trace_page(tmp_path, capsys):
     text = open(page).read()
     assert "at fault: <span class='bad'>import</span>" in text
     assert "id='import-origin'>ONNX MeanVarianceNormalization node &#x27;mvn&#x27;" in text
+
+
+def test_replay_of_an_import_difference_says_how_to_rerun_it(tmp_path, capsys):
+    path = mvn_model(tmp_path / "mvn.onnx")
+    report = str(tmp_path / "r.json")
+    code, _, _ = run_cli(capsys, "bisect", path, "--low", "900", "--high", "1100", "--budget", "20", "--json", report)
+    assert code == 1
+    code, _, err = run_cli(capsys, "replay", report)
+    assert code == 2 and "blames TVM's import" in err and "--inputs" in err

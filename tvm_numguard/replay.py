@@ -162,6 +162,9 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     if finding.command == "guard":
         raise ReportError(f"{report_path}: a guard report's model was an in-memory module; it cannot be replayed "
                           "from the command line")
+    if finding.import_differs and not finding.violation:
+        raise ReportError(f"{report_path}: nothing for replay to rebuild: the report blames TVM's import, not a "
+                          f"pass; its replay line reruns the check with the framework: {report.replay_line}")
     if not finding.violation or not report.witness_path:
         raise ReportError(f"{report_path}: nothing to replay: the report's verdict is {finding.verdict} "
                           "and it has no witness")
@@ -175,7 +178,8 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     config = finding.config
     config.validate()
     # the recorded shapes include any --shape the report was made with
-    model = load_model(model_path, {spec.name: spec.shape for spec in finding.model.inputs if spec.shape})
+    model = load_model(model_path, {spec.name: spec.shape for spec in finding.model.inputs if spec.shape},
+                       fix_at_import=finding.model.dims == "fixed")
     try:
         witness = coerce_given_inputs(model, read_witness(witness_path))
         ranges = resolve_ranges(model.inputs, None, None, finding.options.ranges)

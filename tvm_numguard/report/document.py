@@ -97,6 +97,11 @@ class Report:
         return self.data["witness"]["path"]
 
     @property
+    def replay_line(self) -> str:
+        """The command line that reruns this check (with ``--inputs`` once the witness is saved)."""
+        return self.data["replay"]
+
+    @property
     def environment(self) -> dict:
         """Where the report was made: versions, target, platform, working directory."""
         return self.data["environment"]
