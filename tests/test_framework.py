@@ -122,20 +122,27 @@ def test_a_tvmscript_model_has_no_framework_and_says_so():
 def test_the_framework_side_at_fault_is_not_tvms():
     tol = Tolerance()
     truth = np.array([1.0, 2.0, 3.0])
-    tvm_out = np.array([1.0, 2.0, 3.0], dtype=np.float32)
-    framework = np.array([1.0, 2.5, 3.0], dtype=np.float32)
-    assert not compare_with_framework(0, framework, tvm_out, tol, truth).tvm_at_fault
-    assert compare_with_framework(0, tvm_out, framework, tol, truth).tvm_at_fault
-    # worse than the framework but within the tolerance of the exact answer: a right float32 answer
-    # (2.0 +- 1.6e-5 is within rtol 1e-5 of 2.0; the framework's 2.0 - 6e-6 is closer, on the other side)
-    near = np.array([1.0, 2.0 + 1.6e-5, 3.0], dtype=np.float32)
-    closer = np.array([1.0, 2.0 - 6e-6, 3.0], dtype=np.float32)
+    exact = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    off = np.array([1.0, 2.5, 3.0], dtype=np.float32)
+    assert not compare_with_framework(0, off, exact, tol, truth).tvm_at_fault
+    assert compare_with_framework(0, exact, off, tol, truth).tvm_at_fault
+    # TVM within the tolerance of the exact answer is right, however much closer the framework is
+    # (rtol 1e-5 at 2.0: 2e-5; TVM 1.99e-5 off, the framework 4e-7 on the other side)
+    near = np.array([1.0, 2.0 + 1.99e-5, 3.0], dtype=np.float32)
+    closer = np.array([1.0, 2.0 - 4e-7, 3.0], dtype=np.float32)
     agreement = compare_with_framework(0, closer, near, Tolerance(rtol=1e-5, atol=1e-6), truth)
     assert agreement.differs and not agreement.tvm_at_fault
     assert compare_with_framework(0, closer, near, Tolerance(rtol=5e-6, atol=1e-7), truth).tvm_at_fault
+    # two float32 sums in another order: TVM a few times the framework's error is not at fault
+    rng = np.random.default_rng(0)
+    exact64 = rng.random(1000)
+    framework = (exact64 + rng.normal(0, 1e-6, 1000)).astype(np.float32)
+    mine = (exact64 + rng.normal(0, 8e-6, 1000)).astype(np.float32)
+    agreement = compare_with_framework(0, framework, mine, Tolerance(rtol=1e-6, atol=1e-7), exact64)
+    assert agreement.differs and not agreement.tvm_at_fault
     # no truth: a difference counts against TVM; another shape always does
-    assert compare_with_framework(0, framework, tvm_out, tol).tvm_at_fault
-    assert compare_with_framework(0, framework, tvm_out[:2], tol, truth).tvm_at_fault
+    assert compare_with_framework(0, off, exact, tol).tvm_at_fault
+    assert compare_with_framework(0, off, exact[:2], tol, truth).tvm_at_fault
     # where the framework itself is not finite, the input says nothing of TVM's import
     assert agreement_score([np.array([np.nan, 1.0], np.float32)], [np.array([0.0, 2.0], np.float32)], tol) == 0.0
     assert agreement_score([np.ones(2, np.float32)], [np.ones(2, np.float32)] * 2, tol) == float("inf")
@@ -244,3 +251,14 @@ def test_replay_of_an_import_difference_says_how_to_rerun_it(tmp_path, capsys):
     assert code == 1
     code, _, err = run_cli(capsys, "replay", report)
     assert code == 2 and "blames TVM's import" in err and "--inputs" in err
+
+
+def test_a_wrong_shape_from_tvms_import_is_an_import_difference():
+    # the onnx wheel's own node test: Expand with its shape an input; TVM broadcasts one way only
+    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "simple",
+                        "test_expand_shape_model3", "model.onnx")
+    report = ng.bisect(path, options=ng.Options(ranges={"X": (0.0, 1.0), "shape": (1.0, 3.0)}, budget="10"))
+    assert report.at_fault == ["import"] and report.exit_code == 1
+    origin = report.imports.origin
+    assert "Expand node 'test'" in origin.node and origin.shape_tvm != origin.shape_framework
+    assert "TVM computes shape" in report.summary()

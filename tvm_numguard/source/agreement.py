@@ -5,14 +5,18 @@ else TVM's float64 build).
 
 For each output the framework stands where the reference stands in a pass
 check: TVM's reference is compared with it under the tolerance
-(``shadow/compare.py``'s rule). A violating element is TVM's fault when TVM's
-reference is worse against the truth than the framework is (the oracle's
-rule, ``shadow/oracle.py``: ``err_tvm > k * err_framework + atol/10``) and
-is itself beyond the tolerance of the truth: a float32 result within the
-tolerance of the exact answer is a right answer, however much closer the
-framework's is (two float32 convolutions that sum in another order differ so).
-A different number of outputs, or another shape, is TVM's fault with no truth
-needed: the model defines its outputs' shapes.
+(``shadow/compare.py``'s rule). A violating element is TVM's fault when its
+error against the truth is beyond the tolerance of the truth (a float32
+result within the tolerance of the exact answer is a right answer, however
+much closer the framework's is) and more than ``K`` times the framework's
+worst error on that output (plus atol/10, as in the oracle's rule): TVM lost
+five bits more than the framework. Two float32 implementations that sum in
+another order differ by less: TVM's convolution loops against ONNX Runtime's
+blocked kernels were measured at 2 to 17 times the framework's error on the
+onnx wheel's CNNs (benchmarks/corpus_sweep.py --framework), an import that
+computes another formula at thousands of times, or NaN. A different number of
+outputs, or another shape, is TVM's fault with no truth needed: the model
+defines its outputs' shapes.
 """
 
 from __future__ import annotations
@@ -24,11 +28,10 @@ import numpy as np
 
 from ..numbers import plain, unplain
 from ..shadow.compare import Tolerance, compare_output, differences, element_scores, is_finite_outputs
-from ..shadow.oracle import classify_output
 
 # what the import stage's verdict may be
 IMPORT_VERDICTS = ("agree", "import", "framework", "unchecked")
-K = 2.0  # the oracle's factor: TVM is at fault where its error is over K times the framework's
+K = 32.0  # TVM is at fault where its error is over K times the framework's worst (five bits)
 
 
 @dataclasses.dataclass
@@ -88,20 +91,20 @@ def compare_with_framework(index: int, framework: np.ndarray, tvm: np.ndarray, t
 
 def tvm_at_fault(framework: np.ndarray, tvm: np.ndarray, truth: np.ndarray, tol: Tolerance) -> tuple:
     """(mask of the elements where TVM is at fault, TVM's and the framework's
-    worst error against the truth): beyond the tolerance of the framework,
-    worse than it against the truth (the oracle's rule) and beyond the
-    tolerance of the truth."""
-    verdict = classify_output(0, framework, tvm, truth, tol, K)  # the oracle's worst errors
+    worst error against the truth): beyond the tolerance of the framework and
+    of the truth, and over K times the framework's worst error."""
     rtol, atol = tol.for_dtype(np.asarray(framework).dtype)
     fw, mine, diff = differences(framework, tvm)
     exact = np.asarray(truth, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         err_tvm = np.where(np.isnan(np.abs(mine - exact)), np.inf, np.abs(mine - exact))
         err_fw = np.where(np.isnan(np.abs(fw - exact)), np.inf, np.abs(fw - exact))
-        worse = err_tvm > K * err_fw + atol / 10.0
+    worst_tvm = float(np.max(err_tvm)) if err_tvm.size else 0.0
+    worst_fw = float(np.max(err_fw)) if err_fw.size else 0.0
+    worse = err_tvm > K * worst_fw + atol / 10.0
     beyond = element_scores(fw, diff, rtol, atol) > 1.0
     off_truth = element_scores(exact, err_tvm, rtol, atol) > 1.0
-    return beyond & worse & off_truth, verdict.max_err_opt, verdict.max_err_ref
+    return beyond & worse & off_truth, worst_tvm, worst_fw
 
 
 def agreement_score(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], tol: Tolerance) -> float:
