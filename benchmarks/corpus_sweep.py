@@ -371,7 +371,7 @@ def print_framework_table(rows: list) -> None:
     refused = Counter(r["outcome"] for r in rows if "framework" not in r)
     print(f"\n== the import question: {len(rows)} models")
     print(f"  imported and checked {len(imported)} | framework ran {len(ran)} | agree {counts['agree']} | "
-          f"import differs {counts['import']} | differs, float64 backs TVM {counts['framework']} | "
+          f"import differs {counts['import']} | differs, not TVM's fault {counts['benign']} | "
           f"not importable {refused['not importable']} | does not build {refused['does not build']} | "
           f"other refusal {sum(refused.values()) - refused['not importable'] - refused['does not build'] - refused['tool error']}"
           f" | tool error {refused['tool error'] + sum(r['outcome'] == 'tool error' for r in imported)}")
@@ -381,8 +381,8 @@ def print_framework_table(rows: list) -> None:
             print(f"  framework did not run  {r['case']}: {(f.get('reason') or '')[:160]}")
     for r in ran:
         f = r["framework"]
-        if f["verdict"] in ("import", "framework"):
-            side = "TVM at fault" if f["verdict"] == "import" else "float64 backs TVM"
+        if f["verdict"] in ("import", "benign"):
+            side = "TVM at fault" if f["verdict"] == "import" else "not TVM's fault"
             shapes = f["shapes"] if f["shapes"][0] != f["shapes"][1] else None
             print(f"  {f['verdict']:<9} {r['case']}: {side} (truth: {f.get('truth')}; score {f.get('score')}, "
                   f"error against the truth TVM {f.get('err_tvm')}, framework {f.get('err_framework')}"
@@ -405,12 +405,15 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--budget", default="20")
     parser.add_argument("--json", dest="json_path")
-    parser.add_argument("--tables", nargs="+", metavar="ROWS.json", help="print the tables of saved rows (merged)")
+    parser.add_argument("--tables", nargs="+", metavar="ROWS.json",
+                        help="print the tables of saved rows (merged; a later file's row of a case replaces an earlier)")
     parser.add_argument("--framework", action="store_true",
                         help="the import question: node tests, light models with random weights, the zoo")
     args = parser.parse_args()
     if args.tables:
-        rows = [row for path in args.tables for row in json.load(open(path))]
+        # a later file's row of the same case and pipeline replaces an earlier one (a rerun)
+        merged = {(row["case"], row["pipeline"]): row for path in args.tables for row in json.load(open(path))}
+        rows = list(merged.values())
         if args.framework:
             print_framework_table(rows)
         else:

@@ -51,7 +51,8 @@ class ImportCheck:
 
     ``verdict``: "agree" (within the tolerance), "import" (TVM's reference
     differs and the truth backs the framework, or the shapes differ: a
-    violation), "framework" (they differ and the truth backs TVM) or
+    violation), "benign" (they differ, not by TVM's fault: against the truth
+    TVM is within the tolerance or not far worse than the framework) or
     "unchecked" (no framework, or it failed: ``reason``). ``truth`` names the
     float64 run the difference was judged against (``truth_note``: why not
     the framework's own). ``lowering``: how far TVM's float32 reference is from

@@ -98,7 +98,7 @@ class FrameworkWatch:
         outputs = [compare_with_framework(i, f, t, tol, truth[i] if truth is not None and i < len(truth) else None)
                    for i, (f, t) in enumerate(zip(theirs, mine))]
         at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
-        check = ImportCheck(self.framework.name, "import" if at_fault else "framework", truth=name, truth_note=note,
+        check = ImportCheck(self.framework.name, "import" if at_fault else "benign", truth=name, truth_note=note,
                             outputs=outputs, lowering=self.lowering(witness))
         if len(theirs) != len(mine):
             check.reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}"
