@@ -14,8 +14,6 @@ Exit status: 0 when both still raise, 1 when they do not.
 
 import sys
 
-import numpy as np
-import tvm
 from tvm import relax
 
 

@@ -31,7 +31,7 @@ def module():
 def builds(level: int) -> bool:
     try:
         tvm.compile(module(), tvm.target.Target({"kind": "llvm", "opt-level": level}))
-    except Exception as err:  # TVM's InternalError
+    except Exception:  # TVM's InternalError: LLVM module verification failed
         return False
     return True
 

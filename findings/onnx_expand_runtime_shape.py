@@ -17,7 +17,6 @@ Exit status: 0 when the wrong shape still reproduces, 1 when it does not.
 import sys
 
 import numpy as np
-import onnx
 import tvm
 from onnx import TensorProto, helper
 from tvm import relax

@@ -18,7 +18,6 @@ Exit status: 0 when the difference still reproduces, 1 when it does not.
 import sys
 
 import numpy as np
-import onnx
 import tvm
 from onnx import TensorProto, helper
 from tvm import relax

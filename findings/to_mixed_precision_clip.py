@@ -13,7 +13,6 @@ Exit status: 0 when the error still reproduces, 1 when it does not.
 
 import sys
 
-import tvm
 from tvm import relax
 
 

@@ -29,7 +29,7 @@ def module():
         with bb.dataflow():
             lv = bb.emit(relax.Call(relax.ExternFunc("vm.builtin.tensor_to_shape"), [shape], None,
                                     [relax.ShapeType(ndim=3)]))
-            lv1 = bb.match_cast(lv, relax.ShapeType(dims))
+            bb.match_cast(lv, relax.ShapeType(dims))  # defines x_0, x_1, x_2
             gv = bb.emit_output(relax.op.broadcast_to(x, relax.ShapeExpr(dims)))
         bb.emit_func_output(gv)
     return bb.get()

@@ -136,14 +136,21 @@ class OnnxRuntime(Framework):
 
     def truth(self, inputs):
         if self._truth_session is None:
-            from .double import to_float64
-
-            try:
-                double = to_float64(self._model)
-            except ValueError as err:
-                raise FrameworkError(f"no float64 copy of the model: {err}") from None
-            self._truth_session = self._open(double, "float64")
+            self._truth_session = self._open_double()
+        if isinstance(self._truth_session, FrameworkError):  # tried once: the model has no float64 run
+            raise self._truth_session
         return self._run(self._truth_session, inputs, np.float64)
+
+    def _open_double(self):
+        """A session of the model's float64 copy, or the FrameworkError that says why there is none."""
+        from .double import to_float64
+
+        try:
+            return self._open(to_float64(self._model), "float64")
+        except ValueError as err:
+            return FrameworkError(f"no float64 copy of the model: {err}")
+        except FrameworkError as err:
+            return err
 
     def values(self, inputs) -> dict:
         """{ONNX tensor name: value} of every node output, in node order."""
@@ -205,8 +212,10 @@ class TorchEager(Framework):
         if self._double is None:
             try:
                 self._double = copy.deepcopy(self._module).double()
-            except Exception as err:
-                raise FrameworkError(f"no float64 copy of the program: {_first_line(err)}") from None
+            except Exception as err:  # tried once: the program has no float64 copy
+                self._double = FrameworkError(f"no float64 copy of the program: {_first_line(err)}")
+        if isinstance(self._double, FrameworkError):
+            raise self._double
         outputs = self._call(self._double, inputs, np.float64)
         if any(o.dtype == np.float32 for o in outputs):
             raise FrameworkError("the program computes in float32 even with float64 weights and inputs")

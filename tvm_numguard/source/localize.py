@@ -12,7 +12,7 @@ inherit its error.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping
 
 import numpy as np
 import tvm
@@ -72,4 +72,5 @@ def first_difference(model, framework, witness: Mapping[str, np.ndarray], target
                                                   "framework": worst.get("ref")}), None
     if not compared:
         return None, "no value of the model could be paired with one TVM computes"
-    return None, f"the {compared} values compared before the outputs agree: the difference is in an output's own node"
+    return None, (f"none of the {compared} values both compute differs beyond the tolerance on the witness "
+                  "(the difference is below it at every node, and adds up)")

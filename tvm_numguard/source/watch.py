@@ -69,7 +69,7 @@ class FrameworkWatch:
 
     def import_score(self, inputs: Mapping[str, np.ndarray], theirs: list) -> float:
         """The import question's score on ``inputs``: how far TVM's reference is
-        from the framework, 0 where they differ but the truth backs TVM."""
+        from the framework, 0 where they differ but not by TVM's fault."""
         mine = self.session.runs.reference_outputs(inputs)
         score = agreement_score(theirs, mine, self.session.tol)
         if score <= 1.0 or len(theirs) != len(mine):
@@ -83,7 +83,6 @@ class FrameworkWatch:
 
     def judge(self, witness: Mapping[str, np.ndarray]) -> ImportCheck:
         """The import stage on ``witness``."""
-        exact = self.exact
         theirs = self.outputs(witness)
         if theirs is None:
             return ImportCheck(self.framework.name, "unchecked", reason=self.failure,
@@ -98,15 +97,15 @@ class FrameworkWatch:
         outputs = [compare_with_framework(i, f, t, tol, truth[i] if truth is not None and i < len(truth) else None)
                    for i, (f, t) in enumerate(zip(theirs, mine))]
         at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
-        check = ImportCheck(self.framework.name, "import" if at_fault else "benign", truth=name, truth_note=note,
-                            outputs=outputs, lowering=self.lowering(witness))
-        if len(theirs) != len(mine):
-            check.reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}"
-        if check.differs:
+        reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}" if len(theirs) != len(mine) \
+            else None
+        origin = note_origin = None
+        if at_fault:
             self.session.progress("TVM's import differs from the model's framework: finding the first node")
-            check.origin, check.origin_note = first_difference(self.session.model, self.framework, witness,
-                                                               self.session.config.target, tol)
-        return check
+            origin, note_origin = first_difference(self.session.model, self.framework, witness,
+                                                   self.session.config.target, tol)
+        return ImportCheck(self.framework.name, "import" if at_fault else "benign", reason, name, note, outputs,
+                           origin, note_origin, self.lowering(witness))
 
     def truth(self, inputs) -> tuple:
         """(float64 outputs or None, which run they are, why not the framework's)."""
