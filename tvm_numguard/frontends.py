@@ -67,8 +67,7 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
     if failure is None:
         sys.stderr.write(held.text)
         sys.stdout.write(printed.getvalue())
-        dynamic = any(not (d.HasField("dim_value") and d.dim_value > 0)
-                      for inp in graph_inputs for d in inp.type.tensor_type.shape.dim)
+        dynamic = any(not _is_fixed(d) for inp in graph_inputs for d in inp.type.tensor_type.shape.dim)
         return mod, origins, to_bind, dynamic
     if isinstance(failure, tvm.error.OpNotImplemented):
         message = f"{path}: {first_line(failure)}"
@@ -87,12 +86,17 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
     raise ModelError(message)
 
 
+def _is_fixed(dim) -> bool:
+    """Is the ONNX dimension ``dim`` a fixed size (not a dim_param, not unknown)?"""
+    return dim.HasField("dim_value") and dim.dim_value > 0
+
+
 def _named_dynamic_dims(inp) -> bool:
     """Has the ONNX input ``inp`` a dynamic dimension, each one named (a
     ``dim_param``: unnamed ones cannot be told apart once imported)?"""
     if not inp.type.HasField("tensor_type") or not inp.type.tensor_type.HasField("shape"):
         return False
-    dynamic = [d for d in inp.type.tensor_type.shape.dim if not (d.HasField("dim_value") and d.dim_value > 0)]
+    dynamic = [d for d in inp.type.tensor_type.shape.dim if not _is_fixed(d)]
     return bool(dynamic) and all(d.dim_param for d in dynamic)
 
 
@@ -111,7 +115,7 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides) -> tuple:
         shape = [int(d) for d in shapes[inp.name]]
         if ttype.HasField("shape") and len(shape) != len(ttype.shape.dim):
             model_dims = ",".join(
-                str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or "?")
+                str(d.dim_value) if _is_fixed(d) else (d.dim_param or "?")
                 for d in ttype.shape.dim
             )
             raise ModelError(
@@ -122,14 +126,14 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides) -> tuple:
     else:
         shape = []
         for dim in ttype.shape.dim:
-            if dim.HasField("dim_value") and dim.dim_value > 0:
+            if _is_fixed(dim):
                 shape.append(dim.dim_value)
             else:
                 label = dim.dim_param or "?"
                 raise ModelError(
                     f"{path}: input '{inp.name}' has a dynamic dimension '{label}'; "
                     f"fix it with --shape {inp.name}=" + ",".join(
-                        str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else "N"
+                        str(d.dim_value) if _is_fixed(d) else "N"
                         for d in ttype.shape.dim
                     )
                 )
@@ -178,7 +182,7 @@ def _moved_static_dims(graph_inputs, shapes: ShapeOverrides) -> str:
         if inp.name not in shapes or not inp.type.tensor_type.HasField("shape"):
             continue
         for axis, (dim, given) in enumerate(zip(inp.type.tensor_type.shape.dim, shapes[inp.name])):
-            if dim.HasField("dim_value") and dim.dim_value > 0 and dim.dim_value != int(given):
+            if _is_fixed(dim) and dim.dim_value != int(given):
                 return f"{inp.name}: dimension {axis} is {dim.dim_value} in the model, {given} given"
     return ""
 

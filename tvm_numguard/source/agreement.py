@@ -89,6 +89,13 @@ def compare_with_framework(index: int, framework: np.ndarray, tvm: np.ndarray, t
                            tvm_worse, metrics.max_abs, err_tvm, err_framework, element)
 
 
+def compare_outputs_with_framework(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], tol: Tolerance,
+                                   truth: Optional[Sequence[np.ndarray]] = None) -> list:
+    """``compare_with_framework`` for each output the two have in common."""
+    return [compare_with_framework(i, f, t, tol, truth[i] if truth is not None and i < len(truth) else None)
+            for i, (f, t) in enumerate(zip(framework, tvm))]
+
+
 def tvm_at_fault(framework: np.ndarray, tvm: np.ndarray, truth: np.ndarray, tol: Tolerance) -> tuple:
     """(mask of the elements where TVM is at fault, TVM's and the framework's
     worst error against the truth): beyond the tolerance of the framework and
@@ -121,4 +128,5 @@ def agreement_score(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], 
     return max(scores, default=0.0)
 
 
-__all__ = ["IMPORT_VERDICTS", "OutputAgreement", "agreement_score", "compare_with_framework"]
+__all__ = ["IMPORT_VERDICTS", "OutputAgreement", "agreement_score", "compare_outputs_with_framework",
+           "compare_with_framework"]

@@ -12,7 +12,7 @@ from ..framework import FrameworkError, NoFramework
 from ..search.sampling import Observation
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from ..shadow.oracle import TvmFloat64
-from .agreement import agreement_score, compare_with_framework
+from .agreement import agreement_score, compare_outputs_with_framework
 from .check import ImportCheck
 from .localize import first_difference
 
@@ -77,8 +77,7 @@ class FrameworkWatch:
         truth, _, _ = self.truth(inputs)
         if truth is None:
             return score
-        outputs = [compare_with_framework(i, f, t, self.session.tol, truth[i] if i < len(truth) else None)
-                   for i, (f, t) in enumerate(zip(theirs, mine))]
+        outputs = compare_outputs_with_framework(theirs, mine, self.session.tol, truth)
         return score if any(o.tvm_at_fault for o in outputs) else 0.0
 
     def judge(self, witness: Mapping[str, np.ndarray]) -> ImportCheck:
@@ -91,11 +90,9 @@ class FrameworkWatch:
         mine = self.session.runs.reference_outputs(witness)
         if agreement_score(theirs, mine, tol) <= 1.0:
             return ImportCheck(self.framework.name, "agree", lowering=self.lowering(witness),
-                               outputs=[compare_with_framework(i, f, t, tol) for i, (f, t) in
-                                        enumerate(zip(theirs, mine))])
+                               outputs=compare_outputs_with_framework(theirs, mine, tol))
         truth, name, note = self.truth(witness)
-        outputs = [compare_with_framework(i, f, t, tol, truth[i] if truth is not None and i < len(truth) else None)
-                   for i, (f, t) in enumerate(zip(theirs, mine))]
+        outputs = compare_outputs_with_framework(theirs, mine, tol, truth)
         at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
         reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}" if len(theirs) != len(mine) \
             else None
