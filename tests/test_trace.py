@@ -16,9 +16,9 @@ from tvm_numguard.bisect import prefix_bisect
 from tvm_numguard.model import from_irmodule
 from tvm_numguard.report import validate
 from tvm_numguard.shadow.compare import Tolerance
-from tvm_numguard.capture.graph import value_graph
+from tvm_numguard.values.graph import value_graph
 from tvm_numguard.trace.localize import localize_relax
-from tvm_numguard.trace.match import match_values
+from tvm_numguard.values.match import match_values
 
 from clirun import run_cli  # noqa: E402
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .bisect import Bisection, bisect_session
 from .bisect.build_failure import bisect_build_failure
-from .errors import InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
+from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
 from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
 from .model import Model, load_model
 from .rangecheck import check_domains
@@ -54,6 +54,9 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     session = ShadowSession(model, config, options.tolerance, context)
     try:
         session.prepare(record=record)
+        if session.optimized.fix_problems:
+            raise FixError(f"the fix {config.fix_file or ''} does not apply to this model and pipeline: "
+                           + "; ".join(session.optimized.fix_problems))
     except PipelineBuildError:
         with session:
             raise_build_failure(session)
@@ -174,6 +177,8 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
                                      strategies=results if len(results) > 1 or every_strategy else [])
     finding = judge(session, options, ranges, outcome_searched, command,
                     before_oracle=start_bisection if bisect else None, watch=watch, exact=exact)
+    if checker is not None:
+        outcome.checker = checker  # what reached() asks (a fix's verification asks it of a clean witness)
     if checker is not None and finding.witness is not None and finding.verdict != "clean":
         outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
     finding.range_check = outcome

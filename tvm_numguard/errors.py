@@ -88,6 +88,10 @@ class ReportError(UsageError):
     """A report (or what it names: witness, model file) cannot be replayed."""
 
 
+class FixError(UsageError):
+    """A fix file that is not one, or a fix that does not apply to the model compiled."""
+
+
 class NumericalError(NumguardError):
     """A guarded compile changes the results beyond tolerance (``action="raise"``).
 

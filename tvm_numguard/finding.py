@@ -88,6 +88,7 @@ class RangeCheckOutcome:
     result: Optional[object] = None
     reached: tuple = ()
     error: Optional[str] = None
+    checker: Optional[object] = None  # the rangecheck.check.RangeCheck that made ``result``
 
 
 @dataclasses.dataclass

@@ -44,11 +44,12 @@ from tvm import relax
 
 from .errors import PipelineError, summarize_error
 from .instrument.catalog import UNDER_TEST_BEGIN, UNDER_TEST_END
+from .narrow.plan import FixPlan
 
 
 # the command line's spelling of each CompileConfig field (see options.FLAGS)
 FLAGS = {"pipeline": "--pipeline", "tir_pipeline": "--tir-pipeline", "target": "--target",
-         "opt_level": "--opt-level", "disable": "--disable"}
+         "opt_level": "--opt-level", "disable": "--disable", "fix": "--apply-fix"}
 
 
 class BuildConfig(Protocol):
@@ -58,6 +59,7 @@ class BuildConfig(Protocol):
 
     opt_level: int
     disable: tuple  # pass event ids every build skips
+    fix: Optional[FixPlan]  # a narrow fix every build applies (numguard fix)
     under_test: Optional[str]  # the pass under test's spec, or None
 
     def make_target(self) -> tvm.target.Target: ...
@@ -91,6 +93,9 @@ class CompileConfig:
     disable: tuple = ()
     # label -> tvm.transform.Pass: objects a bracketed part names instead of a spec
     passes: tuple = dataclasses.field(default=(), compare=False, repr=False)
+    # a fix every build applies (``--apply-fix FILE``), and the file it was read from
+    fix: Optional[FixPlan] = None
+    fix_file: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "disable", tuple(self.disable))
@@ -106,15 +111,19 @@ class CompileConfig:
         object.__setattr__(self, "tir_pipeline", absolute_file_parts(self.tir_pipeline))
 
     def to_json(self) -> dict:
-        data = dataclasses.asdict(self)
-        data.pop("passes")
+        data = {f: getattr(self, f) for f in ("pipeline", "tir_pipeline", "target", "opt_level")}
+        data["disable"] = list(self.disable)
+        if self.fix:
+            data["fix"] = {"file": self.fix_file or None, "culprits": self.fix.to_json()}
         return data
 
     @classmethod
     def from_json(cls, data) -> "CompileConfig":
         """Read back from ``to_json`` (a report's ``configuration`` section has these fields)."""
+        fix = data.get("fix")
         return cls(data["pipeline"], data["tir_pipeline"], data["target"], int(data["opt_level"]),
-                   tuple(data.get("disable", ())))
+                   tuple(data.get("disable", ())), fix=FixPlan.from_json(fix["culprits"]) if fix else None,
+                   fix_file=(fix or {}).get("file") or "")
 
     def to_args(self) -> list:
         """The command-line arguments that give this configuration (the pipeline
@@ -126,6 +135,8 @@ class CompileConfig:
                 words += [FLAGS[field], str(getattr(self, field))]
         for event_id in self.disable:
             words += [FLAGS["disable"], event_id]
+        if self.fix and self.fix_file:
+            words += [FLAGS["fix"], self.fix_file]
         return words
 
     @property

@@ -255,5 +255,59 @@ class Replay(Command):
         return result.exit_code
 
 
-COMMANDS = (Bisect(), Search(), Trace(), Passes(), Replay())
 
+FIX_EXIT_CODES = """\b
+Exit codes:
+  0  a verified fix was written (or there was nothing to fix: no file written)
+  1  no fix verifies (the document written says why)
+  2  bad usage or input (one line on stderr says what)
+  3  internal error in numguard (please report it)
+  130  interrupted"""
+
+
+class Fix(Command):
+    name = "fix"
+    help = ("Bisect MODEL, then find the fewest places where the culprit pass must be kept from acting "
+            "(operators kept in float32, exact kernels kept, a rewrite undone); verify it on a fresh search "
+            "and measure what the safety costs. Writes the fix to apply with --apply-fix or fixes.load.")
+    epilog = FIX_EXIT_CODES
+
+    def groups(self) -> dict:
+        return {"outputs": OutputArgs("save_inputs", "html"), "options": SearchArgs(), "config": CompileArgs(),
+                "workers": WorkerArgs(), "model": ModelArgs()}
+
+    extra = (click.option("-o", "--output", "fix_path", default="numguard-fix.json", show_default=True,
+                          type=click.Path(), help="Where to write the fix document."),
+             click.option("--no-cost", "no_cost", is_flag=True,
+                          help="Skip timing the unsafe, narrowly fixed and pass-off builds."))
+
+    def run(self, outputs, options, config, workers, model, fix_path="numguard-fix.json", no_cost=False) -> int:
+        from ..context import RunContext
+        from ..fixes import find_fix, fix_document
+        from ..fixes.cost import cost_table
+        from ..fixes.document import FIX_SCHEMA
+        from ..report.fix import fix_html, fix_summary
+        from ..report.schemas import validate
+
+        console = self.console(outputs)
+        context = RunContext.of(console.progress, console.on_build, keep_witness(outputs, console), workers)
+        with console.interruptible():
+            outcome = find_fix(model, config, options, context)
+            if outcome.nothing_to_fix:
+                click.echo("numguard fix: no violation on the searched inputs: nothing to fix (no fix written)")
+                return 0
+            cost = None
+            if outcome.narrowings and not no_cost:
+                console.progress("measuring the cost of safety (unsafe, narrow fix, pass off)")
+                cost = cost_table(model.mod, config, outcome.plan, list(outcome.narrowings.values()),
+                                  outcome.first.witness, model.input_names())
+        document = fix_document(outcome, model, config, options, cost)
+        validate(document, FIX_SCHEMA)
+        write_atomic(fix_path, (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())
+        if outputs.html:
+            write_atomic(outputs.html, fix_html(document).encode())
+        click.echo(fix_summary(document, invoked_as(), fix_path))
+        return 0 if outcome.verified else 1
+
+
+COMMANDS = (Bisect(), Search(), Trace(), Passes(), Replay(), Fix())

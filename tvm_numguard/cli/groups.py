@@ -85,15 +85,24 @@ class CompileArgs(OptionGroup):
         click.option("--disable", multiple=True, metavar="EVENT",
                      help="Skip this pass event (an id from 'numguard passes', e.g. FoldConstant#0) in every "
                           "build: check that switching it off fixes a violation."),
+        click.option("--apply-fix", "apply_fix", type=click.Path(), metavar="FIX.json",
+                     help="Apply this fix (written by 'numguard fix') in every build: check the fixed build."),
     )
 
     def parse(self, values: dict) -> "CompileConfig":
         from ..pipeline import CompileConfig
 
+        fix_path = values.pop("apply_fix", None)
+        fix = None
+        if fix_path:
+            from ..fixes import load
+
+            fix = load(fix_path).plan
         config = CompileConfig(pipeline=values.pop("pipeline"), tir_pipeline=values.pop("tir_pipeline"),
                                target=values.pop("target"), opt_level=values.pop("opt_level"),
                                disable=tuple(d.strip() for text in values.pop("disable") for d in text.split(",")
-                                             if d.strip()))
+                                             if d.strip()),
+                               fix=fix or None, fix_file=os.path.abspath(fix_path) if fix else "")
         config.validate()
         return config
 

@@ -65,6 +65,7 @@ class CallConfig:
     disabled_pass: tuple = ()
     required_pass: tuple = ()
     build_kwargs: Optional[dict] = None
+    fix: Optional[object] = None  # a narrow.FixPlan every build applies (the guard's narrow fix)
 
     @classmethod
     def from_call(cls, target, relax_pipeline, tir_pipeline, prelude=(), build_kwargs=None) -> "CallConfig":

@@ -26,8 +26,10 @@ from tvm import relax
 from .. import __version__, engine
 from ..errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
+from ..fixes.narrowing import narrow_culprit
 from ..frontends import origins_of
 from ..model import from_irmodule
+from ..narrow import FixPlan
 from ..relax_ir import pristine
 from ..pipeline import pass_context
 from ..progress import silent
@@ -35,6 +37,7 @@ from ..report import Report
 from ..report.files import write_atomic
 from ..search import Budget, make_strategy, parse_budget, resolve_ranges
 from ..search.strategies import random_candidate
+from ..shadow.build import compile_model
 from ..shadow.compare import is_finite_outputs
 from ..context import RunContext
 from ..shadow.session import ShadowSession
@@ -199,7 +202,7 @@ class Guard:
                 if session.optimized is not None and session.optimized.ok:
                     late.executable = session.optimized.executable
                 raise
-        self._record(report, key, hint, skip)
+        self._record(report, key, hint, skip, report.finding.guard.fix)
         return self._act(report, report.finding.guard, build.executable)
 
     def _judge(self, session: ShadowSession, kind: str, start: CheckStart, ranges, started: float,
@@ -218,8 +221,8 @@ class Guard:
         finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
         build, skip = session.optimized, frozenset()
         if finding.violation and self.action == "disable":
-            build, skip, info.verified_inputs, info.returned = self._disable(session, finding, ranges)
-            info.disabled = sorted(skip)
+            build, skip, info.verified_inputs, info.returned, plan = self._disable(session, finding, ranges)
+            info.disabled, info.fix = sorted(skip), plan.to_json() if plan else []
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
     def _workers(self, config: CallConfig) -> tuple:
@@ -249,29 +252,54 @@ class Guard:
         return make_strategy(self.options.search, budget=budget)
 
     def _disable(self, session: ShadowSession, finding, ranges) -> tuple:
-        """(build, skip set, inputs verified on, what it is): the build with what
-        the finding blames switched off, if it matches the reference on the
-        witness and on fresh inputs; else the reference build."""
+        """(build, skip set, inputs verified on, what it is, narrow fix or None):
+        the build with what the finding blames kept out (``fix="narrow"``: kept
+        from acting where it breaks the model, else switched off), if it
+        matches the reference on the witness and on fresh inputs; else the
+        reference build."""
         blame = finding.blame()
         rng = np.random.default_rng(self.options.seed + 1)
         checks = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
                                       for _ in range(FRESH_INPUTS)]
         checks = [x for x in checks if is_finite_outputs(session.runs.reference_outputs(x))]
+        if blame.disable and self.settings.fix == "narrow":
+            narrow = self._narrow(session, blame.disable, checks)
+            if narrow is not None:
+                build, plan = narrow
+                return build, frozenset(), len(checks), "narrow fix", plan
         if blame.disable:
             skip = session.close(blame.disable)
             build = session.build(skip)
             if build.ok and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
-                return build, skip, len(checks), "culprit disabled"
-        return session.reference, session.reference_skip, len(checks), "reference"
+                return build, skip, len(checks), "culprit disabled", None
+        return session.reference, session.reference_skip, len(checks), "reference", None
+
+    def _narrow(self, session: ShadowSession, events, checks) -> Optional[tuple]:
+        """(build, FixPlan) with each blamed event narrowed on the witness and
+        verified on ``checks``; None where a culprit has no narrow remedy."""
+        plan = FixPlan()
+        for event in events:
+            self.progress(f"narrowing {event}: where must it be kept from acting?")
+            found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, checks[:1],
+                                   origins=session.model.origins)
+            if found.remedy != "narrow":
+                return None
+            plan = plan.with_culprit(found.fix)
+        build = compile_model(session.model.mod, dataclasses.replace(session.config, fix=plan))
+        session.memo.note(build)
+        if build.ok and not build.fix_problems and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
+            return build, plan
+        return None
 
     # -- outcome -------------------------------------------------------
-    def _record(self, report: Report, key: str, hint: str, skip: frozenset) -> None:
+    def _record(self, report: Report, key: str, hint: str, skip: frozenset, fix: list) -> None:
         index = len(self.report)
         if self.report_path and report.witness is not None:
             report.save_witness(f"{os.path.splitext(self.report_path)[0]}.{index}.witness.npz")
         self.report.add(report, report.finding.guard)
         if self.cache is not None:
-            self.cache.put(key, {"verdict": report.verdict, "skip": sorted(skip), "report": report.to_json()}, hint)
+            self.cache.put(key, {"verdict": report.verdict, "skip": sorted(skip), "fix": list(fix),
+                                 "report": report.to_json()}, hint)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
 
@@ -295,7 +323,11 @@ class Guard:
                   f"(score {report.worst_score:.3g} on the witness)"
         if self.action == "raise":
             raise NumericalError(message, report)
-        if self.action == "disable":
+        if self.action == "disable" and info.returned == "narrow fix":
+            places = sum(len(c["places"]) for c in info.fix)
+            message += (f"; kept {', '.join(c['event'] for c in info.fix)} from acting at {places} place(s) "
+                        f"(the rest of its rewrites kept), verified on {info.verified_inputs} inputs")
+        elif self.action == "disable":
             what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \
                 "every optional pass (disabling what the bisection blames did not verify)"
             message += f"; disabled {what}, verified on {info.verified_inputs} inputs"
@@ -316,7 +348,7 @@ class Guard:
                           "ranges": {n: r.to_json() for n, r in ranges.items()}, "rtol": self.options.rtol,
                           "atol": self.options.atol, "oracle": self.options.oracle,
                           "framework": self.options.framework,
-                          "budget": self.options.budget, "seed": self.options.seed})
+                          "budget": self.options.budget, "seed": self.options.seed, "fix": self.settings.fix})
 
     def _from_cache(self, entry, session: ShadowSession):
         """The cached verdict for a build the session already made (same
@@ -326,8 +358,12 @@ class Guard:
             return None
         build = session.optimized
         if entry["verdict"] == "violation" and self.action == "disable":
-            build = session.build(frozenset(entry["skip"]))
-            if not build.ok:
+            if entry.get("fix"):  # a narrow fix, kept like a verdict
+                build = compile_model(session.model.mod, dataclasses.replace(
+                    session.config, fix=FixPlan.from_json(entry["fix"])))
+            else:
+                build = session.build(frozenset(entry["skip"]))
+            if not build.ok or build.fix_problems:
                 return None
         info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True)
         report = Report(entry["report"]).with_section("guard", info.to_json())

@@ -15,8 +15,9 @@ from .chain import ChainVerdict
 @dataclasses.dataclass
 class GuardInfo:
     """The ``guard`` section of a guarded compile's report: the call, what was
-    done (``returned``: "optimized", "culprit disabled" or "reference"), the
-    events ``disabled`` and on how many inputs that build was verified."""
+    done (``returned``: "optimized", "narrow fix", "culprit disabled" or
+    "reference"), the events ``disabled`` or the narrow ``fix``, and on how
+    many inputs that build was verified."""
 
     call: str
     action: str
@@ -29,13 +30,14 @@ class GuardInfo:
     verified_inputs: int = 0
     returned: str = "optimized"
     chain: Optional[ChainVerdict] = None
+    fix: list = dataclasses.field(default_factory=list)  # a narrow fix's culprits (narrow.FixPlan.to_json)
 
     def to_json(self) -> dict:
         return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,
                 "builds": self.builds,
                 "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
                 "verified_inputs": self.verified_inputs, "returned": self.returned,
-                "chain": self.chain.to_json() if self.chain is not None else None}
+                "chain": self.chain.to_json() if self.chain is not None else None, "fix": list(self.fix)}
 
     @classmethod
     def from_json(cls, data: dict) -> "GuardInfo":
@@ -44,7 +46,8 @@ class GuardInfo:
         return cls(data["call"], data["action"], Budget(**data["budget"]), data.get("note"),
                    list(data.get("prelude", [])), data.get("builds", "in-process"), bool(data.get("cached")),
                    list(data.get("disabled", [])), int(data.get("verified_inputs", 0)),
-                   data.get("returned", "optimized"), ChainVerdict.from_json(chain) if chain else None)
+                   data.get("returned", "optimized"), ChainVerdict.from_json(chain) if chain else None,
+                   list(data.get("fix", [])))
 
 
 

@@ -11,6 +11,8 @@ from ..report.files import check_writable
 from ..workers import Workers
 
 ACTIONS = ("disable", "report", "raise")
+# how ``disable`` keeps a culprit out: kept from acting only where it breaks the model, or switched off
+FIXES = ("narrow", "pass")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,7 +35,11 @@ class GuardSettings:
     framework beside TVM so that a difference TVM's import makes is refused
     too (a warning, as no pass can be switched off for it); ``time_limit``:
     seconds one guarded compile may take in all (past it, the build as written
-    is returned with a GuardWarning saying what was not finished).
+    is returned with a GuardWarning saying what was not finished); ``fix``:
+    how ``disable`` keeps a culprit out, one of FIXES: ``"narrow"`` (the pass
+    kept from acting only at the places that break the model: numguard fix's
+    narrowing, verified like a disable; the whole pass off where no narrow
+    set is clean) or ``"pass"`` (the culprit switched off everywhere).
     """
 
     ranges: Optional[Mapping] = None
@@ -49,8 +55,11 @@ class GuardSettings:
     jobs: Optional[int] = None
     time_limit: Optional[float] = None
     model: Optional[object] = None
+    fix: str = "narrow"
 
     def __post_init__(self):
+        if self.fix not in FIXES:
+            raise UsageError(f"unknown guard fix '{self.fix}'; choose one of {', '.join(FIXES)}", "fix")
         if self.action not in ACTIONS:
             raise UsageError(f"unknown guard action '{self.action}'; choose one of {', '.join(ACTIONS)}", "action")
         if self.report_path is not None:

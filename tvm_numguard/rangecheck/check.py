@@ -112,7 +112,8 @@ def pipeline_module(mod: tvm.IRModule, config: CompileConfig) -> Optional[tvm.IR
     capture = _Capture()
     target = config.make_target()
     relax_pass = config.relax_pass(target)
-    instruments = [PassGate(config.disable), capture.instrument()]
+    fix = [config.fix.instrument()] if getattr(config, "fix", None) else []
+    instruments = [*fix, PassGate(config.disable), capture.instrument()]
     try:
         with pass_context(config, instruments):
             with target:

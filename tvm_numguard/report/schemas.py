@@ -20,8 +20,8 @@ SCHEMA_VERSION = 1
 # report: bisect, search, trace, and each guarded compile; check: numguard check;
 # build_failure: a pipeline that does not build; guard: a guard block's report file;
 # replay: numguard replay's result; regress: numguard regress's; repro: a reduced
-# violation's record; verdict: a guard's cached verdict
-KINDS = ("report", "check", "build_failure", "guard", "replay", "regress", "repro", "verdict")
+# violation's record; verdict: a guard's cached verdict; fix: numguard fix's
+KINDS = ("report", "check", "build_failure", "guard", "replay", "regress", "repro", "verdict", "fix")
 _EARLIER = {"numguard-regress/1": "regress", "numguard-repro/1": "repro"}
 
 

@@ -56,9 +56,10 @@ class RelaxPhase:
         user instruments (both need the phase to run)."""
         return not record and not instruments and self.covers(frozenset(skip))
 
-    def resume(self, gate: PassGate, recorder: PassRecorder, others: Sequence) -> tvm.IRModule:
-        """Put the instruments where this phase left them; returns the module to build."""
-        for instrument in (gate, recorder, *others):
+    def resume(self, gate: PassGate, recorder: PassRecorder, instruments: Sequence) -> tvm.IRModule:
+        """Put the instruments (``instruments``: all of them, the gate and the
+        recorder included) where this phase left them; returns the module to build."""
+        for instrument in instruments:
             instrument.path = copy.deepcopy(self.path)
         recorder.events = list(copy.deepcopy(self.events))
         gate.trace.extend(self.trace)
@@ -84,6 +85,8 @@ class Build:
     fingerprint: Optional[str] = None
     events_recorded: bool = False  # built with record=True: module hashes and snapshots kept
     relax_phase: Optional[RelaxPhase] = None  # the pipeline as written's: what a TIR-only skip set starts from
+    # what the configuration's fix could not do: places it lacks, culprit events that never ran
+    fix_problems: tuple = ()
 
     @property
     def ok(self) -> bool:
@@ -134,7 +137,7 @@ def compile_model(
             relax_pass, tir_pass = config.relax_pass(target), config.tir_pass(target)
             with pass_context(config, [*ours.all, *instruments]):
                 if resume is not None:
-                    lowered = resume.resume(ours.gate, ours.recorder, ours.all[2:])
+                    lowered = resume.resume(ours.gate, ours.recorder, ours.all)
                 else:
                     with target:
                         lowered = relax_pass(pristine(mod))
@@ -156,17 +159,20 @@ def compile_model(
                  events=ours.recorder.finish(), trace=ours.gate.trace, snapshots=ours.recorder.snapshots,
                  error=error, seconds=time.perf_counter() - start, device=target_device(target),
                  fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=record,
-                 relax_phase=relax_phase if built else None)
+                 relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference))
 
 
 @dataclasses.dataclass(frozen=True)
 class _Instruments:
     """numguard's own instruments of one build: the gate, the recorder and,
-    for a fingerprint, what the TIR pipeline returned."""
+    for a fingerprint, what the TIR pipeline returned; with a fix in the
+    configuration, the instrument that applies it (first: the recorder sees
+    the module it leaves)."""
 
     gate: PassGate
     recorder: PassRecorder
     tir_output: Optional[TirPipelineOutput]
+    fixer: Optional[object] = None
 
     @classmethod
     def of(cls, config: CompileConfig, skip: frozenset, record: bool, fingerprint: bool,
@@ -174,13 +180,24 @@ class _Instruments:
         every_optional = EveryOptional(bracketed=config.under_test is not None) if reference else None
         # a full record (hashes, snapshots) is for the build as written; gated
         # builds only need their event list
+        fix = getattr(config, "fix", None)
         return cls(PassGate(frozenset(skip) | frozenset(config.disable), every_optional),
                    PassRecorder(keep_snapshots=record, hash_modules=record),
-                   TirPipelineOutput() if fingerprint else None)
+                   TirPipelineOutput() if fingerprint else None,
+                   fix.instrument() if fix else None)
 
     @property
     def all(self) -> list:
-        return [self.gate, self.recorder] + ([self.tir_output] if self.tir_output else [])
+        return ([self.fixer] if self.fixer else []) + [self.gate, self.recorder] + (
+            [self.tir_output] if self.tir_output else [])
+
+    def fix_problems(self, skip: frozenset, reference: bool) -> tuple:
+        """What the fix could not do in this build; a culprit the build skipped is not one."""
+        if self.fixer is None:
+            return ()
+        # a culprit in (or under) a skipped event never runs, rightly
+        unapplied = self.fixer.unapplied() if not skip and not reference and not self.gate.skipped else []
+        return tuple(self.fixer.problems) + tuple(f"{e}: the compilation never ran this pass event" for e in unapplied)
 
     def fingerprint(self, lowered) -> Optional[str]:
         return _fingerprint(lowered, self.tir_output.module) if self.tir_output else None

@@ -25,8 +25,8 @@ from ..errors import summarize_error
 from ..shadow.build import compile_plain
 from ..shadow.compare import Tolerance, compare_output
 from ..capture.kernels import CaptureError, capture_values
-from ..capture.graph import ValueGraph, value_graph
-from .match import Matching, match_values
+from ..values.graph import ValueGraph, value_graph
+from ..values.match import Matching, match_values
 
 
 @dataclasses.dataclass

@@ -27,7 +27,7 @@ from ..shadow.session import ShadowSession
 from ..context import RunContext
 from ..workers import Workers
 from ..capture.kernels import capture_values
-from ..capture.graph import value_graph
+from ..values.graph import value_graph
 from .localize import Localization, localize_kernels, localize_relax
 from .passes import PassTable
 

@@ -28,7 +28,7 @@ import dataclasses
 
 import numpy as np
 
-from ..capture.graph import ValueGraph, ValueNode, base_kernel_name
+from .graph import ValueGraph, ValueNode, base_kernel_name
 
 
 @dataclasses.dataclass

@@ -207,3 +207,13 @@ def _returned(names: list, nodes: dict) -> list:
         elif name is not None:
             out.append(name)
     return out
+
+
+def named_values(func) -> dict:
+    """{unique name: (var, bound value or None for a parameter)} of a Relax
+    function, named as ``value_graph`` names its nodes."""
+    names = _Names()
+    out = {names.add(p): (p, None) for p in func.params}
+    for b in function_bindings(func):
+        out[names.add(b.var)] = (b.var, b.value)
+    return out

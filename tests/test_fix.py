@@ -1,0 +1,229 @@
+"""Narrow fixes: where a pass acted, undoing it there, the instrument, the
+search (numguard fix), the file (fixes.load, --apply-fix) and the guard."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+import tvm
+from onnx import TensorProto, helper, numpy_helper
+from tvm import relax
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+from clirun import run_cli
+from tvm_numguard.errors import FixError
+from tvm_numguard.fixes import load
+from tvm_numguard.narrow import CannotUndo, CulpritFix, FixPlan, narrowed, rewrites
+
+
+@I.ir_module
+class Chain:
+    @R.function
+    def main(x: R.Tensor((2, 8), "float32"), w1: R.Tensor((8, 8), "float32"), w2: R.Tensor((8, 8), "float32")):
+        with R.dataflow():
+            a = R.matmul(x, w1)
+            b = R.nn.relu(a)
+            c = R.matmul(b, w2)
+            d = R.exp(c)
+            e = R.tanh(d)
+            R.output(e)
+        return e
+
+
+def _run(mod, *args):
+    vm = relax.VirtualMachine(tvm.compile(mod, "llvm"), tvm.cpu())
+    return vm["main"](*[tvm.runtime.tensor(a) for a in args]).numpy()
+
+
+def _ops(mod) -> list:
+    from tvm_numguard.relax_ir import function_bindings, op_name
+    return [op_name(b.value) or str(b.value.args[0].name_hint) for b in function_bindings(mod["main"])]
+
+
+def test_fast_math_rewrites_are_its_exact_kernels_replaced():
+    after = relax.transform.FastMathTransform()(Chain)
+    found = rewrites(Chain, after)
+    assert [(p.binding, p.op, p.kind, ok) for p, ok in found] == [
+        ("d", "relax.exp", "rewrite", True), ("e", "relax.tanh", "rewrite", True)]
+    kept_exp = narrowed(Chain, after, [found[0][0]])
+    assert "relax.exp" in _ops(kept_exp) and "relax.tanh" not in _ops(kept_exp)  # tanh stays fast
+
+
+def test_mixed_precision_counts_conversions_and_follows_apart_and_keeps_a_chain_in_float32():
+    after = relax.transform.ToMixedPrecision()(Chain)
+    found = {p.binding: p for p, _ in rewrites(Chain, after)}
+    assert found["a"].kind == "rewrite" and found["c"].kind == "rewrite"  # matmuls: out_dtype changed
+    assert found["b"].kind == "follow" and found["d"].kind == "follow"  # relu, exp: only the dtype
+    out = narrowed(Chain, after, [found["b"], found["c"]])
+    text = out["main"].script()
+    # the kept relu reads the matmul's float32 result, the kept matmul reads the kept relu: no float16 between
+    assert "b_kept: R.Tensor((2, 8), dtype=\"float32\") = R.nn.relu(lv3)" in text
+    assert "R.matmul(b_kept, w2" in text
+
+
+def test_undoing_every_place_computes_what_the_module_before_the_pass_computes():
+    rng = np.random.default_rng(0)
+    x, w1, w2 = (rng.uniform(-1, 1, s).astype("float32") for s in [(2, 8), (8, 8), (8, 8)])
+    for make in (relax.transform.ToMixedPrecision, relax.transform.FastMathTransform):
+        after = make()(Chain)
+        out = narrowed(Chain, after, [p for p, _ in rewrites(Chain, after)])
+        np.testing.assert_array_equal(_run(out, x, w1, w2), _run(Chain, x, w1, w2))
+
+
+def test_a_place_the_pass_fused_away_cannot_be_undone_alone():
+    legal = relax.transform.AnnotateTIROpPattern()(relax.transform.LegalizeOps()(Chain))
+    after = relax.transform.FuseOps()(legal)
+    found = rewrites(legal, after)
+    stuck = [p for p, ok in found if not ok]
+    assert stuck, "FuseOps moves bindings into fused functions: those have no value after it"
+    with pytest.raises(CannotUndo):
+        narrowed(legal, after, stuck[:1])
+
+
+@tvm.transform.module_pass(opt_level=0, name="InPlaceFastExp")
+def in_place_fast_exp(mod, _ctx):
+    """A user's pass in the common style: edits the module it is handed."""
+    for gv, func in relax.transform.FastMathTransform()(mod).functions_items():
+        mod[gv] = func
+    return mod
+
+
+def test_the_instrument_narrows_an_in_place_user_pass_inside_tvm_compile():
+    after = in_place_fast_exp(Chain.clone())
+    exp = next(p for p, _ in rewrites(Chain, after) if p.op == "relax.exp")
+    plan = FixPlan((CulpritFix("InPlaceFastExp#0", "narrow", (exp,)),))
+    instrument = plan.instrument(strict=True)
+    seen = []
+
+    @tvm.instrument.pass_instrument
+    class Watch:
+        def run_before_pass(self, mod, info):
+            if info.name == "LegalizeOps":
+                seen.append(_ops(mod))
+
+    with tvm.transform.PassContext(opt_level=3, instruments=[instrument, Watch()]):
+        tvm.compile(tvm.transform.Sequential([in_place_fast_exp])(Chain.clone()), "llvm")
+    assert instrument.applied == ["InPlaceFastExp#0"] and not instrument.problems
+    assert seen[0][-2:] == ["relax.exp", "relax.call_tir"]  # exp kept exact, tanh still the fast kernel
+
+
+def test_a_fix_for_another_module_is_refused_in_one_line():
+    plan = FixPlan((CulpritFix("FastMathTransform#0", "narrow",
+                               (dataclass_place("zz", "relax.exp"),)),))
+    with tvm.transform.PassContext(opt_level=3, instruments=[plan.instrument(strict=True)]):
+        with pytest.raises(Exception, match="main has no value zz"):
+            relax.transform.FastMathTransform()(Chain)
+
+
+def dataclass_place(binding, op):
+    from tvm_numguard.narrow import Place
+    return Place("main", binding, op)
+
+
+def test_a_plan_round_trips_through_json_and_names_each_culprit_once():
+    plan = FixPlan((CulpritFix("A#0", "narrow", (dataclass_place("lv", "relax.exp"),)), CulpritFix("B#0", "pass")))
+    assert FixPlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+    with pytest.raises(ValueError):
+        FixPlan((CulpritFix("A#0"), CulpritFix("A#0")))
+    with pytest.raises(ValueError):
+        CulpritFix("A#0", "pass", (dataclass_place("lv", "relax.exp"),))
+
+
+def test_load_says_what_is_wrong_with_a_file_that_is_no_fix(tmp_path):
+    bad = tmp_path / "r.json"
+    bad.write_text(json.dumps({"kind": "report"}))
+    with pytest.raises(FixError, match="is not a numguard fix"):
+        load(str(bad))
+    with pytest.raises(FixError, match="cannot read"):
+        load(str(tmp_path / "missing.json"))
+
+
+# -- the command, on an MLP whose third layer's activations pass float16's range ---
+def mlp(path, width=16, layers=5, big=2, scale=80000.0):
+    rng = np.random.default_rng(0)
+    nodes, weights, prev = [], [], "x"
+    for i in range(layers):
+        w = rng.uniform(-1, 1, (width, width)).astype(np.float32) / np.float32(4.0)
+        if i == big:
+            w = (np.abs(w) * scale).astype(np.float32)
+        if i == big + 1:
+            w = (w / scale).astype(np.float32)
+        b = rng.uniform(0, 0.1, (width,)).astype(np.float32)
+        weights += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
+        nodes += [helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"], name=f"fc{i}"),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"bias{i}")]
+        prev = f"a{i}"
+        if i < layers - 1:
+            nodes.append(helper.make_node("Relu", [prev], [f"h{i}"], name=f"relu{i}"))
+            prev = f"h{i}"
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, width])],
+                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [4, width])], weights)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+MIXED = ["--pipeline", "ToMixedPrecision,zero", "--low", "0", "--high", "3", "--rtol", "1e-2", "--atol", "1e-2",
+         "--budget", "30"]
+
+
+def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp_path, capsys):
+    model = mlp(tmp_path / "mlp.onnx")
+    fix = str(tmp_path / "fix.json")
+    code, out, _ = run_cli(capsys, "fix", model, *MIXED, "-o", fix, "--save-inputs", str(tmp_path / "w.npz"))
+    assert code == 0, out
+    culprit = json.load(open(fix))["culprits"][0]
+    assert culprit["event"] == "ToMixedPrecision#0" and culprit["remedy"] == "narrow"
+    assert culprit["kept"] >= 0.8 * culprit["rewrites"]
+    assert "fc3" in out and "cost of safety" in out
+    code, out, _ = run_cli(capsys, "bisect", model, *MIXED, "--seed", "11", "--apply-fix", fix,
+                           "--json", str(tmp_path / "r.json"))
+    assert code == 0 and "numguard bisect: clean" in out
+    code, out, _ = run_cli(capsys, "bisect", model, *MIXED, "--seed", "11", "--json", str(tmp_path / "r2.json"))
+    assert code == 1  # the same check without the fix fails
+
+
+def test_fix_on_a_clean_model_says_so_in_one_line_and_writes_nothing(tmp_path, capsys):
+    model = mlp(tmp_path / "mlp.onnx", scale=1.0)
+    fix = tmp_path / "fix.json"
+    code, out, _ = run_cli(capsys, "fix", model, *MIXED, "-o", str(fix))
+    assert code == 0 and out.strip() == "numguard fix: no violation on the searched inputs: nothing to fix (no fix written)"
+    assert not fix.exists()
+
+
+def test_apply_fix_for_another_pipeline_is_a_usage_error(tmp_path, capsys):
+    model = mlp(tmp_path / "mlp.onnx")
+    fix = tmp_path / "fix.json"
+    plan = FixPlan((CulpritFix("ToMixedPrecision#0", "narrow", (dataclass_place("lv9", "relax.matmul"),)),))
+    from tvm_numguard.report.schemas import header
+    fix.write_text(json.dumps({**header("fix"), "model": {"path": model, "sha256": None},
+                               "configuration": {"pipeline": "ToMixedPrecision,zero", "tir_pipeline": "default",
+                                                 "target": "llvm", "opt_level": 3},
+                               "verified": True, "nothing_to_fix": False, "reason": None, "verification": None,
+                               "culprits": [dict(c, rewrites=5, kept=4, follows=0) for c in plan.to_json()],
+                               "cost": None}))
+    code, _, err = run_cli(capsys, "bisect", model, "--pipeline", "FastMathTransform,zero", "--low", "0",
+                           "--high", "1", "--apply-fix", str(fix), "--json", str(tmp_path / "r.json"))
+    assert code == 2 and "never ran this pass event" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fix", ["narrow", "pass"])
+def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fix):
+    import warnings
+
+    import tvm_numguard as numguard
+    from tvm.relax.frontend.onnx import from_onnx
+
+    mod = from_onnx(onnx.load(mlp(tmp_path / "mlp.onnx")))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with numguard.guard(0, 3, rtol=1e-2, atol=1e-2, progress=None, fix=fix, seed=1):
+            ex = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
+    message = " ".join(str(w.message) for w in caught)
+    if fix == "narrow":
+        assert "kept ToMixedPrecision#0 from acting at" in message
+    else:
+        assert "disabled ToMixedPrecision#0" in message
+    out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(np.full((4, 16), 3.0, "float32"))).numpy()
+    assert np.isfinite(out).all()

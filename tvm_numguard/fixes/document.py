@@ -1,0 +1,115 @@
+"""The fix as a file: what ``numguard fix`` writes and ``load`` reads back.
+
+A fix document (kind ``fix``, ``report/fix-schema.json``) names the model and
+configuration it was found for, and per culprit: its remedy, how many rewrites
+the pass made (``rewrites``), how many the fix keeps (``kept``), the places it
+undoes, each named in the user's model, and how it was verified, with the
+cost table. ``load(path)`` gives a ``Fix``: what a user puts into their own
+``tvm.compile``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import tvm
+
+from ..errors import FixError
+from ..narrow import FixPlan, narrowed
+from ..relax_ir import pristine
+from ..report.schemas import header, validate
+
+FIX_SCHEMA = "fix-schema.json"
+
+
+def fix_document(outcome, model, config, options, cost: Optional[list]) -> dict:
+    """The document of a ``finder.FixOutcome`` (``cost``: its BuildCost rows, or None)."""
+    verification = outcome.verification
+    return {
+        **header("fix"),
+        "model": {"path": model.source, "sha256": model.sha256},
+        "configuration": {**config.to_json(), "low": options.low, "high": options.high,
+                          "ranges": {n: [r.low, r.high] for n, r in _ranges(outcome).items()},
+                          "rtol": options.tolerance.rtol, "atol": options.tolerance.atol,
+                          "seed": options.seed, "budget": options.budget},
+        "verified": outcome.verified,
+        "nothing_to_fix": outcome.nothing_to_fix,
+        "reason": outcome.reason or None,
+        "verification": None if verification is None else {
+            "seed": verification.options.seed, "budget": verification.options.budget,
+            "verdict": verification.verdict, "score": _finite(verification.comparison.score),
+            "rounds": outcome.rounds, "range_warnings_reached": list(outcome.reached)},
+        "culprits": [n.to_json() for n in outcome.narrowings.values()],
+        "cost": None if cost is None else [row.to_json() for row in cost],
+    }
+
+
+def _ranges(outcome) -> dict:
+    return outcome.first.ranges if outcome.first is not None else {}
+
+
+def _finite(value) -> Optional[float]:
+    return None if value is None or value != value or value in (float("inf"), float("-inf")) else float(value)
+
+
+class Fix:
+    """A fix document, loaded: ``plan`` (what builds apply), ``document`` (all of it).
+
+    Use it in your own compile::
+
+        fix = tvm_numguard.fixes.load("fix.json")
+        with tvm.transform.PassContext(opt_level=3, instruments=[fix.instrument()]):
+            ex = tvm.compile(mod, target)
+
+    or ``fix.wrap(tvm.relax.transform.ToMixedPrecision())`` where you call the
+    culprit pass yourself."""
+
+    def __init__(self, document: dict, path: str = ""):
+        self.document, self.path = document, path
+        self.plan = FixPlan.from_json(document["culprits"])
+
+    def instrument(self):
+        """A PassInstrument that applies the fix to one compilation (make one per
+        compilation); it raises when the module lacks a place the fix names."""
+        return self.plan.instrument(strict=True)
+
+    def pass_context(self, opt_level: int = 3, **kwargs) -> tvm.transform.PassContext:
+        """A PassContext with the fix's instrument (before any of ``instruments`` given)."""
+        instruments = [self.instrument(), *kwargs.pop("instruments", [])]
+        return tvm.transform.PassContext(opt_level=opt_level, instruments=instruments, **kwargs)
+
+    def wrap(self, culprit: tvm.transform.Pass) -> tvm.transform.Pass:
+        """``culprit`` (the one narrowed pass of this fix) as a pass that undoes its rewrite at the fix's places."""
+        narrow = [c for c in self.plan.culprits if c.remedy == "narrow"]
+        if len(narrow) != 1:
+            raise FixError(f"wrap needs a fix with one narrowed culprit, {self.path or 'this fix'} has {len(narrow)}")
+        places = narrow[0].places
+
+        @tvm.transform.module_pass(opt_level=0, name=f"Narrowed{culprit.info.name}")
+        def wrapped(mod, _ctx):
+            return narrowed(pristine(mod), culprit(pristine(mod)), places)
+        return wrapped
+
+    @property
+    def culprits(self) -> list:
+        return list(self.document["culprits"])
+
+
+def load(path: str) -> Fix:
+    """The fix document at ``path`` (``numguard fix``'s output); a file that is
+    not one raises FixError saying what is wrong."""
+    try:
+        with open(path) as handle:
+            document = json.load(handle)
+    except OSError as err:
+        raise FixError(f"cannot read the fix {path}: {err.strerror}") from None
+    except ValueError as err:
+        raise FixError(f"{path} is not JSON: {err}") from None
+    if not isinstance(document, dict) or document.get("kind") != "fix":
+        raise FixError(f"{path} is not a numguard fix (its kind is {document.get('kind') if isinstance(document, dict) else None!r})")
+    try:
+        validate(document, FIX_SCHEMA)
+    except Exception as err:  # jsonschema's ValidationError: one line saying where
+        raise FixError(f"{path} breaks the fix schema: {getattr(err, 'message', err)}") from None
+    return Fix(document, path)

@@ -1,0 +1,189 @@
+"""``numguard fix``: bisect, narrow each culprit, verify on a fresh search.
+
+Rounds: the first is ``numguard bisect`` (the user's seed and budget). A clean
+first round is "nothing to fix". Each culprit it blames is narrowed
+(``narrowing.narrow_culprit``) and the fix so far applied to every later
+round. Every later round is a **verification**: another seed, twice the
+budget, the search aimed by the range check of the fixed pipeline. It is clean
+and reaches no range-check warning the pipeline brings in: the fix is
+verified. It is not: its witness joins the blamed culprit's witnesses and the
+culprit is narrowed again (a culprit narrowed ``NARROW_ATTEMPTS`` times is
+switched off instead); a culprit switched off and still blamed, or a violation
+no pass is blamed for, ends the search unverified.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from .. import engine
+from ..context import RunContext
+from ..narrow import FixPlan
+from ..options import Options
+from ..pipeline import CompileConfig
+from ..search import parse_budget
+from .narrowing import Narrowing, narrow_culprit
+
+NARROW_ATTEMPTS = 3  # narrowings of one culprit before it is switched off
+MAX_ROUNDS = 8  # searches in all, the first included
+SEED_STEP = 7919  # a verification's seed: the user's plus this, times the round
+
+
+@dataclasses.dataclass
+class FixOutcome:
+    """What ``find_fix`` found: the first round's Finding (the bisection), the
+    narrowing of each culprit (last one found wins), the last verification's
+    Finding and whether it verified; ``reason`` when it did not."""
+
+    first: object
+    narrowings: dict  # event -> Narrowing, in the order found
+    verification: Optional[object] = None
+    verified: bool = False
+    reason: str = ""
+    rounds: int = 1
+    reached: tuple = ()  # pipeline warnings (new) the last verification reached
+
+    @property
+    def plan(self) -> FixPlan:
+        return FixPlan(tuple(n.fix for n in self.narrowings.values()))
+
+    @property
+    def nothing_to_fix(self) -> bool:
+        return not self.narrowings and not self.first.violation
+
+
+def verification_options(options: Options, round_: int) -> Options:
+    """The options of verification round ``round_``: another seed, twice the budget."""
+    return dataclasses.replace(options, seed=options.seed + SEED_STEP * round_, budget=doubled(options.budget))
+
+
+def doubled(budget: str) -> str:
+    """``budget`` (as ``--budget`` takes it) with twice the evaluations and twice the seconds."""
+    if budget == "auto":
+        return budget
+    parsed = parse_budget(budget)
+    parts = [str(2 * parsed.evaluations)] if parsed.evaluations is not None else []
+    if parsed.seconds is not None:
+        parts.append(f"{2 * parsed.seconds:g}s")
+    return ",".join(parts)
+
+
+def find_fix(model, config: CompileConfig, options: Options, context: RunContext = RunContext()) -> FixOutcome:
+    """Bisect ``model`` under ``config`` and find the narrowest verified fix (see the module's docstring)."""
+    model = engine.as_model(model)
+    narrowings: dict = {}
+    witnesses: dict = {}
+    attempts: dict = {}
+    outcome: Optional[FixOutcome] = None
+    for round_ in range(MAX_ROUNDS):
+        round_options = options if round_ == 0 else verification_options(options, round_)
+        plan = FixPlan(tuple(n.fix for n in narrowings.values()))
+        fixed = dataclasses.replace(config, fix=plan or None)
+        if round_:
+            context.progress(f"verifying the fix on a fresh search (seed {round_options.seed}, "
+                             f"budget {round_options.budget})")
+        session, ranges = engine.open_session(model, fixed, round_options, context)
+        with session:
+            finding = engine.search_and_judge(session, round_options, ranges, engine.strategies(round_options),
+                                              "fix")
+            if outcome is None:
+                outcome = FixOutcome(finding, narrowings)
+            outcome.rounds, outcome.verification = round_ + 1, finding if round_ else None
+            reached = _new_warnings_reached(finding)
+            if not finding.violation and not reached:
+                outcome.verified = bool(round_) or not narrowings
+                return outcome
+            if not finding.violation:  # clean, but where the range check says the pipeline can break
+                outcome.reached = tuple(w.warning.binding for w in reached)
+                why = _widen(narrowings, session, config, witnesses, finding, reached, model)
+                if why:
+                    outcome.reason = why
+                    return outcome
+                continue
+            blamed = finding.bisection.blame().disable if finding.bisection is not None else ()
+            if not blamed:
+                outcome.reason = "the violation is not blamed on a pass event (the whole pipeline is needed for it)"
+                return outcome
+            for event in blamed:
+                if event in narrowings and narrowings[event].remedy == "pass":
+                    outcome.reason = f"{event} is switched off and a violation remains on seed {round_options.seed}"
+                    return outcome
+                witnesses.setdefault(event, []).append(finding.witness)
+                attempts[event] = attempts.get(event, 0) + 1
+                narrowings[event] = _remedy(session, config, narrowings, event, witnesses[event],
+                                            attempts[event], finding, model)
+    outcome.reason = f"no fix verified in {MAX_ROUNDS} searches"
+    return outcome
+
+
+def _remedy(session, config, narrowings, event, witnesses, attempt, finding, model) -> Narrowing:
+    """``event``'s next remedy: narrowed again on every witness so far, or switched off after NARROW_ATTEMPTS."""
+    others = FixPlan(tuple(n.fix for e, n in narrowings.items() if e != event))
+    base = dataclasses.replace(config, fix=others or None)
+    if attempt > NARROW_ATTEMPTS:
+        previous = narrowings[event]
+        return dataclasses.replace(previous, remedy="pass", places=(),
+                                   reason=f"no narrow set verified in {NARROW_ATTEMPTS} narrowings")
+    session.progress(f"narrowing {event} on {len(witnesses)} witness(es)")
+    hints = _hints(finding)
+    narrowing = narrow_culprit(session, base, event, witnesses, hints, model.origins)
+    session.progress(f"{event}: {narrowing.remedy}, undone at {len(narrowing.places)} place(s), "
+                     f"keeps {narrowing.kept} of {narrowing.rewrites} rewrites"
+                     + (f" ({narrowing.reason})" if narrowing.reason else ""))
+    return narrowing
+
+
+def _hints(finding) -> tuple:
+    """Value names the range check warned about and the witness reaches."""
+    outcome = finding.range_check
+    if outcome is None or outcome.result is None:
+        return ()
+    reached = set(outcome.reached)
+    return tuple(w.warning.binding for w in outcome.result.warnings
+                 if w.module == "pipeline" and w.warning.position in reached)
+
+
+def _new_warnings_reached(finding) -> list:
+    """The range check's warnings that the pipeline brings in (the model has no
+    such warning there) and that the search's worst input reaches."""
+    outcome = finding.range_check
+    if outcome is None or outcome.result is None or outcome.checker is None or finding.witness is None:
+        return []
+    return [w for w in outcome.checker.reached(outcome.result, finding.witness) if w.new]
+
+
+def _widen(narrowings, session, config, witnesses, finding, reached, model) -> str:
+    """A clean verification that reaches new range-check warnings: each narrowed
+    culprit is narrowed again with those warnings' values as hints and the
+    witness added; returns why that cannot be done ("" when it was)."""
+    narrowed = [e for e, n in narrowings.items() if n.remedy == "narrow"]
+    if not narrowed:
+        names = ", ".join(sorted({w.warning.binding for w in reached}))
+        return f"the fixed build reaches range-check warnings ({names}) and no culprit is narrowed to widen"
+    for event in narrowed:
+        witnesses.setdefault(event, []).append(finding.witness)
+        previous = narrowings[event]
+        base = dataclasses.replace(config, fix=FixPlan(tuple(n.fix for e, n in narrowings.items() if e != event))
+                                   or None)
+        hints = tuple(w.warning.binding for w in reached)
+        again = narrow_culprit(session, base, event, witnesses[event], hints, model.origins)
+        extra = tuple(p for p in again.places if p not in previous.places)
+        hinted = tuple(p for p in _places_named(session, base, event, hints, model) if p not in previous.places)
+        if not extra and not hinted:
+            narrowings[event] = dataclasses.replace(previous, remedy="pass", places=(),
+                                                    reason="the narrowed build reaches range-check warnings")
+            continue
+        narrowings[event] = dataclasses.replace(previous, places=previous.places + extra + hinted)
+    return ""
+
+
+def _places_named(session, config, event, names, model) -> tuple:
+    """The places of ``event``'s rewrites whose value is one of ``names``."""
+    from ..narrow import rewrites
+    from .narrowing import culprit_modules
+
+    before, after = culprit_modules(session, config, event)
+    if before is None:
+        return ()
+    return tuple(p for p, ok in rewrites(before, after) if ok and p.binding in set(names))

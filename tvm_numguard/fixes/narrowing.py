@@ -1,0 +1,139 @@
+"""Narrowing one culprit: the fewest places where undoing its rewrite makes the
+build clean on the witnesses.
+
+``narrow_culprit`` reads what the culprit event rewrote (``narrow.rewrites``),
+then asks ``CleanWith`` (builds the pipeline with the culprit undone at a set
+of places, runs it on every witness) the questions of Zeller's delta debugging
+(``bisect.strategies.ddmin``) over the places that can be undone alone, the
+places its hints name first (the range check's warnings the witness reaches:
+Polygraphy's ``debug precision`` starts its bisection at layers the same way).
+It never decides on a dict: the answer is a ``Narrowing``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Optional, Sequence
+
+from ..bisect.strategies import ddmin
+from ..instrument.snapshot import EventSnapshot
+from ..narrow import CulpritFix, FixPlan, Place, rewrites
+from ..pipeline import CompileConfig
+from ..shadow.build import compile_model
+
+# builds one culprit's delta debugging may ask for (each place set is one build)
+MAX_TESTS = 48
+
+
+@dataclasses.dataclass(frozen=True)
+class Narrowing:
+    """A culprit's remedy as found: ``places`` (where it is undone) among the
+    ``rewrites`` it made (places whose computation it changed) and the
+    ``follows`` (places it only moved to another dtype); ``remedy`` "pass"
+    when no narrow set clears the witnesses (``reason`` says why); ``tests``:
+    builds asked for."""
+
+    event: str
+    remedy: str
+    rewrites: int
+    places: tuple = ()
+    follows: int = 0
+    reason: str = ""
+    tests: int = 0
+    complete: bool = True  # delta debugging ended inside its test budget
+
+    @property
+    def kept(self) -> int:
+        """The rewrites the fix keeps: all but the undone ones (none with the pass off)."""
+        undone = len([p for p in self.places if p.kind == "rewrite"])
+        return self.rewrites - undone if self.remedy == "narrow" else 0
+
+    @property
+    def fix(self) -> CulpritFix:
+        return CulpritFix(self.event, self.remedy, self.places if self.remedy == "narrow" else ())
+
+    def to_json(self) -> dict:
+        return {"event": self.event, "remedy": self.remedy, "rewrites": self.rewrites, "kept": self.kept,
+                "follows": self.follows,
+                "places": [p.to_json() for p in self.places] if self.remedy == "narrow" else [],
+                "reason": self.reason, "tests": self.tests, "complete": self.complete}
+
+    @classmethod
+    def from_json(cls, data) -> "Narrowing":
+        return cls(data["event"], data["remedy"], int(data["rewrites"]),
+                   tuple(Place.from_json(p) for p in data.get("places", ())), int(data.get("follows", 0)),
+                   data.get("reason", ""), int(data.get("tests", 0)), bool(data.get("complete", True)))
+
+
+class CleanWith:
+    """``clean(places)``: does the pipeline, with ``event`` undone at ``places``
+    (on top of ``config``'s own fix), give what the reference gives on every
+    witness? A build that fails, or a fix that does not apply, is not clean."""
+
+    def __init__(self, session, config: CompileConfig, event: str, witnesses: Sequence[Mapping]):
+        self.session, self.config, self.event, self.witnesses = session, config, event, list(witnesses)
+        self.answers: dict = {}
+
+    def config_with(self, places: Sequence[Place]) -> CompileConfig:
+        plan = (self.config.fix or FixPlan()).with_culprit(CulpritFix(self.event, "narrow", tuple(places)))
+        return dataclasses.replace(self.config, fix=plan)
+
+    def __call__(self, places: Sequence[Place]) -> bool:
+        key = frozenset(places)
+        if key not in self.answers:
+            self.answers[key] = self._ask(places)
+        return self.answers[key]
+
+    @property
+    def tests(self) -> int:
+        return len(self.answers)
+
+    def _ask(self, places) -> bool:
+        build = compile_model(self.session.model.mod, self.config_with(places))
+        self.session.memo.note(build)
+        if not build.ok or build.fix_problems:
+            return False
+        return not any(self.session.runs.compare(build, w).violated for w in self.witnesses)
+
+
+def culprit_modules(session, config: CompileConfig, event: str) -> tuple:
+    """(module the event received, module it returned) in a build of ``config``."""
+    snapshot = EventSnapshot(event)
+    build = compile_model(session.model.mod, config, instruments=[snapshot])
+    session.memo.note(build)
+    return snapshot.before, snapshot.after
+
+
+def narrow_culprit(session, config: CompileConfig, event: str, witnesses: Sequence[Mapping],
+                   hints: Sequence[str] = (), origins: Optional[Mapping] = None) -> Narrowing:
+    """The narrowest remedy of ``event`` that clears ``witnesses`` in builds of
+    ``config`` (whose fix must not name ``event``); ``hints``: value names
+    (the range check's) whose places are tried first; ``origins``: the model's
+    ``origins.Origin`` by binding name, to name each place in the user's model."""
+    before, after = culprit_modules(session, config, event)
+    if before is None or after is None:
+        return Narrowing(event, "pass", 0, reason="the build never ran this pass event")
+    found = [(_named(p, origins or {}), ok) for p, ok in rewrites(before, after)]
+    counts = {"rewrites": len([p for p, _ in found if p.kind == "rewrite"]),
+              "follows": len([p for p, _ in found if p.kind == "follow"])}
+    candidates = [p for p, ok in found if ok]
+    stuck = len(found) - len(candidates)
+    clean = CleanWith(session, config, event, witnesses)
+    if not candidates:
+        return Narrowing(event, "pass", **counts, reason="no place the pass acted on can be undone alone")
+    if not clean(candidates):
+        why = f"undoing all {len(candidates)} places that can be undone alone leaves the violation"
+        return Narrowing(event, "pass", **counts, tests=clean.tests,
+                         reason=why + (f" ({stuck} more cannot be undone alone)" if stuck else ""))
+    hinted = [p for p in candidates if p.binding in set(hints)]
+    items = hinted if hinted and clean(hinted) else candidates
+    places, complete = ddmin(items, clean, max_tests=MAX_TESTS)
+    return Narrowing(event, "narrow", **counts, places=tuple(places), tests=clean.tests, complete=complete)
+
+
+def _named(place: Place, origins: Mapping) -> Place:
+    """``place`` with where it is in the user's model, where the import says."""
+    origin = origins.get(place.binding) if place.binding else None
+    if origin is None or (origin.op is not None and origin.op != place.op):
+        return place
+    return dataclasses.replace(place, origin=origin.text())

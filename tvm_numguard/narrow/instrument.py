@@ -1,0 +1,104 @@
+"""FixInstrument: applies a FixPlan while a compilation runs.
+
+It keeps its own event path (the ids every numguard instrument gives), so it
+finds a culprit event wherever the pipeline runs it: a pass listed by name, one
+nested in ``default``, a TIR pass, a user's pass that edits its module in place.
+
+  - ``should_run`` skips a culprit whose remedy is ``pass``;
+  - ``run_before_pass`` keeps the module a ``narrow`` culprit receives (a
+    pristine copy: the pass may edit it in place);
+  - ``run_after_pass`` computes ``undo.narrowed`` of the two and writes its
+    functions into the module the pass returned, in place: TVM hands that very
+    object to the next pass, so the rest of the pipeline sees the narrowed one.
+    It must run before any instrument that records what the pass returned.
+
+A place the module does not have, or one that cannot be undone, is a
+``problem``: kept in ``problems`` (and raised as ``FixMismatch`` when strict).
+A culprit event that never ran is reported by ``unapplied``.
+"""
+
+from __future__ import annotations
+
+import tvm
+
+from ..instrument.events import EventPath
+from ..relax_ir import function_bindings, op_name, pristine
+from ..values.graph import named_values
+from .undo import CannotUndo, narrowed
+
+
+class FixMismatch(Exception):
+    """A fix names a place the module being compiled does not have."""
+
+
+@tvm.instrument.pass_instrument
+class FixInstrument:
+    def __init__(self, plan, strict: bool = False):
+        self.plan, self.strict = plan, strict
+        self.path = EventPath()
+        self.received: dict = {}
+        self.applied: list = []
+        self.problems: list = []
+
+    def set_phase(self, phase: str) -> None:
+        self.path.set_phase(phase)
+
+    def should_run(self, mod, info):
+        culprit = self.plan.culprit(self.path.propose(info.name, info.opt_level).id)
+        if culprit is not None and culprit.remedy == "pass":
+            self.applied.append(culprit.event)
+            return False
+        return True
+
+    def run_before_pass(self, mod, info):
+        culprit = self.plan.culprit(self.path.enter(info.name, info.opt_level).id)
+        if culprit is not None and culprit.remedy == "narrow":
+            self.received[culprit.event] = pristine(mod)
+
+    def run_after_pass(self, mod, info):
+        event = self.path.leave(info.name)
+        if event is None or event.id not in self.received:
+            return
+        culprit = self.plan.culprit(event.id)
+        before = self.received.pop(event.id)
+        try:
+            _check_places(before, culprit.places)
+            out = narrowed(before, pristine(mod), culprit.places)
+        except (CannotUndo, FixMismatch) as err:
+            self.problems.append(f"{event.id}: {err}")
+            if self.strict:
+                raise FixMismatch(f"numguard fix for {event.id} does not apply: {err}") from None
+            return
+        _write_into(mod, out)
+        self.applied.append(event.id)
+
+    def unapplied(self) -> list:
+        """Culprit events of the plan this compilation never ran."""
+        return [c.event for c in self.plan.culprits if c.event not in self.applied]
+
+
+def _check_places(before: tvm.IRModule, places) -> None:
+    """Each place is in ``before`` with the operator the fix names."""
+    functions = {gv.name_hint: f for gv, f in before.functions.items()}
+    values = named_values(functions["main"]) if "main" in functions and function_bindings(functions["main"]) else {}
+    for place in places:
+        if place.binding is None:
+            if place.function not in functions:
+                raise FixMismatch(f"the module has no function {place.function}")
+            continue
+        if place.binding not in values:
+            raise FixMismatch(f"main has no value {place.binding}")
+        have = op_name(values[place.binding][1])
+        if have is not None and have != place.op:
+            raise FixMismatch(f"{place.binding} is {have} here, the fix was made where it is {place.op}")
+
+
+def _write_into(mod: tvm.IRModule, out: tvm.IRModule) -> None:
+    """Make ``mod`` hold ``out``'s functions (``out`` has every function of ``mod``)."""
+    names = {gv.name_hint: gv for gv in mod.get_global_vars()}
+    for gv, func in out.functions.items():
+        target = names.get(gv.name_hint)
+        if target is None:
+            mod[gv] = func
+        elif not func.same_as(mod[target]):
+            mod[target] = func

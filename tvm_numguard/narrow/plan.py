@@ -1,0 +1,79 @@
+"""A fix as data: per culprit pass event, where the pass is kept from acting.
+
+``FixPlan`` is what a build applies (``pipeline.CompileConfig.fix``, the
+guard's call configuration): frozen, hashable, picklable to workers, read
+back from a fix document's ``culprits``. ``FixPlan.instrument()`` makes the
+PassInstrument that applies it to one compilation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from .rewrites import Place
+
+# what a fix does to a culprit: undo its rewrites at some places, or skip it
+REMEDIES = ("narrow", "pass")
+
+
+@dataclasses.dataclass(frozen=True)
+class CulpritFix:
+    """One culprit pass event (``event``, an id like ``ToMixedPrecision#0``)
+    and its remedy: ``narrow``, its rewrites undone at ``places``; ``pass``,
+    the event skipped (no places)."""
+
+    event: str
+    remedy: str = "narrow"
+    places: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "places", tuple(self.places))
+        if self.remedy not in REMEDIES:
+            raise ValueError(f"a culprit's remedy is one of {', '.join(REMEDIES)}, got {self.remedy!r}")
+        if self.remedy == "pass" and self.places:
+            raise ValueError("a culprit switched off has no places")
+
+    def to_json(self) -> dict:
+        return {"event": self.event, "remedy": self.remedy, "places": [p.to_json() for p in self.places]}
+
+    @classmethod
+    def from_json(cls, data) -> "CulpritFix":
+        return cls(data["event"], data.get("remedy", "narrow"), tuple(Place.from_json(p) for p in data.get("places", ())))
+
+
+@dataclasses.dataclass(frozen=True)
+class FixPlan:
+    """The culprits of one compilation and their remedies, in the order found."""
+
+    culprits: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "culprits", tuple(self.culprits))
+        events = [c.event for c in self.culprits]
+        if len(set(events)) != len(events):
+            raise ValueError(f"a fix names each culprit once, got {', '.join(events)}")
+
+    def __bool__(self) -> bool:
+        return bool(self.culprits)
+
+    def culprit(self, event: str) -> Optional[CulpritFix]:
+        return next((c for c in self.culprits if c.event == event), None)
+
+    def with_culprit(self, fix: CulpritFix) -> "FixPlan":
+        """This plan with ``fix`` in place of any earlier remedy of its event."""
+        return FixPlan(tuple(c for c in self.culprits if c.event != fix.event) + (fix,))
+
+    def instrument(self, strict: bool = False):
+        """A new PassInstrument applying this plan to one compilation (``strict``:
+        a place the compilation does not have raises ``FixMismatch``)."""
+        from .instrument import FixInstrument
+
+        return FixInstrument(self, strict)
+
+    def to_json(self) -> list:
+        return [c.to_json() for c in self.culprits]
+
+    @classmethod
+    def from_json(cls, data) -> "FixPlan":
+        return cls(tuple(CulpritFix.from_json(c) for c in data or ()))

@@ -1,0 +1,75 @@
+"""numguard fix's document as text (the summary) and as a page."""
+
+from __future__ import annotations
+
+import html
+
+
+def fix_summary(document: dict, command: str, path: str) -> str:
+    """The summary ``numguard fix`` prints: per culprit its remedy and places, the verification, the cost table."""
+    lines = []
+    verified = document["verified"]
+    verdict = "verified" if verified else "NOT verified"
+    lines.append(f"numguard fix: {verdict}" + (f": {document['reason']}" if document["reason"] else ""))
+    for culprit in document["culprits"]:
+        if culprit["remedy"] == "narrow":
+            lines.append(f"  culprit   {culprit['event']}: kept from acting at {len(culprit['places'])} place(s); "
+                         f"keeps {culprit['kept']} of its {culprit['rewrites']} rewrites"
+                         + (f" ({culprit['follows']} follow-on dtype changes besides)" if culprit["follows"] else ""))
+            for place in culprit["places"]:
+                where = place["binding"] or f"function {place['function']}"
+                lines.append(f"    - {where} ({place['op']}, {place.get('kind', 'rewrite')})"
+                             + (f": {place['origin']}" if place.get("origin") else ""))
+        else:
+            lines.append(f"  culprit   {culprit['event']}: switched off ({culprit.get('reason') or 'no narrow set'}); "
+                         f"keeps 0 of its {culprit['rewrites']} rewrites")
+    check = document["verification"]
+    if check is not None:
+        lines.append(f"  verified  on a fresh search: seed {check['seed']}, budget {check['budget']}: {check['verdict']}"
+                     + (f", score {check['score']:.3g}" if check["score"] is not None else "")
+                     + (f"; range-check warnings reached: {', '.join(check['range_warnings_reached'])}"
+                        if check["range_warnings_reached"] else ""))
+    if document["cost"]:
+        lines.append("  cost of safety (median of {} runs, TVM time evaluator):".format(document["cost"][0]["runs"]))
+        lines.extend("    " + row for row in cost_rows(document["cost"]))
+    lines.append(f"  fix       {path}")
+    if verified:
+        lines.append(f"  check     {command} bisect {document['model']['path']} --apply-fix {path} ...")
+    return "\n".join(lines)
+
+
+def cost_rows(cost: list) -> list:
+    """The cost table as aligned text rows, a header first; time relative to the unsafe build."""
+    base = next((r["median_ms"] for r in cost if r["build"] == "unsafe"), None)
+    rows = [f"{'build':<9} {'median ms':>10} {'x unsafe':>9} {'weight bytes':>13} {'rewrites kept':>14}"]
+    for r in cost:
+        ms = r["median_ms"]
+        ratio = f"{ms / base:.2f}" if ms and base else "-"
+        shown = f"{ms:.4f}" if ms is not None else (r.get("error") or "-")
+        rows.append(f"{r['build']:<9} {shown:>10} {ratio:>9} {r['weight_bytes']:>13} {r['rewrites_kept']:>14}")
+    return rows
+
+
+def fix_html(document: dict) -> str:
+    """A page of the fix: culprits, places, verification, cost table."""
+    esc = html.escape
+    body = [f"<h1>numguard fix: {'verified' if document['verified'] else 'not verified'}</h1>",
+            f"<p>model {esc(str(document['model']['path']))}, pipeline {esc(document['configuration']['pipeline'])}</p>"]
+    if document["reason"]:
+        body.append(f"<p>{esc(document['reason'])}</p>")
+    for culprit in document["culprits"]:
+        body.append(f"<h2>{esc(culprit['event'])}: {esc(culprit['remedy'])}, keeps {culprit['kept']} of "
+                    f"{culprit['rewrites']} rewrites</h2><ul>")
+        body += [f"<li>{esc(p['binding'] or p['function'])} ({esc(p['op'])}): {esc(p.get('origin') or '')}</li>"
+                 for p in culprit["places"]]
+        body.append("</ul>")
+    if document["cost"]:
+        body.append("<h2>Cost of safety</h2><table border='1' cellpadding='4'><tr><th>build</th><th>median ms</th>"
+                    "<th>weight bytes</th><th>rewrites kept</th></tr>")
+        for r in document["cost"]:
+            ms = "-" if r["median_ms"] is None else f"{r['median_ms']:.4f}"
+            body.append(f"<tr><td>{esc(r['build'])}</td><td>{ms}</td><td>{r['weight_bytes']}</td>"
+                        f"<td>{r['rewrites_kept']}</td></tr>")
+        body.append("</table>")
+    return "<!doctype html><html><head><meta charset='utf-8'><title>numguard fix</title></head><body>" + \
+        "\n".join(body) + "</body></html>\n"
