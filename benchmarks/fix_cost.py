@@ -21,6 +21,7 @@ range where the search finds one place that breaks (or says it found none).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -36,23 +37,35 @@ from tvm_numguard.pipeline import CompileConfig  # noqa: E402
 
 # name -> (how to make the model in a folder, pipeline, low, high, rtol, atol)
 CASES = {
-    "bert-fastmath": ("bert", "FastMathTransform,default", -60.0, 60.0, 1e-5, 1e-5),
-    "vit-fastmath": ("vit", "FastMathTransform,default", -60.0, 60.0, 1e-5, 1e-5),
+    "bert-fastmath": ("bert-layer", "FastMathTransform,default", -60.0, 60.0, 1e-5, 1e-5),
+    "vit-fastmath": ("vit-layer", "FastMathTransform,default", -60.0, 60.0, 1e-5, 1e-5),
+    "exp-heads-fastmath": ("exp_heads", "FastMathTransform,default", 0.0, 1.0, 1e-5, 1e-5),
     "cnn-mixed": ("tiny_cnn", "ToMixedPrecision,default", 0.0, 3000.0, 1e-2, 1e-2),
     "mlp-mixed": ("mlp", "ToMixedPrecision,default", 0.0, 3.0, 1e-2, 1e-2),
 }
 
 
 def make_model(kind: str, folder: str) -> str:
-    if kind in ("bert", "vit"):
+    if kind in ("bert-layer", "vit-layer", "resnet-basic"):
         from tvm_numguard.zoo.blocks import export
         return export(kind, folder)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_fix import exp_heads, mlp
+    if kind == "exp_heads":
+        return exp_heads(os.path.join(folder, "exp_heads.onnx"), width=256, rows=64)
     if kind == "tiny_cnn":
         from tvm_numguard.zoo.models import tiny_cnn_onnx
         return tiny_cnn_onnx(os.path.join(folder, "cnn.onnx"))
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-    from test_fix import mlp
     return mlp(os.path.join(folder, "mlp.onnx"))
+
+
+def pass_speedup(model, config: CompileConfig, event: str, witness) -> tuple:
+    """(unsafe ms, pass off ms) where there is nothing to fix: what the pass buys here."""
+    from tvm_numguard.fixes.cost import measure
+    from tvm_numguard.narrow import CulpritFix, FixPlan
+    off = dataclasses.replace(config, fix=FixPlan((CulpritFix(event, "pass"),)))
+    return (measure("unsafe", model.mod, config, 0, witness, model.input_names()).median_ms,
+            measure("pass off", model.mod, off, 0, witness, model.input_names()).median_ms)
 
 
 def run_case(name: str, budget: str, folder: str) -> dict:
@@ -63,6 +76,9 @@ def run_case(name: str, budget: str, folder: str) -> dict:
     outcome = find_fix(model, config, options, RunContext.of(lambda m: None))
     row = {"case": name, "pipeline": pipeline, "range": f"[{low:g}, {high:g}]", "verified": outcome.verified,
            "nothing": outcome.nothing_to_fix, "reason": outcome.reason}
+    if outcome.nothing_to_fix:
+        row["worst"] = outcome.first.comparison.score
+        row["speedup"] = pass_speedup(model, config, f"{pipeline.split(',')[0]}#0", outcome.first.witness)
     if outcome.nothing_to_fix or not outcome.narrowings:
         return row
     narrowings = list(outcome.narrowings.values())
@@ -76,7 +92,9 @@ def run_case(name: str, budget: str, folder: str) -> dict:
 def show(row: dict) -> str:
     head = f"{row['case']:<14} {row['pipeline']:<27} {row['range']:<13}"
     if row["nothing"]:
-        return head + " no violation found in the range: nothing to fix"
+        unsafe, off = row["speedup"]
+        return head + (f" nothing to fix (worst score {row['worst']:.3g}); the pass alone: {unsafe:.3f} ms, "
+                       f"off {off:.3f} ms")
     if "cost" not in row:
         return head + f" no fix: {row['reason']}"
     t = {c.label: c.median_ms for c in row["cost"]}

@@ -227,3 +227,73 @@ def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fi
         assert "disabled ToMixedPrecision#0" in message
     out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(np.full((4, 16), 3.0, "float32"))).numpy()
     assert np.isfinite(out).all()
+
+
+def exp_heads(path, heads: int = 5, width: int = 32, rows: int = 8) -> str:
+    """x [rows, width] in [0, 1] -> ``heads`` of MatMul + Exp, concatenated. Head 0's
+    logits reach 88.6 at the top of the range: exp there is finite in float32
+    (2.96e38), but FastMathTransform's fast_exp clamps its argument at 88.376
+    (2.37e38, 20% off). The other heads stay below 10: one place breaks."""
+    rng = np.random.default_rng(0)
+    weights, nodes = [], []
+    for i in range(heads):
+        w = np.full((width, width), 88.6 / width, np.float32) if i == 0 else \
+            rng.uniform(0, 10.0 / width, (width, width)).astype(np.float32)
+        weights.append(numpy_helper.from_array(w, f"w{i}"))
+        nodes += [helper.make_node("MatMul", ["x", f"w{i}"], [f"l{i}"], name=f"head{i}"),
+                  helper.make_node("Exp", [f"l{i}"], [f"e{i}"], name=f"exp{i}")]
+    nodes.append(helper.make_node("Concat", [f"e{i}" for i in range(heads)], ["y"], axis=1, name="heads"))
+    graph = helper.make_graph(nodes, "exp_heads", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, width])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, heads * width])], weights)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def test_fast_math_fix_keeps_the_fast_exp_where_it_is_safe(tmp_path, capsys):
+    model = exp_heads(tmp_path / "heads.onnx")
+    fix = str(tmp_path / "fix.json")
+    args = ["--pipeline", "FastMathTransform,zero", "--low", "0", "--high", "1", "--budget", "30"]
+    code, out, _ = run_cli(capsys, "fix", model, *args, "-o", fix, "--no-cost", "--save-inputs", str(tmp_path / "w.npz"))
+    assert code == 0, out
+    culprit = json.load(open(fix))["culprits"][0]
+    assert (culprit["rewrites"], culprit["kept"]) == (5, 4)
+    assert [p["origin"] for p in culprit["places"]] == ["ONNX Exp node 'exp0' (output 'e0')"]
+    code, out, _ = run_cli(capsys, "bisect", model, *args, "--seed", "3", "--apply-fix", fix,
+                           "--json", str(tmp_path / "r.json"))
+    assert code == 0, out
+
+
+def three_exps() -> tvm.IRModule:
+    """exp(x), exp(x/5), exp(x/4): on [0, 20] only the first passes exp_range's cutoff of 10."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((4, 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            e1 = bb.emit(relax.op.exp(x))
+            e2 = bb.emit(relax.op.exp(relax.op.multiply(x, relax.const(0.2, "float32"))))
+            e3 = bb.emit(relax.op.exp(relax.op.multiply(x, relax.const(0.25, "float32"))))
+            y = bb.emit_output(relax.op.add(relax.op.add(e1, e2), e3))
+        bb.emit_func_output(y)
+    return bb.get()
+
+
+def test_a_user_pass_that_renames_what_it_rewrites_is_narrowed_to_its_one_unsafe_place():
+    from tvm_numguard import api
+    from tvm_numguard.fixes import find_fix
+    from tvm_numguard.options import Options
+    from tvm_numguard.pipeline import CompileConfig
+
+    config = CompileConfig(pipeline="patches.exp_range:make_pass,zero")
+    outcome = find_fix(three_exps(), config, Options(low=0.0, high=20.0, budget="40", framework=False))
+    assert outcome.verified, outcome.reason
+    (narrowing,) = outcome.narrowings.values()
+    assert narrowing.event == "FastExpCutoff#0" and (narrowing.rewrites, narrowing.kept) == (3, 2)
+    assert [p.binding for p in narrowing.places] == ["lv"]  # exp(x), the first: the one that passes 10
+    fixed = api.bisect(three_exps(), dataclasses_replace(config, fix=outcome.plan), Options(
+        low=0.0, high=20.0, seed=9, framework=False))
+    assert fixed.verdict == "clean"
+
+
+def dataclasses_replace(config, **changes):
+    import dataclasses
+    return dataclasses.replace(config, **changes)

@@ -184,6 +184,7 @@ class Trace(Command):
         from ..report.graph import propagation_dot
         from ..report.html import render_html
         from ..report.plot import pass_errors_png
+        from ..fixes import load as load_fix
         from ..report.text import trace_lines
         from ..trace.tracer import trace
 
@@ -194,7 +195,8 @@ class Trace(Command):
         code = deliver(report, outputs)
         traced = report.finding.trace
         if outputs.html:  # a clean check gets its page too, saying so
-            write_atomic(outputs.html, render_html(report.data, invoked_as()).encode())
+            fix = load_fix(config.fix_file).document if config.fix_file else None
+            write_atomic(outputs.html, render_html(report.data, invoked_as(), fix).encode())
         if traced is None:
             why = ("TVM's import is at fault, not a pass (the first node it computes differently is named above)"
                    if "import" in report.at_fault else "no violation on the searched inputs")

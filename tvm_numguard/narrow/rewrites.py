@@ -4,7 +4,7 @@ A **place** is one value of the module the pass received, named as trace names
 values (``values.graph``): a binding of ``main`` (``lv3``, the operator it
 calls), or a whole function (a kernel, a Relax function besides ``main``).
 The pass **rewrote** a binding of ``main`` when the value matched to it after
-the pass (``values.match``: names, then def-use, casts looked through) is
+the pass (``narrow.matching``: structure, casts looked through) is
 computed otherwise: another operator or kernel, other attributes, another
 dtype, arguments that are not the matched ones or come through a new cast;
 or when no value after the pass matches it. It rewrote a function when the
@@ -24,7 +24,8 @@ from tvm import relax
 
 from ..relax_ir import op_name, tensor_type
 from ..values.graph import named_values, value_graph
-from ..values.match import match_values, runtime_values
+from ..values.match import runtime_values
+from .matching import match_across
 
 _CONST = tvm.ir.expr.GenericConst  # a tensor constant (relax.const makes one)
 
@@ -67,14 +68,16 @@ class Correspondence:
         self.has_main = _relax_main(before) and _relax_main(after)
         if not self.has_main:
             self.graph_before = self.graph_after = None
-            self.after_of, self.values_before, self.values_after = {}, {}, {}
+            self.after_of, self.values_before, self.values_after, self.live = {}, {}, {}, set()
             self._name_before, self._name_after = {}, {}
             return
         self.graph_before, self.graph_after = value_graph(before), value_graph(after)
-        matching = match_values(self.graph_before, self.graph_after)
-        self.after_of = {b: a for a, b in matching.pairs.items()}  # canonical before name -> after name
         self.values_before = named_values(before["main"])
         self.values_after = named_values(after["main"])
+        # canonical before name -> after name
+        self.after_of = match_across(self.graph_before, self.graph_after, self.values_before, self.values_after)
+        self.live = runtime_values(self.graph_before)
+        self._checking: set = set()
         self._name_before = {var: name for name, (var, _) in self.values_before.items()}
         self._name_after = {var: name for name, (var, _) in self.values_after.items()}
 
@@ -83,11 +86,10 @@ class Correspondence:
         if not self.has_main:
             return []
         graph = self.graph_before
-        live = runtime_values(graph)
         out = []
         for name in graph.order:
             node = graph.nodes[name]
-            if node.kind == "param" or node.passes_through or name not in live:
+            if node.kind == "param" or node.passes_through or name not in self.live:
                 continue
             partner = self.after_of.get(name)
             change = "rewritten" if partner is None else self.change(name, partner)
@@ -144,8 +146,8 @@ class Correspondence:
 
     def _arg(self, xb, xa) -> str:
         if isinstance(xb, relax.Var) and isinstance(xa, relax.Var):
-            wanted = self.after_of.get(self.graph_before.canon(self.name_before(xb)))
-            if wanted is None or self.graph_after.canon(self.name_after(xa)) != wanted:
+            wanted = self.partner(self.name_before(xb))
+            if wanted is None or wanted not in (self.name_after(xa), self.graph_after.canon(self.name_after(xa))):
                 return "other"
             return "same" if tensor_type(xb)[1] == tensor_type(xa)[1] else "dtype"
         if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
@@ -170,6 +172,25 @@ class Correspondence:
             return op_b.name_hint == op_a.name_hint and bool(tvm_ffi.structural_equal(
                 self.before[op_b], self.after[op_a], map_free_vars=True))
         return bool(tvm_ffi.structural_equal(op_b, op_a))
+
+    def partner(self, before_name: Optional[str]) -> Optional[str]:
+        """The value after the pass that stands for ``before_name``: its match
+        (casts looked through), or, for a value computed from constants alone
+        (weights being prepared, which matching leaves out), the value of the
+        same name computed the same way."""
+        if before_name is None:
+            return None
+        matched = self.after_of.get(self.graph_before.canon(before_name))
+        if matched is not None or before_name in self.live:
+            return matched
+        if before_name in self.values_after and before_name not in self._checking:
+            self._checking.add(before_name)
+            try:
+                same = self.values_before[before_name][1] is None or self.change(before_name, before_name) == "same"
+            finally:
+                self._checking.discard(before_name)
+            return before_name if same else None
+        return None
 
     def name_before(self, var) -> Optional[str]:
         return self._name_before.get(var)

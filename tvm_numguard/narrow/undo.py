@@ -162,7 +162,7 @@ class _Rebuild:
         if name in self.params:
             source = self.params[name]
         else:
-            partner = self.c.after_of.get(self.c.graph_before.canon(name))
+            partner = self.c.partner(name)
             if partner is None:
                 raise CannotUndo(f"no value after the pass matches {name}, an argument of a kept place")
             source = self.c.values_after[partner][0]

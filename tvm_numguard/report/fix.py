@@ -54,22 +54,31 @@ def fix_html(document: dict) -> str:
     """A page of the fix: culprits, places, verification, cost table."""
     esc = html.escape
     body = [f"<h1>numguard fix: {'verified' if document['verified'] else 'not verified'}</h1>",
-            f"<p>model {esc(str(document['model']['path']))}, pipeline {esc(document['configuration']['pipeline'])}</p>"]
+            f"<p>model {esc(str(document['model']['path']))}, pipeline {esc(document['configuration']['pipeline'])}</p>",
+            fix_section(document)]
+    return "<!doctype html><html><head><meta charset='utf-8'><title>numguard fix</title></head><body>" + \
+        "\n".join(body) + "</body></html>\n"
+
+
+def fix_section(document: dict, level: int = 2) -> str:
+    """The fix's culprits, places and cost table as HTML (the fix's page, and
+    trace's page of a check run with ``--apply-fix``)."""
+    esc = html.escape
+    body = []
     if document["reason"]:
         body.append(f"<p>{esc(document['reason'])}</p>")
     for culprit in document["culprits"]:
-        body.append(f"<h2>{esc(culprit['event'])}: {esc(culprit['remedy'])}, keeps {culprit['kept']} of "
-                    f"{culprit['rewrites']} rewrites</h2><ul>")
+        body.append(f"<h{level}>{esc(culprit['event'])}: {esc(culprit['remedy'])}, keeps {culprit['kept']} of "
+                    f"{culprit['rewrites']} rewrites</h{level}><ul>")
         body += [f"<li>{esc(p['binding'] or p['function'])} ({esc(p['op'])}): {esc(p.get('origin') or '')}</li>"
                  for p in culprit["places"]]
         body.append("</ul>")
     if document["cost"]:
-        body.append("<h2>Cost of safety</h2><table border='1' cellpadding='4'><tr><th>build</th><th>median ms</th>"
-                    "<th>weight bytes</th><th>rewrites kept</th></tr>")
+        body.append(f"<h{level}>Cost of safety</h{level}><table border='1' cellpadding='4'><tr><th>build</th>"
+                    "<th>median ms</th><th>weight bytes</th><th>rewrites kept</th></tr>")
         for r in document["cost"]:
             ms = "-" if r["median_ms"] is None else f"{r['median_ms']:.4f}"
             body.append(f"<tr><td>{esc(r['build'])}</td><td>{ms}</td><td>{r['weight_bytes']}</td>"
                         f"<td>{r['rewrites_kept']}</td></tr>")
         body.append("</table>")
-    return "<!doctype html><html><head><meta charset='utf-8'><title>numguard fix</title></head><body>" + \
-        "\n".join(body) + "</body></html>\n"
+    return "\n".join(body)

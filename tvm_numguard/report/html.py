@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from typing import Optional
 
 from .advice import SCORE_RULE, as_invoked, fix_lines
 from .graph import propagation_dot, propagation_svg
@@ -142,10 +143,12 @@ def _range_check(data: dict) -> str:
             f"<ul id='range-check'>{''.join(items)}</ul>")
 
 
-def render_html(data: dict, program: str = "numguard") -> str:
+def render_html(data: dict, program: str = "numguard", fix: Optional[dict] = None) -> str:
     """The trace's page; for a check with nothing to trace (no violation) a
-    page that says so, with what was checked."""
+    page that says so, with what was checked; ``fix``: the fix document the
+    check applied (``--apply-fix``), shown with its cost of safety."""
     trace = data.get("trace")
+    applied = _applied_fix(fix)
     if trace is None:
         why = ("TVM's import is at fault, not a pass: there is no pass to trace" if "import" in data.get("at_fault", [])
                else f"no violation on the {_e(data['search']['evaluations'])} inputs searched, so there is nothing "
@@ -154,7 +157,7 @@ def render_html(data: dict, program: str = "numguard") -> str:
         return _page([f"<h1>numguard trace: {_e(data['model']['source'])}</h1>",
                       f"<p id='verdict'>at fault: <span class='{'bad' if at_fault else 'good'}'>"
                       f"{_e(at_fault or 'nothing')}</span>: {why}.</p>",
-                      _summary(data), _imports(data),
+                      _summary(data), applied, _imports(data),
                       f"<h2>Replay</h2><pre>{_e(as_invoked(data['replay'], program))}</pre>"])
     bis = data.get("bisection") or {}
     culprit = trace.get("culprit")
@@ -169,6 +172,7 @@ def render_html(data: dict, program: str = "numguard") -> str:
         f"<code>{_e(data['configuration']['tir_pipeline'])}</code>, target <code>{_e(data['configuration']['target'])}</code>; "
         f"verdict <span class='{verdict_cls}'>{_e(data['verdict'])}</span>.</p>",
         _summary(data),
+        applied,
         f"<h2>Culprit</h2><p id='culprit'><b>{_e(culprit)}</b> [{_e((bis.get('culprit') or {}).get('level', ''))}]"
         f" — {_e(bis.get('status', ''))}, {_e(bis.get('builds', ''))} bisection builds.</p>"
         if culprit else "<h2>Culprit</h2><p>none isolated</p>",
@@ -194,3 +198,12 @@ def render_html(data: dict, program: str = "numguard") -> str:
 def _page(body: list) -> str:
     return ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>numguard trace</title>"
             f"<style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _applied_fix(fix: Optional[dict]) -> str:
+    """The section of the fix a check applied: its culprits, places and cost table."""
+    from .fix import fix_section
+
+    if fix is None:
+        return ""
+    return f"<h2 id='fix'>Fix applied</h2>{fix_section(fix, level=3)}"

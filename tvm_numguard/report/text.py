@@ -97,6 +97,8 @@ def render_summary(data: dict, program: str = "numguard") -> str:
         lines.append(f"            {DIMS_WORDS[model['dims']]}")
     disabled = f"   disabled: {', '.join(cfg['disable'])}" if cfg.get("disable") else ""
     lines.append(f"  pipeline  {cfg['pipeline']}   tir: {cfg['tir_pipeline']}   target: {cfg['target']}{disabled}")
+    if cfg.get("fix"):
+        lines.append(f"  fix       applied: {fix_line(cfg['fix'])}")
     lines += _search_lines(data["search"], data["witness"])
     lines += _metric_lines(data["metrics"])
     lines.append(f"  score     {SCORE_RULE}")
@@ -243,3 +245,15 @@ def event_table(rows: list, nested_hidden: bool = False) -> str:
     lines.append(f"{len(rows)} events ran, {optional} optional (a bisection may skip them)"
                  + ("; nested events hidden (--all shows them)" if nested_hidden else ""))
     return "\n".join(lines)
+
+
+def fix_line(fix: dict) -> str:
+    """A report's ``configuration.fix`` in one line: where it came from, what it keeps out where."""
+    parts = []
+    for culprit in fix["culprits"]:
+        if culprit["remedy"] == "pass":
+            parts.append(f"{culprit['event']} switched off")
+        else:
+            parts.append(f"{culprit['event']} kept from acting at "
+                         + ", ".join(p["binding"] or p["function"] for p in culprit["places"]))
+    return "; ".join(parts) + (f" ({fix['file']})" if fix.get("file") else "")

@@ -1,0 +1,142 @@
+"""Which value after one pass stands for which value before it.
+
+Trace's matching (``values.match``) pairs values of two builds by name first,
+which suits builds whose names a pipeline kept. One pass re-emitting a
+function through a BlockBuilder renumbers its values (``lv`` before may be an
+``exp`` and ``lv`` after a ``multiply`` of the pass's own), so here names
+count for the inputs only, and the rest is structure, casts looked through
+on both sides (a pass that changes precision adds them):
+
+  1. anchors: parameters by name, ``main``'s results by position;
+  2. backward: the arguments of two paired values pair position by position
+     when they have as many (a call_tir's tuple opened): what a rewritten
+     value reads stands for what the value before it read (``exp(c)`` and
+     ``call_tir(fast_exp, (c,))``); a rewrite that computes from more or fewer
+     values (``where(x < 10, exp(x), tail)`` for ``exp(x)``) stops it there;
+  3. forward, to a fixed point with 2: a value before the pass pairs with the
+     one value after it computed by the same operator, attributes and
+     constants from the paired arguments (what comes before a rewrite).
+
+Pairs need the same shape, and dtypes that are equal or both floating point.
+The value after the pass that consumers read is the one paired: a value the
+pass keeps inside its rewrite (the exact ``exp`` under the ``where``) is not.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from ..relax_ir import op_name
+from ..values.graph import ValueGraph
+
+_CONST = tvm.ir.expr.GenericConst
+
+
+def match_across(before: ValueGraph, after: ValueGraph, values_before: dict, values_after: dict) -> dict:
+    """{before name: after name} (canonical names: casts and aliases looked through)."""
+    pairs: dict = {}
+    used: set = set()
+
+    def pair(b: Optional[str], a: Optional[str]) -> bool:
+        b, a = before.canon(b), after.canon(a)
+        if b is None or a is None or b in pairs or a in used or b not in before.nodes or a not in after.nodes:
+            return False
+        if not _compatible(before.nodes[b], after.nodes[a]):
+            return False
+        pairs[b] = a
+        used.add(a)
+        return True
+
+    for name in before.order:
+        if before.nodes[name].kind == "param" and name in after.nodes and after.nodes[name].kind == "param":
+            pair(name, name)
+    for b_out, a_out in zip(before.outputs, after.outputs):
+        pair(b_out, a_out)
+    while True:  # backward to a fixed point first: the values consumers read win over look-alikes
+        while _backward(before, after, pairs, pair):
+            pass
+        if not _forward(before, after, values_before, values_after, pairs, pair):
+            return pairs
+
+
+def _backward(before, after, pairs, pair) -> bool:
+    changed = False
+    for b, a in list(pairs.items()):
+        args_b, args_a = before.nodes[b].args, after.nodes[a].args
+        if before.nodes[b].kind != "param" and len(args_b) == len(args_a):
+            for xb, xa in zip(args_b, args_a):
+                changed |= pair(xb, xa)
+    return changed
+
+
+def _forward(before, after, values_before, values_after, pairs, pair) -> bool:
+    """Pair each unpaired value before the pass with the one after it computed the same way."""
+    changed = False
+    waiting = {}
+    for a in after.order:
+        node = after.nodes[a]
+        if a in pairs.values() or node.passes_through or node.kind == "param":
+            continue
+        args = tuple(after.canon(x) for x in node.args)
+        waiting.setdefault((node.op, args), []).append(a)
+    back = {a: b for b, a in pairs.items()}
+    for b in before.order:
+        node = before.nodes[b]
+        if b in pairs or node.passes_through or node.kind == "param":
+            continue
+        args = [before.canon(x) for x in node.args]
+        if any(x is not None and x not in pairs for x in args):
+            continue
+        key = (node.op, tuple(None if x is None else pairs[x] for x in args))
+        same = [a for a in waiting.get(key, []) if a not in back
+                and _same_operation(values_before[b][1], values_after[a][1])]
+        if len(same) == 1:
+            changed |= pair(b, same[0])
+            back[same[0]] = b
+    return changed
+
+
+def _same_operation(value_b, value_a) -> bool:
+    """Same operator, attributes and constant operands (variables are the caller's to compare)."""
+    if type(value_b) is not type(value_a):
+        return False
+    if isinstance(value_b, relax.Call):
+        if op_name(value_b) != op_name(value_a) or len(value_b.args) != len(value_a.args):
+            return False
+        if (value_b.attrs is None) != (value_a.attrs is None) or (
+                value_b.attrs is not None and not tvm_ffi.structural_equal(value_b.attrs, value_a.attrs)):
+            return False
+        return all(_same_leaf(xb, xa) for xb, xa in zip(value_b.args, value_a.args))
+    if isinstance(value_b, relax.TupleGetItem):
+        return value_b.index == value_a.index
+    return True
+
+
+def _same_leaf(xb, xa) -> bool:
+    if isinstance(xb, relax.Var) or isinstance(xa, relax.Var):
+        return isinstance(xb, relax.Var) and isinstance(xa, relax.Var)
+    if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
+        return len(xb.fields) == len(xa.fields) and all(_same_leaf(b, a) for b, a in zip(xb.fields, xa.fields))
+    if isinstance(xb, _CONST) and isinstance(xa, _CONST):
+        b, a = xb.value.numpy(), xa.value.numpy()
+        return b.shape == a.shape and np.array_equal(b.astype(a.dtype), a)
+    if isinstance(xb, tvm.ir.GlobalVar) and isinstance(xa, tvm.ir.GlobalVar):
+        return xb.name_hint == xa.name_hint
+    return bool(tvm_ffi.structural_equal(xb, xa, map_free_vars=True))
+
+
+def _compatible(b, a) -> bool:
+    if b.shape != a.shape:
+        return False
+    if b.dtype == a.dtype:
+        return True
+    return bool(b.dtype and a.dtype and _kind(b.dtype) == "f" == _kind(a.dtype))
+
+
+def _kind(dtype: str) -> str:
+    return "f" if dtype in ("float16", "bfloat16", "float32", "float64") else np.dtype(dtype).kind
