@@ -90,6 +90,11 @@ class RangeCheckOutcome:
     error: Optional[str] = None
     checker: Optional[object] = None  # the rangecheck.check.RangeCheck that made ``result``
 
+    def __getstate__(self) -> dict:
+        # the checker holds Relax modules, which TVM 0.27 cannot pickle (it segfaults): a
+        # Finding sent to another process keeps what the check found, not the means to ask again
+        return {**self.__dict__, "checker": None}
+
 
 @dataclasses.dataclass
 class Finding:
