@@ -182,6 +182,22 @@ def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp
     assert code == 0 and "numguard bisect: clean" in out
     code, out, _ = run_cli(capsys, "bisect", model, *MIXED, "--seed", "11", "--json", str(tmp_path / "r2.json"))
     assert code == 1  # the same check without the fix fails
+    # what a user puts into their own compile: the culprit wrapped, or the instrument
+    from tvm.relax.frontend.onnx import from_onnx
+
+    mod, x = from_onnx(onnx.load(model)), np.load(tmp_path / "w.npz")["x"]
+    exact = _run(mod, x)
+
+    def close(out) -> bool:
+        return bool(np.all(np.abs(out - exact) <= 1e-2 + 1e-2 * np.abs(exact)))
+
+    loaded = load(fix)
+    assert not close(_run(relax.transform.ToMixedPrecision()(mod), x))  # the witness breaks the pass
+    assert close(_run(tvm.transform.Sequential([loaded.wrap(relax.transform.ToMixedPrecision())])(mod), x))
+    with loaded.pass_context(opt_level=3):
+        ex = tvm.compile(mod, "llvm", relax_pipeline=tvm.transform.Sequential(
+            [relax.transform.ToMixedPrecision(), relax.get_pipeline("default")]))
+    assert close(relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy())
 
 
 def test_fix_on_a_clean_model_says_so_in_one_line_and_writes_nothing(tmp_path, capsys):
@@ -216,17 +232,24 @@ def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fi
     from tvm.relax.frontend.onnx import from_onnx
 
     mod = from_onnx(onnx.load(mlp(tmp_path / "mlp.onnx")))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with numguard.guard(0, 3, rtol=1e-2, atol=1e-2, progress=None, fix=fix, seed=1):
-            ex = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
-    message = " ".join(str(w.message) for w in caught)
-    if fix == "narrow":
-        assert "kept ToMixedPrecision#0 from acting at" in message
-    else:
-        assert "disabled ToMixedPrecision#0" in message
-    out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(np.full((4, 16), 3.0, "float32"))).numpy()
-    assert np.isfinite(out).all()
+    for round_ in range(2):  # the second compile is the cache's: the fix is kept like a verdict
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with numguard.guard(0, 3, rtol=1e-2, atol=1e-2, progress=None, fix=fix, seed=1,
+                                cache=str(tmp_path / "cache")) as g:
+                ex = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
+        message = " ".join(str(w.message) for w in caught)
+        section = g.report[0].data["guard"]
+        assert section["cached"] == bool(round_)
+        if fix == "narrow":
+            assert "kept ToMixedPrecision#0 from acting at" in message and section["returned"] == "narrow fix"
+            assert [len(c["places"]) for c in section["fix"]] == [3]
+        else:
+            assert "disabled ToMixedPrecision#0" in message and section["returned"] == "culprit disabled"
+        x = g.report[0].witness["x"] if round_ == 0 else x  # a cached verdict keeps no witness
+        exact = _run(mod, x)
+        out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
+        assert np.all(np.abs(out - exact) <= 1e-2 + 1e-2 * np.abs(exact))
 
 
 def exp_heads(path, heads: int = 5, width: int = 32, rows: int = 8) -> str:

@@ -23,7 +23,8 @@ from ..narrow import FixPlan
 from ..options import Options
 from ..pipeline import CompileConfig
 from ..search import parse_budget
-from .narrowing import Narrowing, narrow_culprit
+from ..narrow import Correspondence, rewrites
+from .narrowing import Narrowing, culprit_modules, narrow_culprit
 
 NARROW_ATTEMPTS = 3  # narrowings of one culprit before it is switched off
 MAX_ROUNDS = 8  # searches in all, the first included
@@ -90,13 +91,16 @@ def find_fix(model, config: CompileConfig, options: Options, context: RunContext
             if outcome is None:
                 outcome = FixOutcome(finding, narrowings)
             outcome.rounds, outcome.verification = round_ + 1, finding if round_ else None
+            if not finding.violation and round_ == 0:  # nothing to fix
+                outcome.verified = True
+                return outcome
             reached = _new_warnings_reached(finding)
             if not finding.violation and not reached:
-                outcome.verified = bool(round_) or not narrowings
+                outcome.verified = True
                 return outcome
             if not finding.violation:  # clean, but where the range check says the pipeline can break
                 outcome.reached = tuple(w.warning.binding for w in reached)
-                why = _widen(narrowings, session, config, witnesses, finding, reached, model)
+                why = _widen(narrowings, session, config, reached)
                 if why:
                     outcome.reason = why
                     return outcome
@@ -153,37 +157,35 @@ def _new_warnings_reached(finding) -> list:
     return [w for w in outcome.checker.reached(outcome.result, finding.witness) if w.new]
 
 
-def _widen(narrowings, session, config, witnesses, finding, reached, model) -> str:
+def _widen(narrowings, session, config, reached) -> str:
     """A clean verification that reaches new range-check warnings: each narrowed
-    culprit is narrowed again with those warnings' values as hints and the
-    witness added; returns why that cannot be done ("" when it was)."""
-    narrowed = [e for e, n in narrowings.items() if n.remedy == "narrow"]
-    if not narrowed:
-        names = ", ".join(sorted({w.warning.binding for w in reached}))
-        return f"the fixed build reaches range-check warnings ({names}) and no culprit is narrowed to widen"
-    for event in narrowed:
-        witnesses.setdefault(event, []).append(finding.witness)
-        previous = narrowings[event]
+    culprit is also undone at the places those warnings are about; returns why
+    that cannot be done ("" when it was)."""
+    names = {w.warning.binding for w in reached}
+    widened = False
+    for event, previous in list(narrowings.items()):
+        if previous.remedy != "narrow":
+            continue
         base = dataclasses.replace(config, fix=FixPlan(tuple(n.fix for e, n in narrowings.items() if e != event))
                                    or None)
-        hints = tuple(w.warning.binding for w in reached)
-        again = narrow_culprit(session, base, event, witnesses[event], hints, model.origins)
-        extra = tuple(p for p in again.places if p not in previous.places)
-        hinted = tuple(p for p in _places_named(session, base, event, hints, model) if p not in previous.places)
-        if not extra and not hinted:
-            narrowings[event] = dataclasses.replace(previous, remedy="pass", places=(),
-                                                    reason="the narrowed build reaches range-check warnings")
-            continue
-        narrowings[event] = dataclasses.replace(previous, places=previous.places + extra + hinted)
+        more = tuple(p for p in _places_warned(session, base, event, names) if p not in previous.places)
+        if more:
+            narrowings[event] = dataclasses.replace(previous, places=previous.places + more)
+            widened = True
+    if not widened:
+        return (f"the fixed build reaches range-check warnings ({', '.join(sorted(names))}) at no place "
+                "a narrowed culprit rewrote")
     return ""
 
 
-def _places_named(session, config, event, names, model) -> tuple:
-    """The places of ``event``'s rewrites whose value is one of ``names``."""
-    from ..narrow import rewrites
-    from .narrowing import culprit_modules
-
+def _places_warned(session, config, event, names) -> tuple:
+    """The places of ``event``'s rewrites whose value after it (or a cast of it) is named one of ``names``
+    (the range check reads the module the pipeline made, which keeps the pass's names)."""
     before, after = culprit_modules(session, config, event)
     if before is None:
         return ()
-    return tuple(p for p, ok in rewrites(before, after) if ok and p.binding in set(names))
+    correspondence = Correspondence(before, after)
+    graph = correspondence.graph_after
+    warned = {graph.canon(n) for n in names if graph is not None and n in graph.nodes}
+    return tuple(p for p, ok in rewrites(before, after)
+                 if ok and p.binding is not None and correspondence.after_of.get(p.binding) in warned)

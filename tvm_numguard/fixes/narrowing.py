@@ -128,7 +128,11 @@ def narrow_culprit(session, config: CompileConfig, event: str, witnesses: Sequen
     hinted = [p for p in candidates if p.binding in set(hints)]
     items = hinted if hinted and clean(hinted) else candidates
     places, complete = ddmin(items, clean, max_tests=MAX_TESTS)
-    return Narrowing(event, "narrow", **counts, places=tuple(places), tests=clean.tests, complete=complete)
+    found = Narrowing(event, "narrow", **counts, places=tuple(places), tests=clean.tests, complete=complete)
+    if found.kept == 0 and counts["rewrites"]:  # the pass off is as narrow, and simpler to apply
+        return dataclasses.replace(found, remedy="pass", places=(),
+                                   reason=f"every one of its {counts['rewrites']} rewrites must be undone")
+    return found
 
 
 def _named(place: Place, origins: Mapping) -> Place:

@@ -275,12 +275,13 @@ class Guard:
         return session.reference, session.reference_skip, len(checks), "reference", None
 
     def _narrow(self, session: ShadowSession, events, checks) -> Optional[tuple]:
-        """(build, FixPlan) with each blamed event narrowed on the witness and
-        verified on ``checks``; None where a culprit has no narrow remedy."""
+        """(build, FixPlan) with each blamed event narrowed on ``checks`` (the
+        witness and fresh inputs) and verified on them; None where a culprit
+        has no narrow remedy."""
         plan = FixPlan()
         for event in events:
             self.progress(f"narrowing {event}: where must it be kept from acting?")
-            found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, checks[:1],
+            found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, checks,
                                    origins=session.model.origins)
             if found.remedy != "narrow":
                 return None
