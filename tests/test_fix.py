@@ -320,3 +320,28 @@ def test_a_user_pass_that_renames_what_it_rewrites_is_narrowed_to_its_one_unsafe
 def dataclasses_replace(config, **changes):
     import dataclasses
     return dataclasses.replace(config, **changes)
+
+
+def test_fixes_is_reached_from_the_package():
+    import tvm_numguard
+
+    assert tvm_numguard.fixes.load is load
+
+
+def test_the_guard_narrows_a_user_pass_applied_before_the_compile():
+    import warnings
+
+    import tvm_numguard as numguard
+    from patches.exp_range import make_pass
+
+    mod = three_exps()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with numguard.guard(0.0, 20.0, progress=None, budget="40") as g:
+            ex = tvm.compile(make_pass()(mod), "llvm")
+    section = g.report[0].data["guard"]
+    assert section["returned"] == "narrow fix", [str(w.message) for w in caught]
+    assert [[p["binding"] for p in c["places"]] for c in section["fix"]] == [["lv"]]
+    x = np.full((4, 16), 19.0, "float32")
+    out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
+    np.testing.assert_allclose(out, _run(mod, x), rtol=1e-5)

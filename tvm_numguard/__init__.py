@@ -33,7 +33,13 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
+# subpackages a user reaches as attributes: ``tvm_numguard.fixes.load(path)``
+_SUBPACKAGES = ("fixes",)
+
+
 def __getattr__(name: str):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
     if name in _HOMES:
         value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
         setattr(sys.modules[__name__], name, value)
@@ -42,7 +48,7 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_HOMES))
+    return sorted(set(globals()) | set(_HOMES) | set(_SUBPACKAGES))
 
 
 __all__ = [
