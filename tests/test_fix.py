@@ -252,18 +252,19 @@ def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fi
         assert np.all(np.abs(out - exact) <= 1e-2 + 1e-2 * np.abs(exact))
 
 
-def exp_heads(path, heads: int = 5, width: int = 32, rows: int = 8) -> str:
-    """x [rows, width] in [0, 1] -> ``heads`` of MatMul + Exp, concatenated. Head 0's
-    logits reach 88.6 at the top of the range: exp there is finite in float32
+def exp_heads(path, heads: int = 5, width: int = 32, rows: int = 8, op: str = "MatMul") -> str:
+    """x [rows, width] in [0, 1] -> ``heads`` of MatMul (or an elementwise Mul,
+    where the exps are most of the work) + Exp, concatenated. Head 0's logits
+    reach 88.6 at the top of the range: exp there is finite in float32
     (2.96e38), but FastMathTransform's fast_exp clamps its argument at 88.376
     (2.37e38, 20% off). The other heads stay below 10: one place breaks."""
     rng = np.random.default_rng(0)
     weights, nodes = [], []
+    shape, top = ((width, width), 88.6 / width) if op == "MatMul" else ((width,), 88.6)
     for i in range(heads):
-        w = np.full((width, width), 88.6 / width, np.float32) if i == 0 else \
-            rng.uniform(0, 10.0 / width, (width, width)).astype(np.float32)
+        w = np.full(shape, top, np.float32) if i == 0 else rng.uniform(0, top * 10 / 88.6, shape).astype(np.float32)
         weights.append(numpy_helper.from_array(w, f"w{i}"))
-        nodes += [helper.make_node("MatMul", ["x", f"w{i}"], [f"l{i}"], name=f"head{i}"),
+        nodes += [helper.make_node(op, ["x", f"w{i}"], [f"l{i}"], name=f"head{i}"),
                   helper.make_node("Exp", [f"l{i}"], [f"e{i}"], name=f"exp{i}")]
     nodes.append(helper.make_node("Concat", [f"e{i}" for i in range(heads)], ["y"], axis=1, name="heads"))
     graph = helper.make_graph(nodes, "exp_heads", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, width])],
