@@ -2,7 +2,7 @@
 
 For each case: ``numguard fix`` (bisect, narrow by delta debugging, verify on a
 fresh search), then the three builds timed in this one process with TVM's
-time evaluator (median of 15 runs after a warm-up): the unsafe build, the
+time evaluator (median of 21 calls each after a warm-up, the builds in turns): the unsafe build, the
 narrow fix, the pass off. Prints per case the rewrites the fix keeps and the
 share of the pass's speed-up it keeps:
 
@@ -61,11 +61,11 @@ def make_model(kind: str, folder: str) -> str:
 
 def pass_speedup(model, config: CompileConfig, event: str, witness) -> tuple:
     """(unsafe ms, pass off ms) where there is nothing to fix: what the pass buys here."""
-    from tvm_numguard.fixes.cost import measure
+    from tvm_numguard.fixes.cost import measure_all
     from tvm_numguard.narrow import CulpritFix, FixPlan
     off = dataclasses.replace(config, fix=FixPlan((CulpritFix(event, "pass"),)))
-    return (measure("unsafe", model.mod, config, 0, witness, model.input_names()).median_ms,
-            measure("pass off", model.mod, off, 0, witness, model.input_names()).median_ms)
+    unsafe, off = measure_all([("unsafe", config, 0), ("pass off", off, 0)], model.mod, witness, model.input_names())
+    return unsafe.median_ms, off.median_ms
 
 
 def run_case(name: str, budget: str, folder: str) -> dict:
