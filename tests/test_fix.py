@@ -346,3 +346,28 @@ def test_the_guard_narrows_a_user_pass_applied_before_the_compile():
     x = np.full((4, 16), 19.0, "float32")
     out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
     np.testing.assert_allclose(out, _run(mod, x), rtol=1e-5)
+
+
+@I.ir_module
+class ToSoftmax:
+    @R.function
+    def main(x: R.Tensor((2, 8), "float32"), w: R.Tensor((8, 8), "float32")):
+        with R.dataflow():
+            a = R.matmul(x, w)
+            b = R.nn.relu(a)
+            s = R.nn.softmax(b)
+            R.output(s)
+        return s
+
+
+def test_a_value_read_through_a_round_trip_to_float16_is_a_place():
+    """ToMixedPrecision keeps softmax in float32 but feeds it relu's float16 result
+    cast back: same dtype, other value. Missed, undoing every place left the
+    README demo's violation standing."""
+    after = relax.transform.ToMixedPrecision()(ToSoftmax)
+    found = {p.binding: p.kind for p, _ in rewrites(ToSoftmax, after)}
+    assert found == {"a": "rewrite", "b": "follow", "s": "follow"}
+    rng = np.random.default_rng(1)
+    x, w = rng.uniform(-3, 3, (2, 8)).astype("float32"), rng.uniform(-3, 3, (8, 8)).astype("float32")
+    out = narrowed(ToSoftmax, after, [p for p, _ in rewrites(ToSoftmax, after)])
+    np.testing.assert_array_equal(_run(out, x, w), _run(ToSoftmax, x, w))

@@ -149,7 +149,7 @@ class Correspondence:
             wanted = self.partner(self.name_before(xb))
             if wanted is None or wanted not in (self.name_after(xa), self.graph_after.canon(self.name_after(xa))):
                 return "other"
-            return "same" if tensor_type(xb)[1] == tensor_type(xa)[1] else "dtype"
+            return "same" if self._dtypes_on_the_way(self.name_after(xa)) <= {tensor_type(xb)[1]} else "dtype"
         if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
             return self._args(xb.fields, xa.fields)
         if isinstance(xb, tvm.ir.GlobalVar) and isinstance(xa, tvm.ir.GlobalVar):
@@ -157,6 +157,19 @@ class Correspondence:
         if isinstance(xb, _CONST):
             return _constant_change(xb, self._cast_of_constant(xa))
         return "same" if tvm_ffi.structural_equal(xb, xa, map_free_vars=True) else "other"
+
+    def _dtypes_on_the_way(self, name: Optional[str]) -> set:
+        """The dtypes of ``name`` and of the casts and aliases it is reached through
+        after the pass: a value read through a round trip to float16 and back is
+        not the value it was, though its dtype is."""
+        graph, seen, out = self.graph_after, set(), set()
+        while name in graph.nodes and name not in seen:
+            seen.add(name)
+            out.add(graph.nodes[name].dtype)
+            if not graph.nodes[name].passes_through:
+                break
+            name = graph.nodes[name].args[0]
+        return out
 
     def _cast_of_constant(self, xa):
         """``xa`` if a constant, the constant a var casts (``astype`` of a constant), else None."""
