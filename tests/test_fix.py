@@ -371,3 +371,13 @@ def test_a_value_read_through_a_round_trip_to_float16_is_a_place():
     x, w = rng.uniform(-3, 3, (2, 8)).astype("float32"), rng.uniform(-3, 3, (8, 8)).astype("float32")
     out = narrowed(ToSoftmax, after, [p for p, _ in rewrites(ToSoftmax, after)])
     np.testing.assert_array_equal(_run(out, x, w), _run(ToSoftmax, x, w))
+
+
+def test_undoing_at_a_place_whose_operator_is_another_is_refused():
+    """The check sits in ``narrowed`` itself, so a wrapped pass (``Fix.wrap``) gets
+    it as the instrument does: a fix made for another module undoes nothing."""
+    from tvm_numguard.narrow import Place
+
+    after = relax.transform.FastMathTransform()(Chain)
+    with pytest.raises(CannotUndo, match="d is relax.exp here, the fix was made where it is relax.tanh"):
+        narrowed(Chain, after, [Place("main", "d", "relax.tanh")])

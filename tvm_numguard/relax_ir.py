@@ -17,6 +17,10 @@ import tvm
 from tvm import relax
 
 
+# a tensor constant of a Relax expression (what ``relax.const`` makes)
+TENSOR_CONSTANT = tvm.ir.expr.GenericConst
+
+
 def pristine(mod: tvm.IRModule) -> tvm.IRModule:
     """A new IRModule with ``mod``'s functions, attributes and global infos;
     editing one of the two modules leaves the other as it was."""

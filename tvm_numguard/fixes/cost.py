@@ -19,6 +19,7 @@ from tvm import relax
 
 from ..narrow import FixPlan
 from ..pipeline import CompileConfig
+from ..relax_ir import TENSOR_CONSTANT
 from ..shadow.build import compile_model, device_array
 
 RUNS = 21  # timed calls per build (the issue asks for a median of at least 10)
@@ -88,18 +89,12 @@ def measure_all(rows: Sequence, mod: tvm.IRModule, inputs: Mapping, input_names:
     return out
 
 
-def measure(label: str, mod: tvm.IRModule, config: CompileConfig, kept: int, inputs: Mapping,
-            input_names: Sequence[str]) -> BuildCost:
-    """One build's BuildCost (``measure_all`` of one row)."""
-    return measure_all([(label, config, kept)], mod, inputs, input_names)[0]
-
-
 def weight_bytes(mod: tvm.IRModule) -> int:
     """Bytes of the distinct tensor constants in ``mod``'s Relax functions."""
     seen: dict = {}
 
     def visit(expr) -> None:
-        if isinstance(expr, tvm.ir.expr.GenericConst) and hasattr(expr.value, "numpy"):
+        if isinstance(expr, TENSOR_CONSTANT) and hasattr(expr.value, "numpy"):
             seen.setdefault(expr, expr.value)  # TVM objects hash by identity
 
     for _, func in mod.functions.items():

@@ -47,11 +47,16 @@ class FixOutcome:
 
     @property
     def plan(self) -> FixPlan:
-        return FixPlan(tuple(n.fix for n in self.narrowings.values()))
+        return plan_of(self.narrowings)
 
     @property
     def nothing_to_fix(self) -> bool:
         return not self.narrowings and not self.first.violation
+
+
+def plan_of(narrowings: dict, without: Optional[str] = None) -> FixPlan:
+    """The fix the narrowings so far make (``without``: less that event's)."""
+    return FixPlan(tuple(n.fix for event, n in narrowings.items() if event != without))
 
 
 def verification_options(options: Options, round_: int) -> Options:
@@ -79,8 +84,7 @@ def find_fix(model, config: CompileConfig, options: Options, context: RunContext
     outcome: Optional[FixOutcome] = None
     for round_ in range(MAX_ROUNDS):
         round_options = options if round_ == 0 else verification_options(options, round_)
-        plan = FixPlan(tuple(n.fix for n in narrowings.values()))
-        fixed = dataclasses.replace(config, fix=plan or None)
+        fixed = dataclasses.replace(config, fix=plan_of(narrowings) or None)
         if round_:
             context.progress(f"verifying the fix on a fresh search (seed {round_options.seed}, "
                              f"budget {round_options.budget})")
@@ -123,8 +127,7 @@ def find_fix(model, config: CompileConfig, options: Options, context: RunContext
 
 def _remedy(session, config, narrowings, event, witnesses, attempt, finding, model) -> Narrowing:
     """``event``'s next remedy: narrowed again on every witness so far, or switched off after NARROW_ATTEMPTS."""
-    others = FixPlan(tuple(n.fix for e, n in narrowings.items() if e != event))
-    base = dataclasses.replace(config, fix=others or None)
+    base = dataclasses.replace(config, fix=plan_of(narrowings, without=event) or None)
     if attempt > NARROW_ATTEMPTS:
         previous = narrowings[event]
         return dataclasses.replace(previous, remedy="pass", places=(),
@@ -166,8 +169,7 @@ def _widen(narrowings, session, config, reached) -> str:
     for event, previous in list(narrowings.items()):
         if previous.remedy != "narrow":
             continue
-        base = dataclasses.replace(config, fix=FixPlan(tuple(n.fix for e, n in narrowings.items() if e != event))
-                                   or None)
+        base = dataclasses.replace(config, fix=plan_of(narrowings, without=event) or None)
         more = tuple(p for p in _places_warned(session, base, event, names) if p not in previous.places)
         if more:
             narrowings[event] = dataclasses.replace(previous, places=previous.places + more)

@@ -12,8 +12,8 @@ nested in ``default``, a TIR pass, a user's pass that edits its module in place.
     object to the next pass, so the rest of the pipeline sees the narrowed one.
     It must run before any instrument that records what the pass returned.
 
-A place the module does not have, or one that cannot be undone, is a
-``problem``: kept in ``problems`` (and raised as ``FixMismatch`` when strict).
+A place the module does not have (``undo.narrowed`` checks each), or one that
+cannot be undone, is a ``problem``: kept in ``problems`` (and raised as ``FixMismatch`` when strict).
 A culprit event that never ran is reported by ``unapplied``.
 """
 
@@ -22,8 +22,7 @@ from __future__ import annotations
 import tvm
 
 from ..instrument.events import EventPath
-from ..relax_ir import function_bindings, op_name, pristine
-from ..values.graph import named_values
+from ..relax_ir import pristine
 from .undo import CannotUndo, narrowed
 
 
@@ -62,9 +61,8 @@ class FixInstrument:
         culprit = self.plan.culprit(event.id)
         before = self.received.pop(event.id)
         try:
-            _check_places(before, culprit.places)
             out = narrowed(before, pristine(mod), culprit.places)
-        except (CannotUndo, FixMismatch) as err:
+        except CannotUndo as err:
             self.problems.append(f"{event.id}: {err}")
             if self.strict:
                 raise FixMismatch(f"numguard fix for {event.id} does not apply: {err}") from None
@@ -75,22 +73,6 @@ class FixInstrument:
     def unapplied(self) -> list:
         """Culprit events of the plan this compilation never ran."""
         return [c.event for c in self.plan.culprits if c.event not in self.applied]
-
-
-def _check_places(before: tvm.IRModule, places) -> None:
-    """Each place is in ``before`` with the operator the fix names."""
-    functions = {gv.name_hint: f for gv, f in before.functions.items()}
-    values = named_values(functions["main"]) if "main" in functions and function_bindings(functions["main"]) else {}
-    for place in places:
-        if place.binding is None:
-            if place.function not in functions:
-                raise FixMismatch(f"the module has no function {place.function}")
-            continue
-        if place.binding not in values:
-            raise FixMismatch(f"main has no value {place.binding}")
-        have = op_name(values[place.binding][1])
-        if have is not None and have != place.op:
-            raise FixMismatch(f"{place.binding} is {have} here, the fix was made where it is {place.op}")
 
 
 def _write_into(mod: tvm.IRModule, out: tvm.IRModule) -> None:

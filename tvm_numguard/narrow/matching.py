@@ -31,10 +31,8 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from ..relax_ir import op_name
+from ..relax_ir import TENSOR_CONSTANT, op_name
 from ..values.graph import ValueGraph
-
-_CONST = tvm.ir.expr.GenericConst
 
 
 def match_across(before: ValueGraph, after: ValueGraph, values_before: dict, values_after: dict) -> dict:
@@ -122,9 +120,8 @@ def _same_leaf(xb, xa) -> bool:
         return isinstance(xb, relax.Var) and isinstance(xa, relax.Var)
     if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
         return len(xb.fields) == len(xa.fields) and all(_same_leaf(b, a) for b, a in zip(xb.fields, xa.fields))
-    if isinstance(xb, _CONST) and isinstance(xa, _CONST):
-        b, a = xb.value.numpy(), xa.value.numpy()
-        return b.shape == a.shape and np.array_equal(b.astype(a.dtype), a)
+    if isinstance(xb, TENSOR_CONSTANT) and isinstance(xa, TENSOR_CONSTANT):
+        return constant_change(xb, xa) != "other"
     if isinstance(xb, tvm.ir.GlobalVar) and isinstance(xa, tvm.ir.GlobalVar):
         return xb.name_hint == xa.name_hint
     return bool(tvm_ffi.structural_equal(xb, xa, map_free_vars=True))
@@ -140,3 +137,16 @@ def _compatible(b, a) -> bool:
 
 def _kind(dtype: str) -> str:
     return "f" if dtype in ("float16", "bfloat16", "float32", "float64") else np.dtype(dtype).kind
+
+
+def constant_change(before, after) -> str:
+    """A constant operand after the pass against the one before: ``same``,
+    ``dtype`` (the same values in another dtype) or ``other`` (``after`` None: no constant)."""
+    if after is None:
+        return "other"
+    if tvm_ffi.structural_equal(before, after):
+        return "same"
+    b, a = before.value.numpy(), after.value.numpy()
+    if b.shape == a.shape and b.dtype != a.dtype and np.array_equal(b.astype(a.dtype), a):
+        return "dtype"
+    return "other"

@@ -17,17 +17,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-import numpy as np
 import tvm
 import tvm_ffi
 from tvm import relax
 
-from ..relax_ir import op_name, tensor_type
+from ..relax_ir import TENSOR_CONSTANT, op_name, tensor_type
 from ..values.graph import named_values, value_graph
 from ..values.match import runtime_values
-from .matching import match_across
-
-_CONST = tvm.ir.expr.GenericConst  # a tensor constant (relax.const makes one)
+from .matching import constant_change, match_across
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +74,6 @@ class Correspondence:
         # canonical before name -> after name
         self.after_of = match_across(self.graph_before, self.graph_after, self.values_before, self.values_after)
         self.live = runtime_values(self.graph_before)
-        self._checking: set = set()
         self._name_before = {var: name for name, (var, _) in self.values_before.items()}
         self._name_after = {var: name for name, (var, _) in self.values_after.items()}
 
@@ -149,34 +145,21 @@ class Correspondence:
             wanted = self.partner(self.name_before(xb))
             if wanted is None or wanted not in (self.name_after(xa), self.graph_after.canon(self.name_after(xa))):
                 return "other"
-            return "same" if self._dtypes_on_the_way(self.name_after(xa)) <= {tensor_type(xb)[1]} else "dtype"
+            return "same" if _dtypes_on_the_way(self.graph_after, self.name_after(xa)) <= {tensor_type(xb)[1]} else "dtype"
         if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
             return self._args(xb.fields, xa.fields)
         if isinstance(xb, tvm.ir.GlobalVar) and isinstance(xa, tvm.ir.GlobalVar):
             return "same" if self._same_callee(xb, xa) else "other"
-        if isinstance(xb, _CONST):
-            return _constant_change(xb, self._cast_of_constant(xa))
+        if isinstance(xb, TENSOR_CONSTANT):
+            return constant_change(xb, self._cast_of_constant(xa))
         return "same" if tvm_ffi.structural_equal(xb, xa, map_free_vars=True) else "other"
-
-    def _dtypes_on_the_way(self, name: Optional[str]) -> set:
-        """The dtypes of ``name`` and of the casts and aliases it is reached through
-        after the pass: a value read through a round trip to float16 and back is
-        not the value it was, though its dtype is."""
-        graph, seen, out = self.graph_after, set(), set()
-        while name in graph.nodes and name not in seen:
-            seen.add(name)
-            out.add(graph.nodes[name].dtype)
-            if not graph.nodes[name].passes_through:
-                break
-            name = graph.nodes[name].args[0]
-        return out
 
     def _cast_of_constant(self, xa):
         """``xa`` if a constant, the constant a var casts (``astype`` of a constant), else None."""
-        if isinstance(xa, _CONST):
+        if isinstance(xa, TENSOR_CONSTANT):
             return xa
         value = self.values_after.get(self.name_after(xa), (None, None))[1] if isinstance(xa, relax.Var) else None
-        if op_name(value) == "relax.astype" and isinstance(value.args[0], _CONST):
+        if op_name(value) == "relax.astype" and isinstance(value.args[0], TENSOR_CONSTANT):
             return value.args[0]
         return None
 
@@ -187,23 +170,8 @@ class Correspondence:
         return bool(tvm_ffi.structural_equal(op_b, op_a))
 
     def partner(self, before_name: Optional[str]) -> Optional[str]:
-        """The value after the pass that stands for ``before_name``: its match
-        (casts looked through), or, for a value computed from constants alone
-        (weights being prepared, which matching leaves out), the value of the
-        same name computed the same way."""
-        if before_name is None:
-            return None
-        matched = self.after_of.get(self.graph_before.canon(before_name))
-        if matched is not None or before_name in self.live:
-            return matched
-        if before_name in self.values_after and before_name not in self._checking:
-            self._checking.add(before_name)
-            try:
-                same = self.values_before[before_name][1] is None or self.change(before_name, before_name) == "same"
-            finally:
-                self._checking.discard(before_name)
-            return before_name if same else None
-        return None
+        """The value after the pass that stands for ``before_name`` (its match, casts looked through)."""
+        return None if before_name is None else self.after_of.get(self.graph_before.canon(before_name))
 
     def name_before(self, var) -> Optional[str]:
         return self._name_before.get(var)
@@ -229,13 +197,15 @@ def _relax_main(mod: tvm.IRModule) -> bool:
     return any(gv.name_hint == "main" and isinstance(f, relax.Function) for gv, f in mod.functions.items())
 
 
-def _constant_change(before: _CONST, after) -> str:
-    """A constant operand after the pass: ``same``, ``dtype`` (the same values in another dtype) or ``other``."""
-    if after is None:
-        return "other"
-    if tvm_ffi.structural_equal(before, after):
-        return "same"
-    b, a = before.value.numpy(), after.value.numpy()
-    if b.shape == a.shape and b.dtype != a.dtype and np.array_equal(b.astype(a.dtype), a):
-        return "dtype"
-    return "other"
+def _dtypes_on_the_way(graph, name: Optional[str]) -> set:
+    """The dtypes of ``name`` and of the casts and aliases it is reached through in
+    ``graph``: a value read through a round trip to float16 and back is not the
+    value it was, though its dtype is."""
+    seen, out = set(), set()
+    while name in graph.nodes and name not in seen:
+        seen.add(name)
+        out.add(graph.nodes[name].dtype)
+        if not graph.nodes[name].passes_through:
+            break
+        name = graph.nodes[name].args[0]
+    return out

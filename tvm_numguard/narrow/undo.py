@@ -12,6 +12,9 @@
     it, so every later binding reads what it read before;
   - a function: the function as it was before the pass, under its name.
 
+A place the module does not have, or whose operator is not the one the place
+names (a fix made for another module), raises ``CannotUndo`` too.
+
 Limits (each raises ``CannotUndo``, and the place is then not narrowed alone):
 a binding no value after the pass matches (a pass that fused or removed it);
 an argument whose match is defined after the place (a pass that reordered);
@@ -28,7 +31,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from ..relax_ir import function_bindings, pristine, tensor_type
+from ..relax_ir import function_bindings, op_name, pristine, tensor_type
 from .rewrites import Correspondence, Place
 
 
@@ -71,7 +74,10 @@ class _Rebuild:
         self.targets = {}  # after name -> before name
         for place in places:
             if place.binding not in correspondence.values_before:
-                raise CannotUndo(f"{place.binding} is not a value of main before the pass")
+                raise CannotUndo(f"main has no value {place.binding}")
+            have = op_name(correspondence.values_before[place.binding][1])
+            if have is not None and have != place.op:  # a fix made for another module
+                raise CannotUndo(f"{place.binding} is {have} here, the fix was made where it is {place.op}")
             partner = correspondence.after_of.get(place.binding)
             if partner is None:
                 raise CannotUndo(f"no value after the pass matches {place.binding} ({place.op})")

@@ -112,7 +112,7 @@ def pipeline_module(mod: tvm.IRModule, config: CompileConfig) -> Optional[tvm.IR
     capture = _Capture()
     target = config.make_target()
     relax_pass = config.relax_pass(target)
-    fix = [config.fix.instrument()] if getattr(config, "fix", None) else []
+    fix = [config.fix.instrument()] if config.fix else []
     instruments = [*fix, PassGate(config.disable), capture.instrument()]
     try:
         with pass_context(config, instruments):

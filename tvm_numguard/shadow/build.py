@@ -180,11 +180,10 @@ class _Instruments:
         every_optional = EveryOptional(bracketed=config.under_test is not None) if reference else None
         # a full record (hashes, snapshots) is for the build as written; gated
         # builds only need their event list
-        fix = getattr(config, "fix", None)
         return cls(PassGate(frozenset(skip) | frozenset(config.disable), every_optional),
                    PassRecorder(keep_snapshots=record, hash_modules=record),
                    TirPipelineOutput() if fingerprint else None,
-                   fix.instrument() if fix else None)
+                   config.fix.instrument() if config.fix else None)
 
     @property
     def all(self) -> list:
