@@ -381,3 +381,23 @@ def test_undoing_at_a_place_whose_operator_is_another_is_refused():
     after = relax.transform.FastMathTransform()(Chain)
     with pytest.raises(CannotUndo, match="d is relax.exp here, the fix was made where it is relax.tanh"):
         narrowed(Chain, after, [Place("main", "d", "relax.tanh")])
+
+
+@I.ir_module
+class OwnCast:
+    @R.function
+    def main(x: R.Tensor((2, 8), "float32")):
+        with R.dataflow():
+            a = R.exp(x)
+            b = R.astype(a, "float16")
+            c = R.nn.relu(b)
+            R.output(c)
+        return c
+
+
+def test_a_cast_the_model_has_itself_is_not_the_pass_round_trip():
+    """relu reads the model's own float16 cast of exp: FastMath rewrites exp and
+    nothing else (BERT's attention mask casts to int8 itself: the round-trip rule
+    had made its max and logical_not places too)."""
+    after = relax.transform.FastMathTransform()(OwnCast)
+    assert [(p.binding, p.kind) for p, _ in rewrites(OwnCast, after)] == [("a", "rewrite")]

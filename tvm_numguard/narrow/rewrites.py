@@ -145,7 +145,10 @@ class Correspondence:
             wanted = self.partner(self.name_before(xb))
             if wanted is None or wanted not in (self.name_after(xa), self.graph_after.canon(self.name_after(xa))):
                 return "other"
-            return "same" if _dtypes_on_the_way(self.graph_after, self.name_after(xa)) <= {tensor_type(xb)[1]} else "dtype"
+            # the dtypes the value passes through after the pass, against those it passed through before:
+            # a cast the model has itself is not the pass's round trip
+            through_before = _dtypes_on_the_way(self.graph_before, self.name_before(xb))
+            return "same" if _dtypes_on_the_way(self.graph_after, self.name_after(xa)) <= through_before else "dtype"
         if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
             return self._args(xb.fields, xa.fields)
         if isinstance(xb, tvm.ir.GlobalVar) and isinstance(xa, tvm.ir.GlobalVar):
