@@ -2,6 +2,7 @@
 search (numguard fix), the file (fixes.load, --apply-fix) and the guard."""
 
 import json
+import shlex
 
 import numpy as np
 import onnx
@@ -177,6 +178,12 @@ def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp
     assert culprit["event"] == "ToMixedPrecision#0" and culprit["remedy"] == "narrow"
     assert culprit["kept"] >= 0.8 * culprit["rewrites"]
     assert "fc3" in out and "cost of safety" in out
+    # the check line the summary prints runs as printed
+    (check,) = [line.split("check", 1)[1].strip() for line in out.splitlines() if line.startswith("  check ")]
+    words = shlex.split(check)
+    assert words[:2] == ["numguard", "bisect"] and "--apply-fix" in words
+    code, checked, _ = run_cli(capsys, *words[1:], "--json", str(tmp_path / "check.json"))
+    assert code == 0 and "numguard bisect: clean" in checked
     code, out, _ = run_cli(capsys, "bisect", model, *MIXED, "--seed", "11", "--apply-fix", fix,
                            "--json", str(tmp_path / "r.json"))
     assert code == 0 and "numguard bisect: clean" in out

@@ -10,7 +10,9 @@ cost table. ``load(path)`` gives a ``Fix``: what a user puts into their own
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from typing import Optional
 
 import tvm
@@ -19,12 +21,14 @@ from ..errors import FixError
 from ..narrow import FixPlan, narrowed
 from ..relax_ir import pristine
 from ..report.schemas import header, validate
+from ..report.sections import replay_command
 
 FIX_SCHEMA = "fix-schema.json"
 
 
-def fix_document(outcome, model, config, options, cost: Optional[list]) -> dict:
-    """The document of a ``finder.FixOutcome`` (``cost``: its BuildCost rows, or None)."""
+def fix_document(outcome, model, config, options, cost: Optional[list], path: str) -> dict:
+    """The document of a ``finder.FixOutcome`` (``cost``: its BuildCost rows, or
+    None) to be written at ``path``."""
     verification = outcome.verification
     return {
         **header("fix"),
@@ -42,7 +46,16 @@ def fix_document(outcome, model, config, options, cost: Optional[list]) -> dict:
             "rounds": outcome.rounds, "range_warnings_reached": list(outcome.reached)},
         "culprits": [n.to_json() for n in outcome.narrowings.values()],
         "cost": None if cost is None else [row.to_json() for row in cost],
+        "check_command": check_command(outcome, model, config, options, path) if outcome.verified else None,
     }
+
+
+def check_command(outcome, model, config, options, path: str) -> str:
+    """The ``numguard bisect`` line that checks the fix at ``path`` on a seed
+    of the user's own (the options' next one): the model, pipeline, range and
+    tolerance the fix was found for."""
+    fixed = dataclasses.replace(config, fix=outcome.plan or None, fix_file=os.path.abspath(path))
+    return replay_command(model, fixed, dataclasses.replace(options, seed=options.seed + 1), outcome.first.ranges)
 
 
 def _ranges(outcome) -> dict:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from .advice import as_invoked
+
 
 def fix_summary(document: dict, command: str, path: str) -> str:
     """The summary ``numguard fix`` prints: per culprit its remedy and places, the verification, the cost table."""
@@ -33,8 +35,8 @@ def fix_summary(document: dict, command: str, path: str) -> str:
         lines.append("  cost of safety (median of {} runs, TVM time evaluator):".format(document["cost"][0]["runs"]))
         lines.extend("    " + row for row in cost_rows(document["cost"]))
     lines.append(f"  fix       {path}")
-    if verified:
-        lines.append(f"  check     {command} bisect {document['model']['path']} --apply-fix {path} ...")
+    if document.get("check_command"):
+        lines.append(f"  check     {as_invoked(document['check_command'], command)}")
     return "\n".join(lines)
 
 
