@@ -3,6 +3,7 @@ search (numguard fix), the file (fixes.load, --apply-fix) and the guard."""
 
 import json
 import shlex
+import warnings
 
 import numpy as np
 import onnx
@@ -13,7 +14,7 @@ from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from clirun import run_cli
+from clirun import assert_one_line_error, run_cli
 from tvm_numguard.errors import FixError
 from tvm_numguard.fixes import load
 from tvm_numguard.narrow import CannotUndo, CulpritFix, FixPlan, narrowed, rewrites
@@ -231,6 +232,41 @@ def test_apply_fix_for_another_pipeline_is_a_usage_error(tmp_path, capsys):
     assert code == 2 and "never ran this pass event" in err and "Traceback" not in err
 
 
+def _foreign_fix(path, made_for):
+    """A fix file that says it was made for the model at ``made_for`` (its sha256 and main)."""
+    from tvm_numguard.fixes.document import main_hash
+    from tvm_numguard.model import load_model
+    from tvm_numguard.report.schemas import header
+
+    other = load_model(made_for)
+    plan = FixPlan((CulpritFix("ToMixedPrecision#0", "pass", ()),))
+    path.write_text(json.dumps({**header("fix"), "model": {"path": made_for, "sha256": other.sha256,
+                                                            "main_hash": main_hash(other.mod)},
+                                "configuration": {"pipeline": "ToMixedPrecision,zero", "tir_pipeline": "default",
+                                                  "target": "llvm", "opt_level": 3},
+                                "verified": True, "nothing_to_fix": False, "reason": None, "verification": None,
+                                "culprits": [dict(c, rewrites=5, kept=0, follows=0) for c in plan.to_json()],
+                                "cost": None}))
+    return str(path)
+
+
+def test_a_fix_made_for_another_model_is_refused_on_the_command_line_and_warned_in_python(tmp_path, capsys):
+    model, other = mlp(tmp_path / "mlp.onnx"), mlp(tmp_path / "other.onnx", scale=1.0)
+    fix = _foreign_fix(tmp_path / "fix.json", other)
+    code, _, err = run_cli(capsys, "bisect", model, *MIXED, "--apply-fix", fix, "--json", str(tmp_path / "r.json"))
+    assert_one_line_error(code, err, "was made for another model")
+    from tvm_numguard.narrow.instrument import ForeignFixWarning
+    from tvm.relax.frontend.onnx import from_onnx
+
+    with pytest.warns(ForeignFixWarning, match="made for another model"):
+        with load(fix).pass_context():
+            tvm.compile(from_onnx(onnx.load(model)), "llvm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ForeignFixWarning)  # the model it was made for: no warning
+        with load(fix).pass_context():
+            tvm.compile(from_onnx(onnx.load(other)), "llvm")
+
+
 @pytest.mark.parametrize("fix", ["narrow", "pass"])
 def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fix):
     import warnings
@@ -408,3 +444,16 @@ def test_a_cast_the_model_has_itself_is_not_the_pass_round_trip():
     had made its max and logical_not places too)."""
     after = relax.transform.FastMathTransform()(OwnCast)
     assert [(p.binding, p.kind) for p, _ in rewrites(OwnCast, after)] == [("a", "rewrite")]
+
+
+def test_fix_says_an_import_difference_it_meets_and_exits_1(tmp_path, capsys):
+    # MeanVarianceNormalization's one-pass variance: TVM's import is at fault, no pass is
+    from test_framework import mvn_model
+
+    fix = tmp_path / "fix.json"
+    code, out, _ = run_cli(capsys, "fix", mvn_model(tmp_path / "mvn.onnx"), "--pipeline", "zero", "--low", "900",
+                           "--high", "1100", "--budget", "20", "-o", str(fix))
+    assert code == 1, out
+    assert "nothing to fix" not in out
+    document = json.loads(fix.read_text())
+    assert not document["verified"] and "TVM's import" in document["reason"]

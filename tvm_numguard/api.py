@@ -131,11 +131,13 @@ def range_check(model, config: Optional[CompileConfig] = None, options: Optional
         (PipelineBreaksError where a bisection names the pass that breaks it).
     """
     from .rangecheck.check import check
+    from .rangecheck.indices import check_index_ranges
     from .search import resolve_ranges
 
     model = engine.as_model(model)
     options = options or Options()
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
+    check_index_ranges(model, ranges)
     config = config or CompileConfig()
     try:
         return check(model, config, ranges)

@@ -22,6 +22,7 @@ from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOu
 from .model import Model, load_model
 from .rangecheck import check_domains
 from .rangecheck.check import RangeCheck
+from .rangecheck.indices import check_index_ranges, integer_note
 from .options import Options
 from .pipeline import CompileConfig
 from .progress import Detail
@@ -50,7 +51,13 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     (a bad range fails before any build), both builds made; ``context``: the
     run's hooks and how the builds after those two are made."""
     model = as_model(model)
+    if config.fix and config.fix_model and config.fix_model != model.sha256:
+        raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
+                       f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
+    check_index_ranges(model, ranges)  # a range past an index operator's bounds is the user's mistake
+    for line in integer_note(model.inputs, ranges):
+        context.progress(line)
     session = ShadowSession(model, config, options.tolerance, context)
     try:
         session.prepare(record=record)
@@ -212,7 +219,7 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     exact = exact or oracle.TvmFloat64(session)
     if comparison.violated and options.oracle:
         progress("building the float64 oracle")
-        judgement = oracle.judge(session, witness, options.tolerance, options.oracle_k, exact)
+        judgement = oracle.judge(session, witness, session.tol, options.oracle_k, exact)
         if judgement.available and not judgement.real_violation:
             verdict = "benign"
     imports = watch.judge(witness) if watch is not None else None

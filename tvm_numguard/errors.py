@@ -118,6 +118,16 @@ class PipelineBreaksError(NumguardError):
         self.model = model
 
 
+class ImportFailure(NumguardError):
+    """TVM's import of a valid model cannot run it at a shape the model allows: a
+    finding about TVM (exit 1), not bad input. ``repro``: a TVM-only script that
+    shows it."""
+
+    def __init__(self, message: str, repro: str = ""):
+        super().__init__(message)
+        self.repro = repro
+
+
 class InternalError(NumguardError):
     """numguard broke one of its own invariants; a bug to report, not the user's fault."""
 

@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 import tvm
 
-from .errors import ModelError
+from .errors import ImportFailure, ModelError
 from .origins import name_bindings, onnx_labels, torch_labels
 from .quiet import held_stderr, silenced_stderr
 
@@ -80,10 +80,32 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
         if to_bind and not moved:
             message += (f" (with the dynamic dimensions of {', '.join(sorted(to_bind))} symbolic, as the model is "
                         "compiled; --fix-shapes imports it at the --shape shapes)")
+    valid = not isinstance(failure, tvm.error.OpNotImplemented) and not moved and _is_valid_onnx(model)
     with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
         del failure
         gc.collect()
+    if valid:  # a valid model at shapes it allows: TVM's frontend fails on it, a finding (exit 1)
+        raise ImportFailure(message.replace(f"{path}: the ONNX frontend", "TVM's ONNX frontend", 1),
+                            _import_repro(path, shape_dict))
     raise ModelError(message)
+
+
+def _is_valid_onnx(model) -> bool:
+    """Does ``model`` pass the ONNX checker (with shape inference)?"""
+    import onnx
+
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception:  # the checker raises its own and protobuf's types
+        return False
+    return True
+
+
+def _import_repro(path: str, shape_dict: dict) -> str:
+    """A TVM-only script importing ``path`` as numguard did."""
+    shapes = f", shape_dict={shape_dict!r}" if shape_dict else ""
+    return (f"import onnx\nfrom tvm.relax.frontend.onnx import from_onnx\n"
+            f"mod = from_onnx(onnx.load({os.path.abspath(path)!r}){shapes})  # fails in TVM")
 
 
 def _is_fixed(dim) -> bool:

@@ -11,13 +11,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 import tvm
 from tvm import relax
 
-from .errors import ModelError
+from .errors import ImportFailure, ModelError
+from .relax_ir import function_bindings, op_name
 from .frontends import first_line, load_onnx, load_pt2, load_tvmscript
 
 ShapeOverrides = Mapping[str, Sequence[int]]
@@ -71,6 +73,8 @@ class Model:
     # the model as its own framework reads it (framework.open_framework): an
     # onnx.ModelProto or a torch ExportedProgram the user gave; None: the file
     source_model: Optional[object] = None
+    # the model's values TVM computes in float32 (``--keep-float32``: the precision stage's fix), by their names
+    kept_float32: tuple = ()
 
     @property
     def framework_source(self):
@@ -89,19 +93,36 @@ class Model:
         }
 
     def to_args(self) -> list:
-        return model_args(self.source, self.inputs, self.dims)
+        words = model_args(self.source, self.inputs, self.dims)
+        return words + [KEEP_FLOAT32_FLAG, ",".join(self.kept_float32)] if self.kept_float32 else words
+
+    def keeping_float32(self, names: Sequence[str]) -> "Model":
+        """This model with the values ``names`` (their names in the model, as the
+        precision stage prints them, or binding names of main) computed in float32."""
+        from .narrow.widen import CannotWiden, keep_float32
+
+        by_key = {o.key: b for b, o in self.origins.items() if o.key and not o.inside}
+        bindings = [by_key.get(n, n) for n in names]
+        try:
+            mod = keep_float32(self.mod, bindings)
+        except CannotWiden as err:
+            raise ModelError(f"{KEEP_FLOAT32_FLAG}: {err}") from None
+        return dataclasses.replace(self, mod=mod, kept_float32=self.kept_float32 + tuple(names))
 
 
 SHAPE_FLAG = "--shape"  # the command line's spelling of ``load_model``'s shapes
 FIX_SHAPES_FLAG = "--fix-shapes"  # ... and of its ``fix_at_import``
+KEEP_FLOAT32_FLAG = "--keep-float32"  # ... and of ``Model.keeping_float32``
 
 
 def model_args(source: str, inputs: Sequence, dims: str = "static") -> list:
     """The command-line arguments that load the model from ``source`` with
     ``inputs`` (InputSpec): the file, absolute, and for ONNX (which takes any
-    input shape) the shape of each input, fixed at import where ``dims`` says so."""
+    input shape) the shape of each input, fixed at import where ``dims`` says so;
+    for a program whose dynamic dimensions were bound (``dims`` "symbolic"), the
+    shapes they were bound to."""
     words = [os.path.abspath(source) if os.path.isfile(source) else source]
-    if str(source).endswith(".onnx"):
+    if str(source).endswith(".onnx") or dims == "symbolic":
         for spec in inputs:
             words += [SHAPE_FLAG, f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
         if dims == "fixed":
@@ -179,7 +200,7 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
         raise ModelError(f"{source}: 'main' is not a Relax function")
     shapes = _check_shape_values(shapes)
     if shapes:
-        main = _bind_shapes(main, source, shapes, allowed)
+        main = _bind_shapes(main, source, shapes, allowed, dict(origins or {}))
         mod = mod.clone()
         mod.update_func(mod.get_global_var("main"), main)
     specs = []
@@ -250,9 +271,12 @@ def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
     return checked
 
 
-def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict) -> relax.Function:
+def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
+                 origins: Optional[dict] = None) -> relax.Function:
     """Bind the symbolic dims of main's inputs to the values in ``shapes``
-    (within what ``allowed`` says the exporter allows)."""
+    (within what ``allowed`` says the exporter allows). A binding TVM's imported
+    main refuses at values the model allows is an ImportFailure (``origins``
+    name the node)."""
     names = [param.name for param in main.params]
     unknown = sorted(set(shapes) - set(names))
     if unknown:
@@ -295,8 +319,8 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict)
         return main
     try:
         bound = main.bind_symbolic_vars(binding)
-    except Exception as err:
-        raise ModelError(f"{source}: cannot fix the shapes given with --shape: {first_line(err)}") from None
+    except Exception as err:  # the shapes fit the model: TVM's import cannot run it there
+        raise unbindable(main, source, binding, origins or {}, first_line(err)) from None
     # dims that are expressions of the bound variables (e.g. 2*n) must come out as asked
     for param in bound.params:
         if param.name in shapes and hasattr(getattr(param.ty, "shape", None), "values"):
@@ -305,6 +329,35 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict)
             if all(_is_static(d) for d in param.ty.shape.values) and got != want:
                 raise ModelError(f"--shape {param.name}: the model's shape ({','.join(got)}) cannot be {','.join(want)}")
     return bound
+
+
+def unbindable(main: relax.Function, source: str, binding: dict, origins: dict, error: str) -> ImportFailure:
+    """The ImportFailure of a valid model whose imported main TVM cannot bind at ``binding``."""
+    dims = ", ".join(f"{k}={v}" for k, v in binding.items())
+    named = re.match(r"\s*(\w+) expects", error)
+    node = None
+    if named:
+        for b in function_bindings(main):
+            if op_name(b.value) == f"relax.{named.group(1)}":
+                origin = origins.get(b.var.name)
+                node = origin.label if origin is not None else f"relax.{named.group(1)} {b.var.name}"
+                break
+    where = f" at {node}" if node else ""
+    return ImportFailure(f"TVM's import of {source} cannot run it at {dims} (the model's own dimension names), "
+                         f"which the model allows{where}: {error}", _bind_repro(source, binding))
+
+
+def _bind_repro(source: str, binding: dict) -> str:
+    """A TVM-only script that imports ``source`` as numguard does and binds its dimensions."""
+    source = os.path.abspath(source)
+    if source.endswith(".onnx"):
+        load = f"import onnx\nfrom tvm.relax.frontend.onnx import from_onnx\nmod = from_onnx(onnx.load({source!r}))"
+    elif source.endswith(".pt2"):
+        load = ("import torch\nfrom tvm.relax.frontend.torch import from_exported_program\n"
+                f"mod = from_exported_program(torch.export.load({source!r}))")
+    else:
+        return ""
+    return f"{load}\nmod['main'].bind_symbolic_vars({binding!r})  # fails in TVM"
 
 
 def _module_hash(mod: tvm.IRModule) -> str:

@@ -96,6 +96,8 @@ class CompileConfig:
     # a fix every build applies (``--apply-fix FILE``), and the file it was read from
     fix: Optional[FixPlan] = None
     fix_file: str = dataclasses.field(default="", compare=False)
+    # the sha256 of the model file the fix was made for ("" unknown): a fix applied to another model is refused
+    fix_model: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "disable", tuple(self.disable))

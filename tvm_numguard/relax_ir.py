@@ -49,3 +49,87 @@ def op_name(value) -> Optional[str]:
     """The operator a bound value calls (``relax.exp``), or None (not an operator call)."""
     op = getattr(value, "op", None)
     return op.name if isinstance(op, tvm.ir.Op) else None
+
+
+# float dtypes from the narrowest (loosest tolerance) to the widest
+FLOAT_WIDTHS = ("bfloat16", "float16", "float32", "float64")
+
+
+def narrower_float(a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """The narrower of two float dtypes (None and non-float dtypes count as no float)."""
+    ranks = [d for d in (a, b) if d in FLOAT_WIDTHS]
+    return min(ranks, key=FLOAT_WIDTHS.index) if ranks else None
+
+
+def _float_dtypes(ty) -> list:
+    """The dtypes a Relax type holds (a tensor's, a tuple's fields', in order)."""
+    if isinstance(ty, relax.TensorType):
+        return [str(ty.dtype)]
+    if isinstance(ty, relax.TupleType):
+        return [d for field in ty.fields for d in _float_dtypes(field)]
+    return []
+
+
+def float_history(func) -> dict:
+    """{var name: the narrowest float dtype its value passed through} for every
+    parameter and binding of a Relax function: a value computed from a float16
+    tensor (an input, a constant, an intermediate) carries float16's precision
+    whatever it is cast to later, so it is judged at float16's tolerance."""
+    history: dict = {}
+
+    def narrowest(expr, own) -> Optional[str]:
+        found = own
+        for dtype in _float_dtypes(getattr(expr, "ty", None)):
+            found = narrower_float(found, dtype)
+        return found
+
+    for param in func.params:
+        history[param.name] = narrowest(param, None)
+    for binding in function_bindings(func):
+        found = narrowest(binding.var, None)
+        for sub in _subexpressions(binding.value):
+            if isinstance(sub, relax.Var):
+                found = narrower_float(found, history.get(sub.name))
+            elif isinstance(sub, TENSOR_CONSTANT):
+                found = narrowest(sub, found)
+        history[binding.var.name] = found
+    return history
+
+
+def _subexpressions(value) -> list:
+    """The vars and constants a bound value reads."""
+    found: list = []
+    relax.analysis.post_order_visit(value, lambda e: found.append(e)
+                                    if isinstance(e, (relax.Var, TENSOR_CONSTANT)) else None)
+    return found
+
+
+def output_float_history(mod: tvm.IRModule, entry: str = "main") -> tuple:
+    """For each output ``entry`` returns (tuples flattened, as the VM returns
+    them), the narrowest float dtype its value passed through (None: no float).
+    A tuple built in the function is followed field by field, so one field's
+    float16 does not loosen another's tolerance."""
+    func = mod[entry]
+    history = float_history(func)
+    tuples = {b.var.name: b.value for b in function_bindings(func) if isinstance(b.value, relax.Tuple)}
+    body = func.body
+    result = body.body if hasattr(body, "body") else body
+    outputs: list = []
+
+    def visit(expr) -> None:
+        if isinstance(expr, relax.Var) and expr.name in tuples:
+            expr = tuples[expr.name]
+        if isinstance(expr, relax.Tuple):
+            for field in expr.fields:
+                visit(field)
+            return
+        own = None
+        for dtype in _float_dtypes(getattr(expr, "ty", None)):
+            own = narrower_float(own, dtype)
+        if isinstance(expr, relax.Var):
+            own = narrower_float(own, history.get(expr.name))
+        fields = _float_dtypes(expr.ty) if isinstance(getattr(expr, "ty", None), relax.TupleType) else [None]
+        outputs.extend([own] * len(fields))
+
+    visit(result)
+    return tuple(outputs)

@@ -20,10 +20,17 @@ DEFAULT_TOLERANCES = {
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
-    """User tolerances; None means the default for the output's dtype."""
+    """User tolerances; None means the default for the output's dtype.
+
+    ``history``: per output, the narrowest float dtype its value passed
+    through in the model (``relax_ir.output_float_history``). A default
+    tolerance follows that dtype where it is looser than the output's own: a
+    float16 mean cast to float64 carries float16's precision, and one float16
+    ulp is no violation. A session adds it (``through``); users give none."""
 
     rtol: Optional[float] = None
     atol: Optional[float] = None
+    history: tuple = ()
 
     def __post_init__(self):
         for name in ("rtol", "atol"):
@@ -41,6 +48,24 @@ class Tolerance:
         rtol = default[0] if self.rtol is None else self.rtol
         atol = default[1] if self.atol is None else self.atol
         return float(rtol), float(atol)
+
+    def for_output(self, index: int, dtype) -> tuple:
+        """(rtol, atol) for output ``index`` of ``dtype``: the looser of its
+        dtype's and that of the narrowest float its value passed through."""
+        own = self.for_dtype(dtype)
+        narrow = self.history[index] if 0 <= index < len(self.history) else None
+        if narrow is None or str(dtype).startswith(("int", "uint", "bool")):
+            return own
+        passed = self.for_dtype(narrow)
+        return (max(own[0], passed[0]), max(own[1], passed[1]))
+
+    def through(self, history) -> "Tolerance":
+        """This tolerance with ``history`` (one narrowest float dtype, or None, per output)."""
+        return dataclasses.replace(self, history=tuple(history))
+
+    def plain(self) -> "Tolerance":
+        """This tolerance without a history: for values that are not the model's outputs."""
+        return dataclasses.replace(self, history=())
 
     def to_json(self) -> dict:
         return {"rtol": self.rtol, "atol": self.atol}

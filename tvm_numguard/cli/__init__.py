@@ -14,7 +14,7 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import BUG_REPORT, InternalError, UsageError, summarize_error
+from ..errors import BUG_REPORT, ImportFailure, InternalError, UsageError, summarize_error
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted
@@ -72,6 +72,11 @@ def main(argv=None) -> None:
     except UsageError as err:
         click.echo(f"{ERROR} {err.said_with(FLAGS)}", err=True)
         sys.exit(2)
+    except ImportFailure as err:  # a finding about TVM's import, delivered like a verdict
+        click.echo(f"numguard: IMPORT: {err}", err=True)
+        if err.repro:
+            click.echo("numguard: TVM alone shows it:\n" + err.repro, err=True)
+        sys.exit(1)
     except InternalError as err:
         click.echo(f"{ERROR} internal error: {err}", err=True)
         sys.exit(3)

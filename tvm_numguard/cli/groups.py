@@ -51,13 +51,18 @@ class ModelArgs(OptionGroup):
         click.option("--fix-shapes", "fix_shapes", is_flag=True,
                      help="Have the ONNX frontend import the model at the --shape shapes instead (dynamic dims "
                           "fixed at import)."),
+        click.option("--keep-float32", "keep_float32", metavar="NAME[,NAME...]",
+                     help="Compute these values of a float16 model in float32 in TVM (casts around them): the fix "
+                          "a precision finding prints."),
     )
 
     def parse(self, values: dict):
         """The Model (loaded last: the cheap checks of the other groups come first)."""
         from ..model import load_model
 
-        return load_model(values.pop("model"), parse_shapes(values.pop("shapes")), values.pop("fix_shapes"))
+        model = load_model(values.pop("model"), parse_shapes(values.pop("shapes")), values.pop("fix_shapes"))
+        kept = values.pop("keep_float32")
+        return model.keeping_float32([n for n in kept.split(",") if n]) if kept else model
 
 
 def parse_shapes(texts) -> dict:
@@ -93,16 +98,18 @@ class CompileArgs(OptionGroup):
         from ..pipeline import CompileConfig
 
         fix_path = values.pop("apply_fix", None)
-        fix = None
+        fix, made_for = None, ""
         if fix_path:
             from ..fixes import load
 
-            fix = load(fix_path).plan
+            loaded = load(fix_path)
+            fix, made_for = loaded.plan, loaded.model_sha256
         config = CompileConfig(pipeline=values.pop("pipeline"), tir_pipeline=values.pop("tir_pipeline"),
                                target=values.pop("target"), opt_level=values.pop("opt_level"),
                                disable=tuple(d.strip() for text in values.pop("disable") for d in text.split(",")
                                              if d.strip()),
-                               fix=fix or None, fix_file=os.path.abspath(fix_path) if fix else "")
+                               fix=fix or None, fix_file=os.path.abspath(fix_path) if fix else "",
+                               fix_model=made_for if fix else "")
         config.validate()
         return config
 

@@ -32,7 +32,7 @@ def fix_document(outcome, model, config, options, cost: Optional[list], path: st
     verification = outcome.verification
     return {
         **header("fix"),
-        "model": {"path": model.source, "sha256": model.sha256},
+        "model": {"path": model.source, "sha256": model.sha256, "main_hash": main_hash(model.mod)},
         "configuration": {**config.to_json(), "low": options.low, "high": options.high,
                           "ranges": {n: [r.low, r.high] for n, r in _ranges(outcome).items()},
                           "rtol": options.tolerance.rtol, "atol": options.tolerance.atol,
@@ -48,6 +48,14 @@ def fix_document(outcome, model, config, options, cost: Optional[list], path: st
         "cost": None if cost is None else [row.to_json() for row in cost],
         "check_command": check_command(outcome, model, config, options, path) if outcome.verified else None,
     }
+
+
+def main_hash(mod: tvm.IRModule) -> str:
+    """The structural hash of ``mod``'s main: the module a fix was made for, as
+    ``Fix.instrument`` sees it at the first pass of a user's compile."""
+    import tvm_ffi
+
+    return str(tvm_ffi.structural_hash(mod["main"]))
 
 
 def check_command(outcome, model, config, options, path: str) -> str:
@@ -82,10 +90,18 @@ class Fix:
         self.document, self.path = document, path
         self.plan = FixPlan.from_json(document["culprits"])
 
+    @property
+    def model_sha256(self) -> str:
+        """The sha256 of the model file this fix was made for ("" where the document has none)."""
+        return (self.document.get("model") or {}).get("sha256") or ""
+
     def instrument(self):
         """A PassInstrument that applies the fix to one compilation (make one per
-        compilation); it raises when the module lacks a place the fix names."""
-        return self.plan.instrument(strict=True)
+        compilation); it raises when the module lacks a place the fix names, and
+        warns (``ForeignFixWarning``) when the module compiled is not the one the
+        fix was made for."""
+        expected = (self.document.get("model") or {}).get("main_hash")
+        return self.plan.instrument(strict=True, made_for=expected, name=self.path or "this fix")
 
     def pass_context(self, opt_level: int = 3, **kwargs) -> tvm.transform.PassContext:
         """A PassContext with the fix's instrument (before any of ``instruments`` given)."""

@@ -51,7 +51,7 @@ class FixOutcome:
 
     @property
     def nothing_to_fix(self) -> bool:
-        return not self.narrowings and not self.first.violation
+        return not self.narrowings and not self.first.violation and not self.first.import_differs
 
 
 def plan_of(narrowings: dict, without: Optional[str] = None) -> FixPlan:
@@ -95,6 +95,9 @@ def find_fix(model, config: CompileConfig, options: Options, context: RunContext
             if outcome is None:
                 outcome = FixOutcome(finding, narrowings)
             outcome.rounds, outcome.verification = round_ + 1, finding if round_ else None
+            if finding.import_differs:  # every finding the search meets is in the fix's verdict
+                outcome.reason = import_reason(finding, round_options.seed)
+                return outcome
             if not finding.violation and round_ == 0:  # nothing to fix
                 outcome.verified = True
                 return outcome
@@ -123,6 +126,14 @@ def find_fix(model, config: CompileConfig, options: Options, context: RunContext
                                             attempts[event], finding, model)
     outcome.reason = f"no fix verified in {MAX_ROUNDS} searches"
     return outcome
+
+
+def import_reason(finding, seed: int) -> str:
+    """Why no fix verifies where TVM's import differs from the model: no pass fix mends a frontend."""
+    origin = finding.imports.origin
+    where = f" at {origin.node}" if origin is not None else ""
+    return (f"TVM's import computes other numbers than the model's framework{where} on seed {seed}: "
+            "no pass fix can mend the frontend")
 
 
 def _remedy(session, config, narrowings, event, witnesses, attempt, finding, model) -> Narrowing:

@@ -60,6 +60,11 @@ def _kind_of(source) -> Optional[str]:
     return None
 
 
+def _is_narrow_float(value: np.ndarray) -> bool:
+    """A float input narrower than float64 (float32, float16, bfloat16): the truth feeds it as float64."""
+    return value.dtype.kind == "f" and value.dtype.itemsize < 8 or value.dtype.name == "bfloat16"
+
+
 def _first_line(err: BaseException) -> str:
     lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
     return (lines[0] if lines else type(err).__name__)[:240]
@@ -122,7 +127,7 @@ class OnnxRuntime(Framework):
         for mine, theirs in zip(self._names, names):
             if theirs in wanted:
                 value = np.asarray(inputs[mine])
-                feed[theirs] = value.astype(dtype) if dtype is not None and value.dtype == np.float32 else value
+                feed[theirs] = value.astype(dtype) if dtype is not None and _is_narrow_float(value) else value
         return feed
 
     def _run(self, session, inputs, dtype=None, names=None) -> list:
@@ -195,7 +200,7 @@ class TorchEager(Framework):
         args = []
         for name in self._names:
             value = np.asarray(inputs[name])
-            if dtype is not None and value.dtype == np.float32:
+            if dtype is not None and _is_narrow_float(value):
                 value = value.astype(dtype)
             args.append(torch.from_numpy(np.ascontiguousarray(value)))
         try:
@@ -217,8 +222,8 @@ class TorchEager(Framework):
         if isinstance(self._double, FrameworkError):
             raise self._double
         outputs = self._call(self._double, inputs, np.float64)
-        if any(o.dtype == np.float32 for o in outputs):
-            raise FrameworkError("the program computes in float32 even with float64 weights and inputs")
+        if any(o.dtype.kind == "f" and o.dtype.itemsize < 8 for o in outputs):
+            raise FrameworkError("the program computes in float32 (or float16) even with float64 weights and inputs")
         return outputs
 
     def values(self, inputs) -> dict:

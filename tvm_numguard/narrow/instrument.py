@@ -19,7 +19,10 @@ A culprit event that never ran is reported by ``unapplied``.
 
 from __future__ import annotations
 
+import warnings
+
 import tvm
+import tvm_ffi
 
 from ..instrument.events import EventPath
 from ..relax_ir import pristine
@@ -30,10 +33,15 @@ class FixMismatch(Exception):
     """A fix names a place the module being compiled does not have."""
 
 
+class ForeignFixWarning(UserWarning):
+    """A fix applied to a compilation that starts from another module than the one it was made for."""
+
+
 @tvm.instrument.pass_instrument
 class FixInstrument:
-    def __init__(self, plan, strict: bool = False):
+    def __init__(self, plan, strict: bool = False, made_for=None, name: str = "the fix"):
         self.plan, self.strict = plan, strict
+        self.made_for, self.fix_name = made_for, name  # the main it was made for (a structural hash), checked once
         self.path = EventPath()
         self.received: dict = {}
         self.applied: list = []
@@ -43,6 +51,8 @@ class FixInstrument:
         self.path.set_phase(phase)
 
     def should_run(self, mod, info):
+        if self.made_for is not None:
+            self._check_module(mod)
         culprit = self.plan.culprit(self.path.propose(info.name, info.opt_level).id)
         if culprit is not None and culprit.remedy == "pass":
             self.applied.append(culprit.event)
@@ -69,6 +79,15 @@ class FixInstrument:
             return
         _write_into(mod, out)
         self.applied.append(event.id)
+
+    def _check_module(self, mod) -> None:
+        """Warn once where the first module this compilation sees is not the one the fix was made for."""
+        made_for, self.made_for = self.made_for, None
+        if "main" in [gv.name_hint for gv in mod.get_global_vars()] and \
+                str(tvm_ffi.structural_hash(mod["main"])) != made_for:
+            warnings.warn(f"{self.fix_name} was made for another model: the module compiled is not the one "
+                          "numguard fix read (its places may mean other values here)", ForeignFixWarning,
+                          stacklevel=2)
 
     def unapplied(self) -> list:
         """Culprit events of the plan this compilation never ran."""

@@ -64,12 +64,14 @@ class FixPlan:
         """This plan with ``fix`` in place of any earlier remedy of its event."""
         return FixPlan(tuple(c for c in self.culprits if c.event != fix.event) + (fix,))
 
-    def instrument(self, strict: bool = False):
+    def instrument(self, strict: bool = False, made_for: Optional[str] = None, name: str = "the fix"):
         """A new PassInstrument applying this plan to one compilation (``strict``:
-        a place the compilation does not have raises ``FixMismatch``)."""
+        a place the compilation does not have raises ``FixMismatch``; ``made_for``:
+        the structural hash of the main the fix was made for, warned about when
+        the compilation starts from another)."""
         from .instrument import FixInstrument
 
-        return FixInstrument(self, strict)
+        return FixInstrument(self, strict, made_for, name)
 
     def to_json(self) -> list:
         return [c.to_json() for c in self.culprits]

@@ -198,7 +198,7 @@ def _probe(check: PassCheck, model, bindings: list, tensors: list, witness: dict
         return None, None
     captured = dict(zip(tensors, reference))
     for k, ref, opt in zip(tensors, reference, optimized):
-        if compare_output(0, ref, opt, tol, top_k=0).violated:
+        if compare_output(0, ref, opt, tol.plain(), top_k=0).violated:
             steps.append(f"probe: the first binding that violates is {bindings[k].var.name} (the origin)")
             return captured, k
     steps.append("probe: no binding violates when every binding is an output; reducing toward the output")

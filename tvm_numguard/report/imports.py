@@ -8,8 +8,11 @@ from ..numbers import exceeds
 # the words of the attribution, as the summary says them
 IMPORT_WORDS = {"agree": "agrees with the framework",
                 "import": "differs from the framework, and TVM is the side at fault",
+                "precision": "differs from the framework in precision: TVM computes the model's narrow float where "
+                             "the framework computes float32 (not TVM's fault; a fix below keeps it in float32)",
                 "benign": "differs from the framework, not by TVM's fault (against the float64 truth it is within the "
-                          "tolerance, or not over 32 times as far off as the framework)",
+                          "tolerance or the output's conditioning, or not over 32 times as far off as the framework; "
+                          "or a discontinuous operator flips)",
                 "unchecked": "not checked"}
 DIMS_WORDS = {"static": "", "symbolic": "dynamic dims kept symbolic at import (as the model is compiled), bound to "
                                         "the shapes run after",
@@ -52,7 +55,21 @@ def import_lines(data: dict) -> list:
                  "build)")
     if section["verdict"] == "import":
         lines += advice_lines(section)
+    if section["verdict"] == "precision":
+        lines += precision_lines(section)
     return lines
+
+
+def precision_lines(section: dict) -> list:
+    """The precision fix, as a user applies it: on numguard's command line and before tvm.compile."""
+    widened = section.get("widened") or []
+    if not widened:
+        return []
+    keys = ",".join(e["key"] for e in widened)
+    bindings = ", ".join(repr(e["binding"]) for e in widened)
+    return [f"  fix       keep {'it' if len(widened) == 1 else 'them'} in float32 (verified on the inputs above): "
+            f"--keep-float32 {keys}",
+            f"            before tvm.compile: mod = tvm_numguard.keep_float32(mod, [{bindings}])"]
 
 
 def _output_line(out: dict) -> str:

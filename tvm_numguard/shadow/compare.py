@@ -117,7 +117,7 @@ def element_scores(r: np.ndarray, diff: np.ndarray, rtol: float, atol: float) ->
 
 def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance, top_k: int = 5) -> OutputMetrics:
     ref, opt = np.asarray(ref), np.asarray(opt)
-    rtol, atol = tol.for_dtype(ref.dtype)
+    rtol, atol = tol.for_output(index, ref.dtype)
     finding = None
     if ref.dtype != opt.dtype:
         finding = f"dtype changed: {ref.dtype} -> {opt.dtype}"

@@ -58,7 +58,7 @@ def classify_output(
     index: int, ref32: np.ndarray, opt32: np.ndarray, oracle64: np.ndarray, tol: Tolerance = Tolerance(), k: float = 2.0
 ) -> OracleVerdict:
     ref32, opt32, oracle64 = np.asarray(ref32), np.asarray(opt32), np.asarray(oracle64)
-    rtol, atol = tol.for_dtype(ref32.dtype)
+    rtol, atol = tol.for_output(index, ref32.dtype)
     g = oracle64.astype(np.float64)
     if ref32.shape != opt32.shape or ref32.shape != g.shape:
         n = int(max(ref32.size, opt32.size))

@@ -22,6 +22,7 @@ from ..context import RunContext
 from ..errors import BuildError, PipelineBuildError, UsageError
 from ..instrument import close_skip_set, is_required
 from ..pipeline import CompileConfig
+from ..relax_ir import output_float_history
 from ..workers import Workers
 from .attempts import Attempts
 from .build import Build, optional_events
@@ -40,6 +41,8 @@ class ShadowSession:
 
     def __init__(self, model, config: CompileConfig, tol: Tolerance = Tolerance(),
                  context: RunContext = RunContext()):
+        # an output is judged at the precision of the narrowest float its value passed through
+        tol = tol.through(output_float_history(model.mod))
         self.model, self.config, self.tol = model, config, tol
         self.context = context
         self.memo = BuildMemo(model.mod, config, context.on_build)

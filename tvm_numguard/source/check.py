@@ -23,6 +23,9 @@ class ImportOrigin:
     score: float
     max_abs: float
     worst: dict  # index, tvm, framework: the worst element's values
+    binding: Optional[str] = None  # its binding in the imported main
+    # a discontinuous operator (ceil, a comparison, a cast to int): a rounding-sized difference flips it
+    discontinuous: bool = False
 
     def to_json(self) -> dict:
         return plain(dataclasses.asdict(self))
@@ -51,8 +54,12 @@ class ImportCheck:
 
     ``verdict``: "agree" (within the tolerance), "import" (TVM's reference
     differs and the truth backs the framework, or the shapes differ: a
-    violation), "benign" (they differ, not by TVM's fault: against the truth
-    TVM is within the tolerance or not far worse than the framework) or
+    violation), "precision" (they differ because TVM computes in the model's
+    narrow float what the framework computes in float32: with ``widened`` kept
+    in float32 TVM agrees; not a violation), "benign" (they differ, not by
+    TVM's fault: against the truth TVM is within the tolerance, the output's
+    conditioning, or not far worse than the framework; or a discontinuous
+    operator flips on agreeing inputs) or
     "unchecked" (no framework, or it failed: ``reason``). ``truth`` names the
     float64 run the difference was judged against (``truth_note``: why not
     the framework's own). ``lowering``: how far TVM's float32 reference is from
@@ -67,6 +74,9 @@ class ImportCheck:
     origin: Optional[ImportOrigin] = None
     origin_note: Optional[str] = None  # why no origin was named
     lowering: Optional[float] = None
+    # precision: the bindings whose float32 computation makes TVM agree, each
+    # {"binding", "key" (its name in the model, for --keep-float32), "label"}
+    widened: list = dataclasses.field(default_factory=list)
 
     def __post_init__(self):
         if self.verdict not in IMPORT_VERDICTS:
@@ -81,7 +91,7 @@ class ImportCheck:
         return {"framework": self.framework, "verdict": self.verdict, "reason": self.reason, "truth": self.truth,
                 "truth_note": self.truth_note, "outputs": [o.to_json() for o in self.outputs],
                 "origin": self.origin.to_json() if self.origin else None, "origin_note": self.origin_note,
-                "lowering": plain(self.lowering)}
+                "lowering": plain(self.lowering), "widened": list(self.widened)}
 
     @classmethod
     def from_json(cls, data) -> Optional["ImportCheck"]:
@@ -90,7 +100,7 @@ class ImportCheck:
         return cls(data["framework"], data["verdict"], data.get("reason"), data.get("truth"), data.get("truth_note"),
                    [OutputAgreement.from_json(o) for o in data.get("outputs", [])],
                    ImportOrigin.from_json(data.get("origin")), data.get("origin_note"),
-                   unplain(data.get("lowering")))
+                   unplain(data.get("lowering")), list(data.get("widened", [])))
 
 
 __all__ = ["ImportCheck", "ImportOrigin"]

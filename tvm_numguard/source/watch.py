@@ -12,9 +12,10 @@ from ..framework import FrameworkError, NoFramework
 from ..search.sampling import Observation
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from ..shadow.oracle import TvmFloat64
-from .agreement import agreement_score, compare_outputs_with_framework
+from .agreement import CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, perturbed, spread_of
 from .check import ImportCheck
 from .localize import first_difference
+from .precision import narrow_dtype, precision_fix, widened_entries
 
 REMEMBERED = 4  # input sets whose framework outputs are remembered (the witness is judged after the search)
 
@@ -77,7 +78,7 @@ class FrameworkWatch:
         truth, _, _ = self.truth(inputs)
         if truth is None:
             return score
-        outputs = compare_outputs_with_framework(theirs, mine, self.session.tol, truth)
+        outputs = compare_outputs_with_framework(theirs, mine, self.session.tol, truth, self.spread(inputs, truth))
         return score if any(o.tvm_at_fault for o in outputs) else 0.0
 
     def judge(self, witness: Mapping[str, np.ndarray]) -> ImportCheck:
@@ -92,17 +93,68 @@ class FrameworkWatch:
             return ImportCheck(self.framework.name, "agree", lowering=self.lowering(witness),
                                outputs=compare_outputs_with_framework(theirs, mine, tol))
         truth, name, note = self.truth(witness)
-        outputs = compare_outputs_with_framework(theirs, mine, tol, truth)
+        outputs = compare_outputs_with_framework(theirs, mine, tol, truth, self.spread(witness, truth))
         at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
         reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}" if len(theirs) != len(mine) \
             else None
-        origin = note_origin = None
-        if at_fault:
+        check = ImportCheck(self.framework.name, "import" if at_fault else "benign", reason, name, note, outputs,
+                            lowering=self.lowering(witness))
+        if at_fault and reason is None:
             self.session.progress("TVM's import differs from the model's framework: finding the first node")
-            origin, note_origin = first_difference(self.session.model, self.framework, witness,
-                                                   self.session.config.target, tol)
-        return ImportCheck(self.framework.name, "import" if at_fault else "benign", reason, name, note, outputs,
-                           origin, note_origin, self.lowering(witness))
+            check.origin, check.origin_note = first_difference(self.session.model, self.framework, witness,
+                                                               self.session.config.target, tol)
+            self._explain(check, witness)
+        return check
+
+    def _explain(self, check: ImportCheck, witness) -> None:
+        """An import difference that is not TVM's fault after all: a discontinuous
+        operator that flips on agreeing inputs (benign), or float16 computed
+        where the framework computes float32 (precision, with its verified fix)."""
+        origin = check.origin
+        if origin is not None and origin.discontinuous:
+            check.verdict = "benign"
+            check.reason = (f"{origin.node} is discontinuous ({origin.op}): its inputs agree within the "
+                            "tolerance, and a rounding-sized difference flips its result")
+            return
+        model = self.session.model
+        checks = [(witness, self._accepts(witness))] + [(seen, self._accepts(seen)) for seen, _ in self._outputs
+                                                       if seen is not witness]
+        widened = precision_fix(model, self.session.config.target, origin.binding if origin else None, checks)
+        if widened:
+            check.verdict = "precision"
+            check.widened = widened_entries(model, widened)
+            what = ", ".join(e["label"] for e in check.widened[:3]) + (" ..." if len(widened) > 3 else "")
+            check.reason = (f"TVM computes {what} in the model's {narrow_dtype(model)}, the framework in float32: "
+                            f"with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
+                            f"framework on {len(checks)} input set(s)")
+
+    def _accepts(self, inputs):
+        """A check of a widened build's outputs on ``inputs``: not at fault against the framework."""
+        def accepts(outputs) -> bool:
+            theirs = self.outputs(inputs)
+            if theirs is None or len(outputs) != len(theirs):
+                return False
+            if agreement_score(theirs, outputs, self.session.tol) <= 1.0:
+                return True
+            truth, _, _ = self.truth(inputs)
+            if truth is None:
+                return False
+            judged = compare_outputs_with_framework(theirs, outputs, self.session.tol, truth,
+                                                    self.spread(inputs, truth))
+            return not any(o.tvm_at_fault for o in judged)
+        return accepts
+
+    def spread(self, inputs, truth) -> Optional[list]:
+        """The truth's own movement when the inputs move by input-rounding amounts
+        (``agreement.perturbed``), per output; None without a truth."""
+        if truth is None:
+            return None
+        runs = []
+        for seed in range(CONDITIONING_RUNS):
+            moved, _, _ = self.truth(perturbed(inputs, seed))
+            if moved is not None:
+                runs.append(moved)
+        return spread_of(truth, runs) if runs else None
 
     def truth(self, inputs) -> tuple:
         """(float64 outputs or None, which run they are, why not the framework's)."""

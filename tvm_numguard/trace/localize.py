@@ -49,7 +49,7 @@ def value_errors(before: ValueGraph, after: ValueGraph, matching: Matching, valu
             ref, opt = np.asarray(values_b[b_name]), np.asarray(values_a[a_name])
             if ref.shape != opt.shape:
                 continue
-            m = compare_output(0, ref, opt, tol, top_k=0)
+            m = compare_output(0, ref, opt, tol.plain(), top_k=0)
             errors[a_name] = (m.score, m.max_abs)
     return errors
 

@@ -67,7 +67,7 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
 def explain(session: ShadowSession, finding: Finding) -> TraceResult:
     """Measure every pass on the finding's witness and localize the blamed event's error."""
     progress = session.progress
-    tol, witness = finding.options.tolerance, finding.witness
+    tol, witness = session.tol, finding.witness
     progress("measuring every pass that changed the module on the witness (per-pass table)")
     table = PassTable(session, witness, tol)
     table.start()  # on the workers, while this process localizes

@@ -1,0 +1,268 @@
+"""Verdicts that hold on float16 models, degenerate witnesses and index ranges:
+precision told apart from an import defect, a flip of a discontinuous operator
+benign, a tolerance that follows a value's history, conditioning, index bounds."""
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+import tvm
+from onnx import TensorProto, helper, numpy_helper
+
+import tvm_numguard as ng
+from tvm_numguard.errors import RangeError
+from tvm_numguard.model import load_model
+from tvm_numguard.narrow.widen import CannotWiden, keep_float32
+from tvm_numguard.rangecheck.indices import check_index_ranges, index_bounds, integer_note
+from tvm_numguard.relax_ir import output_float_history
+from tvm_numguard.search.ranges import InputRange
+from tvm_numguard.shadow.compare import compare_output
+from tvm_numguard.source.agreement import compare_with_framework, perturbed, spread_of
+from tvm_numguard.source.localize import is_discontinuous, tvm_values
+from tvm_numguard.tolerance import Tolerance
+from clirun import assert_one_line_error, run_cli
+
+F16 = TensorProto.FLOAT16
+ZERO = ng.CompileConfig(pipeline="zero")
+
+
+def _onnx(path, nodes, inputs, outputs, initializers=(), opset=13):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def f16_mean(path, cast_to=None):
+    """A float16 ReduceMean over 51 values (TVM accumulates in float16, ONNX Runtime in float32)."""
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m" if cast_to else "y"], axes=[1], keepdims=0)]
+    out_type = F16
+    if cast_to is not None:
+        nodes.append(helper.make_node("Cast", ["m"], ["y"], to=cast_to))
+        out_type = cast_to
+    return _onnx(path, nodes, [helper.make_tensor_value_info("x", F16, [4, 51])],
+                 [helper.make_tensor_value_info("y", out_type, [4])])
+
+
+@pytest.fixture(scope="module")
+def mean_report(tmp_path_factory):
+    path = f16_mean(tmp_path_factory.mktemp("f16") / "mean.onnx")
+    return path, ng.bisect(path, ZERO, ng.Options(low=-1.0, high=1.0, budget="200", seed=0))
+
+
+# -- precision --------------------------------------------------------------
+def test_a_float16_reduction_is_precision_not_an_import_defect(mean_report):
+    path, report = mean_report
+    imports = report.imports
+    assert imports.verdict == "precision", imports.reason
+    assert report.at_fault == [] and report.exit_code == 0
+    assert [e["key"] for e in imports.widened] == ["y"]
+    assert "ReduceMean" in imports.reason and "float16" in imports.reason
+    summary = report.summary()
+    assert "IMPORT" not in summary.splitlines()[0]
+    assert "--keep-float32 y" in summary
+
+
+def test_the_printed_precision_fix_verifies(mean_report):
+    path, report = mean_report
+    again = ng.bisect(load_model(path).keeping_float32(["y"]), ZERO,
+                      ng.Options(low=-1.0, high=1.0, budget="60", seed=5))
+    assert again.imports.verdict == "agree" and again.exit_code == 0
+
+
+def test_keep_float32_computes_the_operator_in_float32_and_keeps_its_name(tmp_path):
+    mod = load_model(f16_mean(tmp_path / "m.onnx")).mod
+    widened = keep_float32(mod, ["gv"])
+    text = widened.script()
+    assert 'R.mean(gv_in0_f32' in text and 'gv: R.Tensor((4,), dtype="float16") = R.astype(gv_f32' in text
+    assert tvm.compile(widened, "llvm") is not None
+    with pytest.raises(CannotWiden):
+        keep_float32(mod, ["nope"])
+
+
+def test_an_operator_that_chooses_its_dtype_is_not_widened(tmp_path):
+    path = _onnx(tmp_path / "c.onnx", [helper.make_node("Cast", ["x"], ["y"], to=F16)],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])], [helper.make_tensor_value_info("y", F16, [4])])
+    with pytest.raises(CannotWiden, match="chooses its output dtype"):
+        keep_float32(load_model(path).mod, ["gv"])  # the Cast's astype
+
+
+# -- tolerance from a value's history ---------------------------------------
+def test_a_float16_value_cast_to_float64_is_judged_at_float16s_tolerance(tmp_path):
+    mod = load_model(f16_mean(tmp_path / "m64.onnx", cast_to=TensorProto.DOUBLE)).mod
+    history = output_float_history(mod)
+    assert history == ("float16",)
+    ref = np.array([0.0172272], dtype=np.float64)
+    opt = np.array([float(np.float16(0.0172272) + np.float16(1.5e-5))], dtype=np.float64)  # one float16 ulp
+    assert compare_output(0, ref, opt, Tolerance()).violated  # at float64's own tolerance
+    assert not compare_output(0, ref, opt, Tolerance().through(history)).violated
+
+
+def test_a_user_tolerance_is_kept_and_an_integer_output_stays_exact():
+    tol = Tolerance(rtol=1e-9, atol=0.0).through(["float16"])
+    assert tol.for_output(0, "float32") == (1e-9, 0.0)
+    assert Tolerance().through(["float16"]).for_output(0, "int64") == (0.0, 0.0)
+    assert Tolerance().through(["float16"]).for_output(1, "float32") == Tolerance().for_dtype("float32")
+
+
+# -- discontinuous operators ------------------------------------------------
+def test_a_ceil_of_an_underflowing_product_is_a_benign_flip(tmp_path):
+    path = _onnx(tmp_path / "ceil.onnx", [helper.make_node("Mul", ["x", "x"], ["xx"]),
+                                          helper.make_node("Ceil", ["xx"], ["y"])],
+                 [helper.make_tensor_value_info("x", F16, [8])], [helper.make_tensor_value_info("y", F16, [8])])
+    report = ng.bisect(path, ZERO, ng.Options(low=0.0, high=1e-5, budget="30"))
+    assert report.imports.verdict == "benign" and report.exit_code == 0
+    assert report.imports.origin.discontinuous and "Ceil" in report.imports.origin.node
+    assert "discontinuous" in report.imports.reason
+
+
+def test_discontinuous_operators():
+    assert is_discontinuous("relax.ceil", np.float16) and is_discontinuous("relax.astype", np.bool_)
+    assert is_discontinuous("relax.astype", np.int32) and not is_discontinuous("relax.astype", np.float32)
+    assert not is_discontinuous("relax.add", np.float32)
+
+
+def test_a_cast_to_bool_is_compared_as_a_bool(tmp_path):
+    path = _onnx(tmp_path / "b.onnx", [helper.make_node("Mul", ["x", "x"], ["xx"]),
+                                       helper.make_node("Cast", ["xx"], ["b"], to=TensorProto.BOOL),
+                                       helper.make_node("Cast", ["b"], ["y"], to=TensorProto.FLOAT)],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    model = load_model(path)
+    values = tvm_values(model, {"x": np.array([1e-3, 0, 2, 0], np.float32)}, "llvm")
+    casts = [v for v in values.values() if v.dtype == np.bool_]
+    assert casts and casts[0].tolist() == [True, False, True, False]
+
+
+# -- conditioning -----------------------------------------------------------
+def layer_norm_first(path):
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(size=(16, 16)).astype(np.float32), "W"),
+             numpy_helper.from_array(np.ones(16, np.float32), "g"),
+             numpy_helper.from_array(np.zeros(16, np.float32), "b")]
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["n"], axis=-1, epsilon=1e-5),
+             helper.make_node("MatMul", ["n", "W"], ["y"])]
+    return _onnx(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 16])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 16])], inits, opset=17)
+
+
+def test_a_layer_norm_of_constant_rows_is_no_import_difference(tmp_path):
+    path = layer_norm_first(tmp_path / "ln.onnx")
+    report = ng.bisect(path, ng.CompileConfig(pipeline="default"), ng.Options(low=-1.0, high=1.0, budget="60"))
+    assert "import" not in report.at_fault and report.imports.verdict in ("agree", "benign")
+    # the search's witness is degenerate (constant rows): the spread excuses it, TVM's error stays real
+    constant = {"x": np.full((2, 8, 16), -0.98, np.float32)}
+    from tvm_numguard.framework import open_framework
+    framework = open_framework(path, ["x"])
+    truth = framework.truth(constant)
+    spread = spread_of(truth, [framework.truth(perturbed(constant, s)) for s in range(4)])
+    assert spread[0].max() > 1e-4  # rounding-sized input changes move a constant row's LayerNorm by that much
+
+
+def test_the_spread_excuses_only_within_it():
+    framework = np.zeros(4, np.float32)
+    truth = np.zeros(4)
+    tvm_out = np.array([1e-4, 0, 0, 0], np.float32)
+    assert compare_with_framework(0, framework, tvm_out, Tolerance(), truth).tvm_at_fault
+    assert not compare_with_framework(0, framework, tvm_out, Tolerance(), truth, np.full(4, 2e-4)).tvm_at_fault
+    assert compare_with_framework(0, framework, tvm_out, Tolerance(), truth, np.full(4, 5e-5)).tvm_at_fault
+
+
+def test_perturbed_moves_floats_only_by_rounding_sizes():
+    moved = perturbed({"x": np.ones(1000, np.float32), "i": np.arange(3)}, 0)
+    assert np.array_equal(moved["i"], np.arange(3))
+    assert 0 < np.max(np.abs(moved["x"] - 1.0)) <= 32 * np.finfo(np.float32).eps / 2
+
+
+# -- index ranges -----------------------------------------------------------
+def token_model(path):
+    table = numpy_helper.from_array(np.random.default_rng(0).normal(size=(1000, 8)).astype(np.float32), "E")
+    return _onnx(path, [helper.make_node("Gather", ["E", "ids"], ["e"], axis=0), helper.make_node("Relu", ["e"], ["y"])],
+                 [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 6])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8])], [table], opset=17)
+
+
+def test_an_index_range_past_the_vocabulary_is_a_usage_error(tmp_path, capsys):
+    path = token_model(tmp_path / "tokens.onnx")
+    model = load_model(path)
+    (bound,) = index_bounds(model)
+    assert (bound.name, bound.size, bound.low, bound.high) == ("ids", 1000, -1000, 999)
+    check_index_ranges(model, {"ids": InputRange(0, 999)})
+    with pytest.raises(RangeError, match=r"indexes ONNX Gather .* \[-1000, 999\]"):
+        check_index_ranges(model, {"ids": InputRange(0, 5000)})
+    for command in (["bisect", "--jobs", "0"], ["check"]):
+        code, _, err = run_cli(capsys, *command[:1], path, *command[1:], "--low", "0", "--high", "5000")
+        assert_one_line_error(code, err, "valid indices [-1000, 999]", "ONNX Gather")
+
+
+def test_an_integer_range_names_its_integers(tmp_path):
+    model = load_model(token_model(tmp_path / "t.onnx"))
+    (line,) = integer_note(model.inputs, {"ids": InputRange(-0.5, 3.5)})
+    assert "integers 0 to 3" in line
+    assert integer_note(model.inputs, {"ids": InputRange(0, 3)}) == []
+
+
+# -- a valid model TVM's import cannot run at a shape the model allows ---------
+def test_a_shape_the_model_allows_and_tvm_cannot_bind_is_an_import_failure(tmp_path, capsys):
+    # ONNX's Expand broadcasts both ways; TVM's import makes broadcast_to, one way: z's b=1 against x's 3
+    path = _onnx(tmp_path / "expand.onnx", [helper.make_node("Shape", ["z"], ["s"]),
+                                            helper.make_node("Expand", ["x", "s"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 1]),
+                  helper.make_tensor_value_info("z", TensorProto.FLOAT, ["a", "b", "c"])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    code, _, err = run_cli(capsys, "bisect", path, "--shape", "z=3,1,3", "--low", "0", "--high", "1", "--jobs", "0")
+    assert code == 1, err
+    assert "IMPORT" in err and "a=3, b=1, c=3" in err and "ONNX Expand node" in err and "Traceback" not in err
+    repro = err.split("TVM alone shows it:\n", 1)[1]
+    with pytest.raises(Exception, match="broadcast_to expects"):
+        exec(compile(repro, "repro", "exec"), {})
+    code, _, _ = run_cli(capsys, "bisect", path, "--shape", "z=3,3,3", "--low", "0", "--high", "1", "--jobs", "0")
+    assert code == 0
+
+
+# -- printed commands run as printed ----------------------------------------
+def test_a_dynamic_pt2s_printed_lines_carry_its_shapes_and_run(tmp_path, capsys):
+    import shlex
+
+    import torch
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+    batch = torch.export.Dim("batch", min=1, max=64)
+    path = str(tmp_path / "dyn.pt2")
+    torch.export.save(torch.export.export(Block(), (torch.randn(4, 8),), dynamic_shapes=({0: batch},)), path)
+    code, out, _ = run_cli(capsys, "bisect", path, "--shape", "x=3,8", "--low", "0", "--high", "1", "--jobs", "0",
+                           "--pipeline", "ToMixedPrecision,default", "--budget", "30",
+                           "--save-inputs", str(tmp_path / "w.npz"))
+    assert code == 1, out
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines()
+             if line.strip().startswith(("verify ", "replay "))}
+    for name in ("verify", "replay"):
+        words = shlex.split(lines[name].split("   (expect")[0])
+        assert "--shape" in words and "x=3,8" in words, words
+        again, printed, err = run_cli(capsys, *words[1:], "--jobs", "0")
+        assert again in (0, 1), err  # runs as printed: no usage error
+
+
+def test_a_tuple_output_takes_each_fields_own_history():
+    from test_input_kinds import AllKinds
+
+    # ((y, z), d * 2, (w, (k, exp(s)))): y and z passed through float16, w bfloat16, k is an integer
+    assert output_float_history(AllKinds) == ("float16", "float16", "float64", "bfloat16", None, "float32")
+
+
+def test_a_float16_matmul_is_widened(tmp_path):
+    weight = numpy_helper.from_array(np.full((8, 4), 0.5, np.float16), "W")
+    path = _onnx(tmp_path / "mm.onnx", [helper.make_node("MatMul", ["x", "W"], ["y"])],
+                 [helper.make_tensor_value_info("x", F16, [2, 8])], [helper.make_tensor_value_info("y", F16, [2, 4])],
+                 [weight])
+    text = keep_float32(load_model(path).mod, ["gv"]).script()
+    assert "R.matmul(gv_in0_f32" in text  # its out_dtype is unset ("None"): no dtype of its own to keep

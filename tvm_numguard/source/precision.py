@@ -1,0 +1,84 @@
+"""The precision stage: TVM computes an operator in the model's narrow dtype,
+the framework computes it wider.
+
+A float16 model declares float16 operators; TVM computes them in float16 (a
+float16 mean accumulates in float16), where ONNX Runtime's CPU provider runs
+many float16 kernels in float32 (it inserts casts). Their difference measures
+float16 against float32, not a frontend defect. The test is the fix itself:
+TVM's import with the differing operator kept in float32
+(``narrow/widen.keep_float32``: its inputs cast up, its result cast back) is
+built and run on the witness and on the inputs the search tried last; where
+it is no longer at fault there, the difference was precision, and that is
+the verified fix. Where it still is (a wrong formula, a wrong shape), the
+import is at fault as before.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from ..narrow.widen import NARROW_FLOATS, keep_float32, widenable
+from ..relax_ir import function_bindings, tensor_type
+from ..shadow.build import compile_plain, run_build
+
+
+def widenable_bindings(mod: tvm.IRModule) -> list:
+    """The bindings of ``main`` computed in a narrow float that can be kept in float32, in order."""
+    return [b.var.name for b in function_bindings(mod["main"]) if widenable(b)]
+
+
+def widened_outputs(model, names: Sequence[str], inputs: Mapping[str, np.ndarray], target) -> list:
+    """TVM's plain build of ``model`` with ``names`` kept in float32, run on ``inputs``."""
+    target = tvm.target.Target(target) if isinstance(target, str) else target
+    with target:
+        legal = relax.transform.LegalizeOps()(keep_float32(model.mod, names))
+    build = compile_plain(legal, target)
+    if not build.ok:
+        raise RuntimeError(f"the model with {', '.join(names)} kept in float32 does not build: {build.error}")
+    return run_build(build, model.input_names(), inputs)
+
+
+def candidate_sets(mod: tvm.IRModule, first: Optional[str]) -> list:
+    """Which bindings to try keeping in float32: the first differing one alone, then every narrow one."""
+    every = widenable_bindings(mod)
+    sets = [[first]] if first in every else []
+    if every and every != (sets[0] if sets else None):
+        sets.append(every)
+    return sets
+
+
+def precision_fix(model, target, first: Optional[str], checks: Sequence) -> list:
+    """The smallest candidate set (``candidate_sets``) whose widened build
+    ``checks`` all accept; ``checks``: (inputs, accepts(outputs) -> bool)
+    pairs, the witness first. [] where none does (or none builds)."""
+    for names in candidate_sets(model.mod, first):
+        try:
+            if all(accepts(widened_outputs(model, names, inputs, target)) for inputs, accepts in checks):
+                return names
+        except Exception:  # a widened build that fails proves nothing: the import stays at fault
+            continue
+    return []
+
+
+def widened_entries(model, names: Sequence[str]) -> list:
+    """``names`` as the report keeps them: binding, the model's own name (what
+    ``--keep-float32`` takes) and where it is in the model."""
+    entries = []
+    for name in names:
+        origin = model.origins.get(name)
+        entries.append({"binding": name, "key": origin.key if origin is not None and origin.key else name,
+                        "label": origin.label if origin is not None else name})
+    return entries
+
+
+def narrow_dtype(model) -> str:
+    """The narrow float the model declares (float16 or bfloat16)."""
+    dtypes = {str(tensor_type(b.var)[1]) for b in function_bindings(model.mod["main"])}
+    return next((d for d in NARROW_FLOATS if d in dtypes), "float16")
+
+
+__all__ = ["narrow_dtype", "widened_entries", "candidate_sets", "precision_fix", "widenable_bindings", "widened_outputs"]
