@@ -343,12 +343,18 @@ def _run_all(needs: Sequence[Tuple[str, str, list]], tmp_path_factory) -> Dict[T
     return results
 
 
-@pytest.fixture(scope="module")
+# the fixture below builds what every selected test of this file needs: under pytest-xdist
+# (--dist loadgroup) the file's tests stay on one worker, and the fixture is the session's (a
+# module fixture is made again whenever the worker's tests interleave with another file's)
+pytestmark = pytest.mark.xdist_group("catalog")
+
+
+@pytest.fixture(scope="session")
 def catalog_results(request, tmp_path_factory):
     """Results of every job the selected tests of this file need, by (model, pipeline)."""
     needs = []
     for item in request.session.items:
-        if getattr(item, "module", None) is request.module:
+        if getattr(item, "module", None) is sys.modules[__name__]:
             params = item.callspec.params if hasattr(item, "callspec") else {}
             needs += _needs(item.originalname, params)
     return _run_all(needs, tmp_path_factory)
@@ -366,7 +372,10 @@ def _slow(*values):
 # (a) every listed pass is required
 
 
-@pytest.mark.parametrize("pipeline", ["default", _slow("zero")])
+# the proofs build the model once per listed pass (and once per optional event below): the slow
+# tier's; the fast tier keeps LegalizeOps' proof, the reference builds below and close_skip_set (test_events)
+@pytest.mark.slow
+@pytest.mark.parametrize("pipeline", ["default", "zero"])
 @pytest.mark.parametrize("name", sorted(REQUIRED_PASSES | set(EVIDENCE)))
 def test_skipping_a_required_pass_fails(catalog_results, name, pipeline):
     """Every listed pass, and every pass EVIDENCE names (they may not leave the catalog:
@@ -400,7 +409,7 @@ def test_legalize_ops_is_required_by_name_not_by_occurrence(catalog_results):
 @pytest.mark.parametrize(
     "model, pipeline",
     [
-        ("cnn", "default"),
+        _slow("cnn", "default"),
         _slow("cnn", "zero"),
         _slow("symbolic", "default"),
         _slow("squeezenet", "default"),
@@ -425,12 +434,12 @@ def test_each_optional_event_can_be_skipped_alone(catalog_results, model, pipeli
     "model, pipeline",
     [
         ("cnn", "default"),
-        ("cnn", "zero"),
-        ("squeezenet", "default"),
+        _slow("cnn", "zero"),
+        _slow("squeezenet", "default"),
         _slow("squeezenet", "zero"),
         ("symbolic", "default"),
-        ("symbolic", "zero"),
-        ("bigconv", "default"),
+        _slow("symbolic", "zero"),
+        _slow("bigconv", "default"),
         _slow("bigconv", "zero"),
         ("bf16", "default"),
     ],

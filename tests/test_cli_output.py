@@ -99,8 +99,7 @@ def test_passes_shows_top_level_events_unless_all(capsys, tmp_path):
     assert top and all("/" not in r["id"] for r in top)
     assert len(every) > len(top) and any("/" in r["id"] for r in every)
     assert {r["id"] for r in top} == {r["id"] for r in every if "/" not in r["id"]}
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_trace_names_the_origin_in_the_users_model_and_the_html_leads_with_numbers(capsys, tmp_path):
     html = str(tmp_path / "t.html")
     code, out, err = run_cli(capsys, "trace", DEMO, *UNSAFE, "--html", html, "--json", str(tmp_path / "t.json"))
@@ -125,8 +124,7 @@ def test_long_binding_lines_are_cut_between_words():
     kept = short[:-4]
     assert line.startswith(kept) and line[len(kept)] in ' ,(="' or kept.endswith((",", "(", "=", " ")), short
     assert shorten("short", 100) == "short"
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_long_runs_talk_at_default_verbosity_one_line_per_step_in_a_log(capsys):
     """Search rounds and trace's table rows (with what is left) reach a log
     (stderr not a terminal) at default verbosity (issue 25); probes: above."""

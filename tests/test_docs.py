@@ -5,6 +5,7 @@ import os
 import re
 import warnings
 
+import pytest
 import tvm
 
 import tvm_numguard as ng
@@ -56,8 +57,7 @@ def test_every_schema_field_is_documented():
     schema = load_schema()
     missing = schema_paths(schema, "", schema.get("$defs", {}), set()) - documented()
     assert not missing, sorted(missing)
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_every_field_of_real_reports_is_documented():
     config = ng.CompileConfig(pipeline="ToMixedPrecision,default")
     options = ng.Options(low=0.0, high=1.0, budget="12")
@@ -84,6 +84,7 @@ def test_docs_and_readme_point_nowhere_outside_the_repository():
                 assert os.path.exists(os.path.join(ROOT, os.path.dirname(name), link)), (name, link)
 
 
+@pytest.mark.pool  # the demo as a user runs it: with numguard's default workers
 def test_the_demo_page_numbers_are_what_the_demo_prints():
     """examples/mlp/README.md quotes a run of its command; a change that moves
     the numbers must move the page too (issue 25: they were stale)."""

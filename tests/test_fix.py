@@ -168,8 +168,7 @@ def mlp(path, width=16, layers=5, big=2, scale=80000.0):
 
 MIXED = ["--pipeline", "ToMixedPrecision,zero", "--low", "0", "--high", "3", "--rtol", "1e-2", "--atol", "1e-2",
          "--budget", "30"]
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp_path, capsys):
     model = mlp(tmp_path / "mlp.onnx")
     fix = str(tmp_path / "fix.json")

@@ -153,8 +153,7 @@ def test_nested_guards_and_a_loop_of_compiles(mlp):
     assert tvm.compile is before
     assert len(inner.report) == 3 and len(outer.report) == 1  # the innermost guard judges
     assert all(e.data["verdict"] == "clean" for e in list(inner.report) + list(outer.report))
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_verdict_cache_reuses_the_disabled_set(mlp, tmp_path):
     cache = tmp_path / "cache"
     with pytest.warns(NumericalRiskWarning):
@@ -210,8 +209,7 @@ def _write_entries(directory, key, count):
     cache = VerdictCache(directory)
     for i in range(count):
         cache.put(key, {"verdict": "clean", "skip": [], "writer": os.getpid(), "i": i, "pad": "x" * 20000})
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_cache_survives_two_processes_writing_at_once(tmp_path):
     key = "ab" + "0" * 62
     context = multiprocessing.get_context("spawn")
@@ -229,8 +227,50 @@ def test_cache_survives_two_processes_writing_at_once(tmp_path):
         assert w.exitcode == 0
     assert reader.get(key)["i"] == 39
     assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".numguard-")], "temporary files left"
+def test_the_cache_survives_two_writers_at_once_without_tvm(tmp_path):
+    # the fast tier's form of the two-process test: two threads write, a reader never sees half an entry
+    import threading
+
+    key = "cd" + "0" * 62
+    writers = [threading.Thread(target=_write_entries, args=(str(tmp_path), key, 40)) for _ in range(2)]
+    reader = VerdictCache(str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # a half-written entry would warn
+        for w in writers:
+            w.start()
+        while any(w.is_alive() for w in writers):
+            entry = reader.get(key)
+            assert entry is None or entry["verdict"] == "clean"
+    for w in writers:
+        w.join()
+    assert reader.get(key)["i"] == 39
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".numguard-")], "temporary files left"
 
 
+def test_late_progress_stays_quiet_then_tells_the_phases_so_far(monkeypatch, capsys):
+    from tvm_numguard.guard import clock
+    from tvm_numguard.progress import Detail
+
+    now = [1000.0]
+    monkeypatch.setattr(clock.time, "perf_counter", lambda: now[0])  # a fake clock
+    shown = clock.LateProgress(after=5.0)
+    shown("building the optimized model")
+    shown(Detail("  25 inputs evaluated"))
+    now[0] += 2.0
+    shown("searching the range")
+    assert capsys.readouterr().err == ""  # a quick check stays silent
+    now[0] += 4.0  # 6 s: past ``after``
+    shown("bisecting 40 optional events")
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split("] ", 1)[1] for line in err] == ["building the optimized model", "searching the range",
+                                                       "bisecting 40 optional events"]  # phases, no details
+    assert err[-1].startswith("numguard guard: [   6.0s]")
+    shown.restart()
+    shown("building the optimized model")
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_report_path_gets_json_and_the_witness(mlp, tmp_path):
     path = tmp_path / "guard.json"
     with pytest.warns(NumericalRiskWarning):
@@ -351,8 +391,7 @@ def test_time_limit_ends_the_check_and_says_what_was_not_finished(mlp):
         assert np.array_equal(run(ex, x), run(unguarded, x))
     with pytest.raises(UsageError, match="time_limit"):
         numguard.guard(LOW, HIGH, time_limit=0)
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_a_long_check_talks_on_stderr_by_default(mlp, capsys):
     from tvm_numguard.guard.clock import LateProgress
 

@@ -50,7 +50,7 @@ def test_pass(numguard_check, numguard_corpus, numguard_pass):
 """
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["plain", "xdist"])
 def test_the_plugin_parametrizes_passes_and_models_and_fails_the_broken_pair(pytester, xdist):
     pytester.makepyfile(test_my_pass=TEST_FILE)
     pytester.makeconftest(f"import sys\nsys.path.insert(0, {ROOT!r})\n")  # patches/ importable

@@ -101,8 +101,7 @@ def test_cut_feeds_left_out_bindings_as_inputs():
     single = cut(mod.mod, [last], [last])
     assert len(main_bindings(single.mod)) == 1
     assert all(k is not None for _, k in single.inputs)  # every input is a captured value
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_cli_reduce_writes_a_repro_whose_test_fails_with_the_pass_and_passes_without_it(tmp_path, capsys):
     report = tmp_path / "r.json"
     code, _, err = run_cli(capsys, "regress", "--pass", "patches.var_onepass:make_pass", "--models",

@@ -89,6 +89,7 @@ def test_a_pass_that_crashes_the_compiler_is_one_untestable_row_and_the_run_goes
     assert flagged.verdict == "violation"
 
 
+@pytest.mark.slow  # two regress runs; the fast tier keeps the workers' own independence test (test_workers)
 def test_the_rows_do_not_depend_on_the_number_of_workers(tmp_path):
     requests = [request("[patches.exp_range:make_pass],zero", out_dir=str(tmp_path)),
                 request("[FoldConstant],zero", out_dir=str(tmp_path))]

@@ -60,6 +60,19 @@ def test_a_hanging_configuration_times_out_and_is_untestable():
 
 
 def test_a_worker_past_its_memory_share_is_stopped_and_its_configuration_is_untestable():
+    # a worker's private memory counts what it touches of its parent's heap: in a test process that
+    # built other models before, the 64 MiB floor is crossed for the parent's sake; a fresh one is what
+    # a user's numguard process is
+    if os.environ.get("NUMGUARD_FRESH_PROCESS") != "1":
+        import subprocess
+        import sys
+
+        test = f"{__file__}::test_a_worker_past_its_memory_share_is_stopped_and_its_configuration_is_untestable"
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+                              env={**os.environ, "NUMGUARD_FRESH_PROCESS": "1"}, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stdout[-3000:]
+        return
     report = bisect_pair("hog", jobs=1, max_memory=1)  # the share is then the floor, 64 MiB
     bisection = report.data["bisection"]
     assert bisection["confirm_reason"].startswith("out of memory: the worker passed its share of --max-memory")
@@ -123,25 +136,32 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
     assert entry["workers"]["reference"] == "worker"
 
 
-def _collected_private_mib() -> float:
-    import gc
+_INHERITS = """
+import gc
+from tvm_numguard.workers import memory
+from tvm_numguard.workers.pool import fork_pool
 
-    from tvm_numguard.workers import memory
-
+def collected():
     gc.collect()  # as a build's garbage collections would
     return memory.private_bytes() / memory.MIB
 
+ballast = [[i] for i in range(2_000_000)]  # objects the parent's collector tracks: about 200 MiB
+pool = fork_pool(1, cap=64 * 1024 ** 3)
+try:
+    print(pool.schedule(collected).result(timeout=60))
+finally:
+    pool.stop()
+    pool.join()
+"""
+
 
 def test_what_a_worker_inherits_stays_out_of_its_private_memory():
-    from tvm_numguard.workers.pool import fork_pool
+    # a fresh parent: in a long test process the heap other tests left behind moves the figure
+    import subprocess
+    import sys
 
-    ballast = [[i] for i in range(2_000_000)]  # objects the parent's collector tracks: about 200 MiB
-    pool = fork_pool(1, cap=64 * 1024 ** 3)
-    try:
-        private = pool.schedule(_collected_private_mib).result(timeout=60)
-    finally:
-        pool.stop()
-        pool.join()
-    del ballast
+    done = subprocess.run([sys.executable, "-c", _INHERITS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    private = float(done.stdout.strip().splitlines()[-1])
     # a collection in the worker that scanned the inherited objects would copy their pages
     assert private < 100, f"the worker holds {private:.0f} MiB of private memory"

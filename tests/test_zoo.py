@@ -28,8 +28,7 @@ def test_the_zoo_lists_its_blocks_with_their_ranges():
     models = {m.name: m for m in collect(["zoo"])}
     assert {"zoo/bert-layer", "zoo/vit-layer", "zoo/gpt2-layer", "zoo/llama-layer", *FIRES_ON.values()} <= set(models)
     assert dict((n, (lo, hi)) for n, lo, hi in models["zoo/qkv-inputs"].ranges)["wq"] == (-0.5, 0.5)
-
-
+@pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_passes_that_fired_on_no_onnx_model_fire_on_the_zoo_and_stay_clean(tmp_path):
     for spec, name in FIRES_ON.items():
         row, = regress([_request(spec, str(tmp_path))], collect([name]), Workers(jobs=0)).rows
