@@ -10,6 +10,7 @@ if ROOT not in sys.path:
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line("markers", "pool: the test runs numguard's default worker pool (one worker per core); "
                                        "every other test builds in-process unless it asks for workers itself")
 

@@ -28,6 +28,7 @@ from .pipeline import CompileConfig
 from .progress import Detail
 from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges, score_of
 from .search.aimed import Aim
+from .targets import parse_target, require_device
 from .framework import open_framework
 from .shadow import oracle
 from .shadow.session import ShadowSession
@@ -51,6 +52,14 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     (a bad range fails before any build), both builds made; ``context``: the
     run's hooks and how the builds after those two are made."""
     model = as_model(model)
+    target = parse_target(config.target)
+    require_device(target)  # one line where the target's device is missing, before any build
+    if target.is_gpu and context.workers.count > 0:
+        # this process runs the optimized build, which initializes CUDA; a worker forked after that
+        # cannot use it (cudaErrorInitializationError): every build stays here
+        context.progress("GPU target: every build runs in this process (a worker forked after CUDA starts "
+                         "cannot use it)")
+        context = context.in_process()
     if config.fix and config.fix_model and config.fix_model != model.sha256:
         raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
                        f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")

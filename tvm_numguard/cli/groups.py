@@ -104,6 +104,11 @@ class CompileArgs(OptionGroup):
 
             loaded = load(fix_path)
             fix, made_for = loaded.plan, loaded.model_sha256
+        from ..targets import parse_target
+
+        note = parse_target(values["target"]).note
+        if note:  # said once, where the user typed it
+            click.echo(f"numguard: note: {note}", err=True)
         config = CompileConfig(pipeline=values.pop("pipeline"), tir_pipeline=values.pop("tir_pipeline"),
                                target=values.pop("target"), opt_level=values.pop("opt_level"),
                                disable=tuple(d.strip() for text in values.pop("disable") for d in text.split(",")

@@ -1,4 +1,4 @@
-"""What this TVM (0.27, CPU targets) needs in a pipeline.
+"""What this TVM (0.27; CPU targets, and GPU_REQUIRED_PASSES for cuda) needs in a pipeline.
 
 REQUIRED_PASSES: passes (by name: every occurrence) that a bisection never
 skips. Skipping all occurrences of any one of them fails the build, fails or
@@ -84,6 +84,36 @@ REQUIRED_PASSES = frozenset(
         "tirx.BF16StorageLegalize",
     }
 )
+# GPU targets (cuda): the passes a GPU kernel cannot skip. Each also runs in a CPU
+# build, where it changes nothing (no thread bindings, no shared memory): required
+# there too, it only leaves the bisection's candidates. Decided on the MLP demo
+# and a BERT block compiled for {"kind": "cuda", "arch": "sm_90"} here (no GPU on
+# this machine: "builds" is checked, "runs" is not) and by what each pass does;
+# tests/test_gpu.py checks the reference builds and passes VerifyMemory.
+GPU_REQUIRED_PASSES = frozenset(
+    {
+        # numguard's own: dlight's Fallback schedule for every kernel not scheduled
+        # (targets.gpu_fallback); without it the reference's kernels have no thread
+        # binding and do not build ("Did you forget to bind?").
+        "numguard.GpuFallback",
+        # Build fails, "not implemented": device code stays in the host function.
+        "tirx.SplitHostDevice",
+        # With dlight's Reduction rule: build fails, "Cannot insert syncs inside condition".
+        "s_tir.LowerCrossThreadReduction",
+        # With a cross-thread reduction: build fails, "Unresolved call tirx.tvm_thread_allreduce".
+        "s_tir.LowerThreadAllreduce",
+        # Builds without them, runs wrong or not at all: barriers between threads that
+        # share memory (a data race), tensor-core fragments, warp memory, virtual
+        # threads, shared memory merged under the 48 KiB static limit.
+        "s_tir.ThreadSync",
+        "s_tir.InferFragment",
+        "tirx.LowerWarpMemory",
+        "s_tir.InjectVirtualThread",
+        "s_tir.MergeSharedMemoryAllocations",
+        # A check, not a rewrite: the reference must pass it (no host memory read on the device).
+        "tirx.VerifyMemory",
+    }
+)
 # Listed by an earlier guess, checked optional on CPU (skipping each alone, or
 # all of them in the reference build, builds; outputs bit-identical):
 # ToNonDataflow, RemovePurityChecking, tirx.SplitHostDevice (no device code on
@@ -112,7 +142,7 @@ def is_wrapper(name: str) -> bool:
 
 
 def is_required(name: str) -> bool:
-    return name in REQUIRED_PASSES or name in MARKERS
+    return name in REQUIRED_PASSES or name in GPU_REQUIRED_PASSES or name in MARKERS
 
 
 def is_optional(event) -> bool:

@@ -270,12 +270,14 @@ def check_domains(mod, inputs: Union[Mapping[str, np.ndarray], Sequence[np.ndarr
     from tvm import relax
 
     from ..pipeline import target_device
+    from ..targets import target_of
 
     instrumented, calls = _instrument(mod)
     if not calls:
         return []
+    target = target_of(target)
     ex = tvm.compile(instrumented, target)
-    dev = target_device(tvm.target.Target(target))
+    dev = target_device(target)
     vm = relax.VirtualMachine(ex, dev)
     params = mod["main"].params
     if isinstance(inputs, Mapping):

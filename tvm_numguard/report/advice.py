@@ -17,6 +17,7 @@ import shlex
 import textwrap
 
 from ..bisect.result import document_blame
+from ..targets import parse_target
 
 SCORE_RULE = ("= |optimized - reference| / max(atol, rtol * |reference|), worst element; "
               "above 1 is a violation")
@@ -123,7 +124,9 @@ def setup_code(target: str, pipeline: str | None) -> list:
     lines = ["import tvm", "from tvm import relax"]
     if pipeline is not None and "tvm_numguard" in pipeline:  # a part only its text names: numguard reads it
         lines.append("import tvm_numguard.pipeline")
-    lines.append(f"target = tvm.target.Target({target!r})")
+    # the form TVM 0.27 takes (the old "cuda -arch=sm_90" it refuses), with the arch numguard used
+    config = parse_target(target).config
+    lines.append(f"target = tvm.target.Target({config!r})")
     return lines + ([f"pipeline = {pipeline}"] if pipeline is not None else [])
 
 

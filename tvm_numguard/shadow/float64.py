@@ -332,10 +332,11 @@ class Oracle:
 
     def __init__(self, mod: tvm.IRModule, input_names: Sequence[str], target: str = "llvm", keep: Iterable[str] = ()):
         from ..pipeline import target_device
+        from ..targets import target_of
 
         self.input_names = list(input_names)
         self.mod, self.kept = to_float64(mod, keep=keep, check=False)
-        tgt = tvm.target.Target(target)
+        tgt = target_of(target)
         try:
             self.executable = tvm.compile(self.mod, tgt)
         except Exception:  # some op has no float64 kernel: find it, keep it float32

@@ -20,10 +20,11 @@ from tvm import relax
 
 from ..capture import CaptureError, capture_values, value_graph
 from ..errors import summarize_error
-from ..relax_ir import float_history
 from ..framework import FrameworkError
+from ..relax_ir import float_history
 from ..shadow.build import compile_plain
 from ..shadow.compare import Tolerance, compare_output
+from ..targets import target_of
 from .check import ImportOrigin
 
 
@@ -44,7 +45,7 @@ def is_discontinuous(op, dtype) -> bool:
 def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
     """{binding name of the imported main: its value on the witness} for every
     binding a kernel computes, and the inputs."""
-    target = tvm.target.Target(target) if isinstance(target, str) else target
+    target = target_of(target)
     with target:
         legal = relax.transform.LegalizeOps()(model.mod)
     graph = value_graph(legal, model.mod)

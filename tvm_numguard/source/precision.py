@@ -24,6 +24,7 @@ from tvm import relax
 from ..narrow.widen import NARROW_FLOATS, keep_float32, widenable
 from ..relax_ir import function_bindings, tensor_type
 from ..shadow.build import compile_plain, run_build
+from ..targets import target_of
 
 
 def widenable_bindings(mod: tvm.IRModule) -> list:
@@ -33,7 +34,7 @@ def widenable_bindings(mod: tvm.IRModule) -> list:
 
 def widened_outputs(model, names: Sequence[str], inputs: Mapping[str, np.ndarray], target) -> list:
     """TVM's plain build of ``model`` with ``names`` kept in float32, run on ``inputs``."""
-    target = tvm.target.Target(target) if isinstance(target, str) else target
+    target = target_of(target)
     with target:
         legal = relax.transform.LegalizeOps()(keep_float32(model.mod, names))
     build = compile_plain(legal, target)

@@ -10,6 +10,7 @@ import tvm
 
 from ..reduce.cut import cut, is_tensor, main_bindings
 from ..shadow.build import call_main, compile_plain
+from ..targets import target_of
 
 
 def sampled_values(mod: tvm.IRModule, samples: list, target: str = "llvm") -> dict:
@@ -20,7 +21,7 @@ def sampled_values(mod: tvm.IRModule, samples: list, target: str = "llvm") -> di
     tensors = [k for k, b in enumerate(bindings) if is_tensor(b.var)]
     probe = mod.clone()  # with the kernels a pass put in beside main
     probe.update_func(probe.get_global_var("main"), cut(mod, range(len(bindings)), tensors).mod["main"])
-    build = compile_plain(probe, tvm.target.Target(target))
+    build = compile_plain(probe, target_of(target))
     if not build.ok:
         raise RuntimeError(build.error)
     names = [p.name for p in probe["main"].params]

@@ -1,0 +1,114 @@
+"""numguard on a CUDA device, in one table: verdicts, culprits, builds and the
+time of each check over a plain CUDA compile of the same pipeline.
+
+    python benchmarks/gpu_check.py [--arch sm_90] [--budget 60]
+
+Cases: the README demo (ToMixedPrecision on the MLP: the culprit must be
+ToMixedPrecision#0), TVM's default CUDA pipeline on the MLP, SqueezeNet (the
+onnx wheel's, weights randomized) and a BERT block (transformers config, no
+download): each must be clean; the guard around tvm.compile of the demo (it
+must check, never pass a model unchecked). Without a CUDA device it says so in
+one line and exits 2. Builds run in this process (see engine.open_session).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+
+
+def plain_compile_seconds(model, pipeline: str, target: str) -> float:
+    import tvm
+
+    from tvm_numguard.pipeline import make_target, relax_pipeline
+
+    target_obj = make_target(target)
+    start = time.perf_counter()
+    tvm.compile(model.mod, target_obj, relax_pipeline=relax_pipeline(pipeline, target_obj))
+    return time.perf_counter() - start
+
+
+def check(name: str, model, pipeline: str, target: str, budget: str, expect: str) -> dict:
+    import tvm_numguard as ng
+
+    plain = plain_compile_seconds(model, pipeline, target)
+    start = time.perf_counter()
+    report = ng.bisect(model, ng.CompileConfig(pipeline=pipeline, target=target),
+                       ng.Options(low=0.0, high=1.0, budget=budget))
+    seconds = time.perf_counter() - start
+    got = report.culprit or ("clean" if report.exit_code == 0 else ",".join(report.at_fault))
+    return {"case": name, "verdict": report.data["verdict"], "culprit": report.culprit or "-", "expect": expect,
+            "ok": got == expect, "builds": report.data["builds"]["builds"], "seconds": seconds, "plain": plain}
+
+
+def guard_row(model, target: str, budget: str) -> dict:
+    import tvm
+    from tvm import relax
+
+    import tvm_numguard as ng
+    from tvm_numguard.pipeline import make_target
+
+    target_obj = make_target(target)
+    start = time.perf_counter()
+    tvm.compile(relax.transform.ToMixedPrecision()(model.mod), target_obj)
+    plain = time.perf_counter() - start
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ng.guard(0.0, 1.0, budget=budget) as guarded:  # the pass applied inside: the guard replays it
+            tvm.compile(relax.transform.ToMixedPrecision()(model.mod), target_obj)
+    seconds = time.perf_counter() - start
+    data = guarded.report[0].data
+    # checked, and what came back is not the unsafe build
+    safe = data["verdict"] == "violation" and data["guard"].get("returned") != "optimized"
+    return {"case": "guard-demo", "verdict": data["verdict"], "culprit": guarded.report[0].culprit or "-",
+            "expect": "safe build back", "ok": safe, "builds": data["builds"]["builds"], "seconds": seconds,
+            "plain": plain}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", default=None, help="the GPU's arch (default: nvidia-smi's)")
+    parser.add_argument("--budget", default="60")
+    parser.add_argument("--target", default="cuda", help="another target runs the same table (llvm: to try the script)")
+    args = parser.parse_args()
+    from tvm_numguard.errors import PipelineError
+    from tvm_numguard.model import load_model
+    from tvm_numguard.targets import parse_target, require_device
+
+    target = f'{{"kind": "{args.target}", "arch": "{args.arch}"}}' if args.arch else args.target
+    try:
+        require_device(parse_target(target))
+    except PipelineError as err:
+        print(f"gpu_check: {err}", file=sys.stderr)
+        return 2
+    from tvm_numguard.testing import light_model
+    from tvm_numguard.zoo.blocks import export, missing_requirements
+
+    directory = tempfile.mkdtemp(prefix="gpu_check-")
+    mlp = load_model(MLP)
+    rows = [check("demo-mixed", mlp, "ToMixedPrecision,default", target, args.budget, "ToMixedPrecision#0"),
+            check("mlp-default", mlp, "default", target, args.budget, "clean"),
+            check("squeezenet-default", load_model(light_model("squeezenet", seed=0, directory=directory)),
+                  "default", target, args.budget, "clean")]
+    if not missing_requirements():
+        rows.append(check("bert-default", load_model(export("bert-layer", directory)), "default", target,
+                          args.budget, "clean"))
+    rows.append(guard_row(mlp, target, args.budget))
+    print(f"{'case':20s} {'verdict':10s} {'culprit':22s} {'expected':20s} {'ok':4s} {'builds':>6s} "
+          f"{'check s':>8s} {'plain s':>8s} {'ratio':>6s}")
+    for r in rows:
+        print(f"{r['case']:20s} {r['verdict']:10s} {r['culprit']:22s} {r['expect']:20s} {'yes' if r['ok'] else 'NO':4s} "
+              f"{r['builds']:6d} {r['seconds']:8.1f} {r['plain']:8.2f} {r['seconds'] / r['plain']:6.1f}x")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
