@@ -266,3 +266,15 @@ def test_a_float16_matmul_is_widened(tmp_path):
                  [weight])
     text = keep_float32(load_model(path).mod, ["gv"]).script()
     assert "R.matmul(gv_in0_f32" in text  # its out_dtype is unset ("None"): no dtype of its own to keep
+
+
+def test_a_float16_program_the_torch_frontend_cannot_import_is_an_import_failure(tmp_path, capsys):
+    import torch
+
+    # torch.export made it, so it is valid: TVM 0.27's importer types a float16 Linear's product float32
+    path = str(tmp_path / "half.pt2")
+    torch.export.save(torch.export.export(torch.nn.Linear(8, 8).half().eval(), (torch.randn(2, 8).half(),)), path)
+    code, _, err = run_cli(capsys, "bisect", path, "--low", "-1", "--high", "1", "--pipeline", "zero")
+    assert code == 1, err
+    assert "IMPORT: TVM's torch frontend cannot import" in err and "from_exported_program" in err
+    assert "Traceback" not in err

@@ -257,8 +257,14 @@ def load_pt2(path: str) -> tuple:
         torch_log.handlers[:], torch_log.propagate = saved
     try:
         return (*_import_program(program), dimension_ranges(program))
-    except Exception as err:
-        raise ModelError(f"{path}: the torch frontend cannot import this program: {first_line(err)}") from None
+    except Exception as err:  # torch.export made it: a valid program TVM's frontend fails on, a finding (exit 1)
+        message, failure = first_line(err), err
+    with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
+        del failure
+        gc.collect()
+    raise ImportFailure(f"TVM's torch frontend cannot import {path}: {message}",
+                        "import torch\nfrom tvm.relax.frontend.torch import from_exported_program\n"
+                        f"mod = from_exported_program(torch.export.load({os.path.abspath(path)!r}))  # fails in TVM")
 
 
 def dimension_ranges(program) -> dict:
