@@ -21,6 +21,8 @@ from tvm_numguard.testing import (
     tiny_mlp_onnx,
 )
 
+from onnxfile import save_onnx
+
 ZERO = CompileConfig(pipeline="zero")
 
 
@@ -38,12 +40,6 @@ def _param_shapes(model):
     return {p.name: tuple(int(d) for d in p.ty.shape.values) for p in model.mod["main"].params}
 
 
-def _save_onnx(path, nodes, inputs, outputs, initializers=(), opset=17):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
 
 
 def _model_error(source, shapes=None) -> str:
@@ -187,7 +183,7 @@ def test_light_model_path_names():
 
 @pytest.fixture
 def dynamic_onnx(tmp_path):
-    return _save_onnx(
+    return save_onnx(
         tmp_path / "dyn.onnx",
         [helper.make_node("Relu", ["x"], ["y"])],
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
@@ -379,7 +375,7 @@ def test_unknown_extension(tmp_path):
 
 
 def test_onnx_operator_the_frontend_lacks(tmp_path):
-    path = _save_onnx(
+    path = save_onnx(
         tmp_path / "det.onnx",
         [helper.make_node("Det", ["x"], ["y"])],
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
@@ -455,7 +451,7 @@ def test_not_a_path():
 
 
 def test_onnx_input_of_unknown_rank(tmp_path):
-    path = _save_onnx(
+    path = save_onnx(
         tmp_path / "norank.onnx",
         [helper.make_node("Relu", ["x"], ["y"])],
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
@@ -468,7 +464,7 @@ def test_onnx_input_of_unknown_rank(tmp_path):
 
 def test_malformed_onnx_node_is_rejected_before_the_frontend(tmp_path):
     # MaxUnpool needs 2 or 3 inputs; TVM's frontend crashes the process on this one
-    path = _save_onnx(
+    path = save_onnx(
         tmp_path / "unpool.onnx",
         [helper.make_node("MaxUnpool", ["x"], ["y"], kernel_shape=[2, 2])],
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],

@@ -5,7 +5,6 @@ benign, a tolerance that follows a value's history, conditioning, index bounds."
 import os
 
 import numpy as np
-import onnx
 import pytest
 import tvm
 from onnx import TensorProto, helper, numpy_helper
@@ -22,17 +21,14 @@ from tvm_numguard.source.agreement import compare_with_framework, perturbed, spr
 from tvm_numguard.source.localize import is_discontinuous, tvm_values
 from tvm_numguard.tolerance import Tolerance
 from clirun import assert_one_line_error, run_cli
+from onnxfile import save_onnx
 
 F16 = TensorProto.FLOAT16
 ZERO = ng.CompileConfig(pipeline="zero")
 
 
 def _onnx(path, nodes, inputs, outputs, initializers=(), opset=13):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    return save_onnx(path, nodes, inputs, outputs, initializers, opset)
 
 
 def f16_mean(path, cast_to=None):
