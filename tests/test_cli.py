@@ -262,3 +262,16 @@ def test_a_default_witness_never_overwrites_an_earlier_one(tmp_path, monkeypatch
     second = Outputs()
     assert second.witness_path == "numguard-witness-2.npz"
     assert Outputs(json="r.json").witness_path == "r.witness.npz"
+
+
+def test_a_missing_model_file_is_said_before_tvm_is_imported(tmp_path):
+    # importing TVM takes seconds; a typo in the path is told at once
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom tvm_numguard.cli import main\ntry:\n    main(['bisect', sys.argv[1], '--low', '0', "
+              "'--high', '1'])\nexcept SystemExit as done:\n    print(done.code, 'tvm' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "missing.onnx")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr)
+    assert "model file not found" in done.stderr

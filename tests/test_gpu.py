@@ -57,7 +57,7 @@ def test_no_gpu_is_one_line_and_exit_2_in_seconds(capsys):
     if HAS_GPU:
         pytest.skip("this machine has a GPU")
     code, _, err = run_cli(capsys, "bisect", MLP, "--low", "0", "--high", "1", "--target", "cuda")
-    assert_one_line_error(code, err, NO_GPU)
+    assert_one_line_error(code, err, NO_GPU.format(kind="cuda"))
 
 
 # -- the catalog and the GPU reference ---------------------------------------

@@ -30,8 +30,8 @@ GPU_FALLBACK = "numguard.GpuFallback"  # the pass name of ``gpu_fallback``: requ
 # the arch TVM falls back to when it finds no CUDA device (its target_kind.cc): a GPU
 # target built where no GPU is (numguard passes, check) compiles for it
 FALLBACK_ARCH = "sm_50"
-NO_GPU = ("no CUDA device on this machine: bisect, search, trace, fix and the guard run the model; "
-          "numguard passes and check still work (they compile only)")
+NO_GPU = ("no CUDA device on this machine (target {kind}): bisect, search, trace, fix and the guard run the "
+          "model; numguard passes and check still work (they compile only)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +121,7 @@ def require_device(spec: TargetSpec, archs: Optional[list] = None) -> None:
         return
     found = gpu_archs() if archs is None else archs
     if not found or tvm.get_global_func(f"device_api.{spec.kind}", allow_missing=True) is None:
-        raise PipelineError(NO_GPU)
+        raise PipelineError(NO_GPU.format(kind=spec.kind))
 
 
 def target_of(target) -> tvm.target.Target:
