@@ -343,21 +343,28 @@ def _run_all(needs: Sequence[Tuple[str, str, list]], tmp_path_factory) -> Dict[T
     return results
 
 
-# the fixture below builds what every selected test of this file needs: under pytest-xdist
-# (--dist loadgroup) the file's tests stay on one worker, and the fixture is the session's (a
-# module fixture is made again whenever the worker's tests interleave with another file's)
-pytestmark = pytest.mark.xdist_group("catalog")
-
-
 @pytest.fixture(scope="session")
 def catalog_results(request, tmp_path_factory):
-    """Results of every job the selected tests of this file need, by (model, pipeline)."""
+    """Results of every job the selected tests of this file need, by (model, pipeline).
+
+    Under pytest-xdist every worker collects the same tests, so the first worker
+    to need the results builds them (with every core: ``_run_all``) and the
+    others read its file (pytest-xdist's recipe for a session fixture made once)."""
     needs = []
     for item in request.session.items:
         if getattr(item, "module", None) is sys.modules[__name__]:
             params = item.callspec.params if hasattr(item, "callspec") else {}
             needs += _needs(item.originalname, params)
-    return _run_all(needs, tmp_path_factory)
+    if not hasattr(request.config, "workerinput"):  # no pytest-xdist workers
+        return _run_all(needs, tmp_path_factory)
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent / "catalog_results.json"
+    with FileLock(str(shared) + ".lock"):
+        if not shared.is_file():
+            results = _run_all(needs, tmp_path_factory)
+            shared.write_text(json.dumps([[list(key), rows] for key, rows in results.items()]))
+        return {tuple(key): rows for key, rows in json.loads(shared.read_text())}
 
 
 def _describe(row: dict) -> str:
