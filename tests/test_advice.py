@@ -10,6 +10,7 @@ import textwrap
 import warnings
 
 import numpy as np
+import pytest
 import tvm
 from tvm import relax
 
@@ -113,6 +114,7 @@ def test_pipeline_fix_snippets_clear_the_violation_in_a_fresh_process(tmp_path, 
     assert scores[1] <= 1.0 and scores[2] <= 1.0, scores
 
 
+@pytest.mark.slow  # end to end; the fast tier keeps the advice snippets' own tests
 def test_a_pass_called_directly_gets_delete_the_call_and_that_works(tmp_path):
     program = textwrap.dedent("""
         import tvm

@@ -34,6 +34,7 @@ def test_intervals_hold_every_sampled_value_of_generated_models(index):
     assert _assert_sound(mod, ranges) > 0
 
 
+@pytest.mark.slow  # the onnx wheel's models; the fast tier keeps the generated and hand-written cases
 def test_intervals_hold_on_onnx_models_and_after_rewriting_pipelines(tmp_path):
     cnn = ng.load_model(tiny_cnn_onnx(os.path.join(tmp_path, "cnn.onnx"), seed=0))
     mlp = ng.load_model(tiny_mlp_onnx(os.path.join(tmp_path, "mlp.onnx"), seed=0))

@@ -266,7 +266,7 @@ def test_a_fix_made_for_another_model_is_refused_on_the_command_line_and_warned_
             tvm.compile(from_onnx(onnx.load(other)), "llvm")
 
 
-@pytest.mark.parametrize("fix", ["narrow", "pass"])
+@pytest.mark.parametrize("fix", [pytest.param("narrow", marks=pytest.mark.slow), "pass"])  # narrow: slow tier
 def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fix):
     import warnings
 

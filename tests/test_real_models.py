@@ -35,7 +35,8 @@ def assert_clean(model, pipeline):
     return report
 
 
-@pytest.mark.parametrize("pipeline", ["zero", pytest.param("default", marks=pytest.mark.slow)])
+@pytest.mark.slow  # SqueezeNet twice; the patches' models cover false alarms in the fast tier
+@pytest.mark.parametrize("pipeline", ["zero", "default"])
 @pytest.mark.parametrize("name", FAST)
 def test_no_false_alarm_on_tvm_pipelines(models, name, pipeline):
     assert_clean(models(name), pipeline)

@@ -63,6 +63,7 @@ def test_the_reference_is_the_pipeline_without_the_pass_not_without_every_option
     assert row.verdict == "violation" and row.culprit == ["NarrowScaleConstFP16#0"]
 
 
+@pytest.mark.slow  # a regress over every stock pass; the fast tier keeps the planted-bug rows
 def test_stock_passes_raise_no_false_alarm_and_a_pass_that_changes_nothing_proves_nothing(tmp_path):
     noop = os.path.join(HERE, "regress_passes.py")
     specs = ["FoldConstant", "CanonicalizeBindings", "EliminateCommonSubexpr", f"{noop}:noop"]

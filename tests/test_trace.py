@@ -131,6 +131,7 @@ def test_snapshot_chain_bisection(bad_from, untestable, expected):
     assert len(calls) <= 3 + len(untestable) and sorted(result.untestable) == sorted(set(calls) & untestable)
 
 
+@pytest.mark.slow  # the page, the graph and the plot end to end; the fast tier keeps trace's origin tests
 def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
     html, dot, plot, report = (str(tmp_path / n) for n in ("t.html", "t.dot", "t.png", "t.json"))
     code, out, err = run_cli(capsys, "trace", DEMO, "--low", "0", "--high", "1", "--pipeline",

@@ -12,7 +12,7 @@ from typing import Optional
 
 import click
 
-from ..errors import PipelineBreaksError
+from ..errors import ModelError, PipelineBreaksError
 from ..options import DEFAULT_SEARCHES
 from ..report.files import read_witness, write_atomic, write_witness
 from .console import Console
@@ -48,7 +48,11 @@ class Command:
         groups = self.groups()
 
         def callback(**values):
-            parsed = {key: g.parse(values) for key, g in groups.items()}
+            # the checks that import no TVM first (seconds saved on a typo), the model file's existence among them
+            cheap = {key: g.parse(values) for key, g in groups.items() if key not in ("config", "model")}
+            if "model" in groups and not os.path.exists(values["model"]):
+                raise ModelError(f"model file not found: {values['model']}")
+            parsed = {**cheap, **{key: g.parse(values) for key, g in groups.items() if key in ("config", "model")}}
             try:
                 return self.run(**parsed, **values)
             except PipelineBreaksError as err:  # a compiler defect found, delivered like a verdict (exit 1)

@@ -44,7 +44,7 @@ class OptionGroup:
 
 class ModelArgs(OptionGroup):
     options = (
-        click.argument("model", type=click.Path(dir_okay=True), callback=lambda ctx, param, value: _exists(value)),
+        click.argument("model", type=click.Path(dir_okay=True)),
         click.option("--shape", "shapes", multiple=True, metavar="NAME=D0,D1,...",
                      help="The shape an input is run at (its dynamic dims stay symbolic at import, as you "
                           "compile the model; for ONNX another shape of a fixed input is imported at that shape)."),
@@ -63,15 +63,6 @@ class ModelArgs(OptionGroup):
         model = load_model(values.pop("model"), parse_shapes(values.pop("shapes")), values.pop("fix_shapes"))
         kept = values.pop("keep_float32")
         return model.keeping_float32([n for n in kept.split(",") if n]) if kept else model
-
-
-def _exists(path: str) -> str:
-    """A missing model file said in one line while the arguments parse, before TVM is imported (seconds)."""
-    if not os.path.exists(path):
-        from ..errors import ModelError
-
-        raise ModelError(f"model file not found: {path}")
-    return path
 
 
 def parse_shapes(texts) -> dict:
