@@ -39,6 +39,7 @@ def test_disable_takes_optional_events_only(capsys, event, fragment):
     assert code == 2 and len(error_lines(err)) == 1 and fragment in error_lines(err)[0], err
 
 
+@pytest.mark.slow  # a whole bisect to read its log; the fast tier keeps the console's own tests
 def test_progress_phases_reach_a_log_that_is_not_a_terminal(capsys):
     code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE)
     assert code == 1

@@ -75,6 +75,7 @@ def test_the_session_closes_skip_sets_keys_builds_and_counts_every_compile():
     assert one.ok and session.build_module(mod) is one and session.build_count == 4
 
 
+@pytest.mark.slow  # a whole trace; the fast tier keeps the count's unit tests
 def test_trace_counts_its_snapshot_builds():
     report = ng.trace(DEMO, UNSAFE, ng.Options(low=0.0, high=1.0, budget="20"))
     traced, builds = report.data["trace"], report.data["builds"]["builds"]

@@ -111,6 +111,7 @@ def test_tiny_models_are_seeded(tmp_path):
 # light models with random weights
 
 
+@pytest.mark.slow  # SqueezeNet built and run; the fast tier keeps light_model's small cases
 def test_light_squeezenet_with_random_weights_builds_and_is_finite(tmp_path):
     path = light_model("squeezenet", seed=0, directory=tmp_path)
     assert path == str(tmp_path / "squeezenet.onnx")

@@ -68,6 +68,7 @@ def test_random(numguard_check, numguard_random_model):
 """
 
 
+@pytest.mark.slow  # a pytester run over generated models; the fast tier keeps the plain plugin run
 def test_the_plugin_parametrizes_generated_models(pytester):
     pytester.makepyfile(test_random=RANDOM_TEST_FILE)
     result = pytester.runpytest_subprocess("--numguard-random", "3", "--numguard-seed", "4", "-v")

@@ -38,6 +38,7 @@ def request(pipeline: str, tir: str = "default", out_dir: str = "/tmp/numguard-r
     return RowRequest(CompileConfig(pipeline=pipeline, tir_pipeline=tir), opts, out_dir)
 
 
+@pytest.mark.slow  # every patch through regress; the fast tier keeps regress's row and render tests
 def test_every_planted_bug_is_flagged_on_its_model_and_blamed_on_its_own_pass(tmp_path):
     requests = [request(*PLANTED[name], out_dir=str(tmp_path)) for name in PLANTED]
     models = {name: collect([f"patches/{name}"])[0] for name in PLANTED}

@@ -98,7 +98,7 @@ def without_timings(node):
     return node
 
 
-@pytest.mark.parametrize("strategy", ["bisect", "linear"])
+@pytest.mark.parametrize("strategy", ["bisect", pytest.param("linear", marks=pytest.mark.slow)])
 def test_the_report_does_not_depend_on_the_number_of_workers(tmp_path, capsys, strategy):
     reports = []
     for jobs in ("1", "2"):
