@@ -216,6 +216,8 @@ def _classify(code, message, report) -> dict:
         return {"outcome": report["verdict"], "score": report["search"]["best_score"], "culprit": culprit,
                 "outputs_constant": report["search"].get("outputs_constant"),
                 "real": (report.get("oracle") or {}).get("real_violation")}
+    if code == 1 and message and message[0].startswith("numguard: IMPORT: "):  # a valid model TVM cannot import
+        return {"outcome": "import failure", "detail": message[0][len("numguard: IMPORT: "):][:240]}
     if code == 2 and len(message) == 1 and message[0].startswith("numguard: error: "):
         text = message[0][len("numguard: error: "):]
         return {"outcome": _refusal(text), "detail": text[:240]}
@@ -347,8 +349,8 @@ def print_tables(rows: list, pipelines) -> None:
                 score = f"{score:.3g}" if isinstance(score, (int, float)) else score  # "inf" stays a word
                 print(f"  violation  {r['case']}: culprit {r.get('culprit')}, score {score}, "
                       f"real per float64 oracle: {r.get('real')}")
-        for kind in ("not importable", "reference not finite", "does not build", "refused", "tool error",
-                     "no test data"):
+        for kind in ("not importable", "import failure", "reference not finite", "does not build", "refused",
+                     "tool error", "no test data"):
             for r in mine:
                 if r["outcome"] == kind:
                     print(f"  {kind:<14} {r['case']}: {r.get('detail', '')}")
@@ -388,7 +390,8 @@ def print_framework_table(rows: list) -> None:
                   f"error against the truth TVM {f.get('err_tvm')}, framework {f.get('err_framework')}"
                   + (f", shapes {shapes}" if shapes else "") + f"); first at {f.get('node')}")
     for r in rows:
-        if r["outcome"] in ("tool error", "not importable", "does not build", "refused", "no test data"):
+        if r["outcome"] in ("tool error", "not importable", "import failure", "does not build", "refused",
+                            "no test data"):
             print(f"  {r['outcome']:<14} {r['case']}: {r.get('detail', '')[:200]}")
 
 

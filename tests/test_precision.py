@@ -274,3 +274,12 @@ def test_a_float16_program_the_torch_frontend_cannot_import_is_an_import_failure
     assert code == 1, err
     assert "IMPORT: TVM's torch frontend cannot import" in err and "from_exported_program" in err
     assert "Traceback" not in err
+
+
+def test_a_type_tvm_has_no_dtype_for_is_a_limit_not_an_import_failure(tmp_path, capsys):
+    # a string input (StringNormalizer): TVM documents no string tensors; exit 2, as an unsupported operator
+    path = _onnx(tmp_path / "s.onnx", [helper.make_node("StringNormalizer", ["x"], ["y"], case_change_action="UPPER")],
+                 [helper.make_tensor_value_info("x", TensorProto.STRING, [4])],
+                 [helper.make_tensor_value_info("y", TensorProto.STRING, [4])], opset=17)
+    code, _, err = run_cli(capsys, "bisect", path, "--low", "0", "--high", "1")
+    assert_one_line_error(code, err, "cannot import this model")
