@@ -69,27 +69,34 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
         sys.stdout.write(printed.getvalue())
         dynamic = any(not _is_fixed(d) for inp in graph_inputs for d in inp.type.tensor_type.shape.dim)
         return mod, origins, to_bind, dynamic
-    if isinstance(failure, tvm.error.OpNotImplemented):
-        message = f"{path}: {first_line(failure)}"
-    else:
-        failed = re.search(r"Error converting operator (\w+)", printed.getvalue())
-        where = f" (operator {failed.group(1)})" if failed else ""
-        moved = _moved_static_dims(graph_inputs, shapes)
-        message = (f"--shape {moved}, and the model does not import at that shape{where}: {first_line(failure)}"
-                   if moved else f"{path}: the ONNX frontend cannot import this model{where}: {first_line(failure)}")
-        if to_bind and not moved:
-            message += (f" (with the dynamic dimensions of {', '.join(sorted(to_bind))} symbolic, as the model is "
-                        "compiled; --fix-shapes imports it at the --shape shapes)")
-    # an operator or a type TVM does not support is a limit it documents, not a defect
-    valid = (not isinstance(failure, tvm.error.OpNotImplemented) and not moved and not _unsupported_types(model)
-             and _is_valid_onnx(model))
+    error = _import_error(path, model, failure, printed.getvalue(), shapes, to_bind, shape_dict)
     with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
         del failure
         gc.collect()
-    if valid:  # a valid model at shapes it allows: TVM's frontend fails on it, a finding (exit 1)
-        raise ImportFailure(message.replace(f"{path}: the ONNX frontend", "TVM's ONNX frontend", 1),
-                            _import_repro(path, shape_dict))
-    raise ModelError(message)
+    raise error
+
+
+def _import_error(path: str, model, failure, printed: str, shapes, to_bind, shape_dict) -> Exception:
+    """What a failed ONNX import is: an ImportFailure (a valid model at shapes it
+    allows: TVM's frontend fails on it, a finding, exit 1), or a ModelError (an
+    operator or a type TVM does not support, a limit it documents; a --shape that
+    moves a fixed dimension)."""
+    if isinstance(failure, tvm.error.OpNotImplemented):
+        return ModelError(f"{path}: {first_line(failure)}")
+    failed = re.search(r"Error converting operator (\w+)", printed)
+    where = f" (operator {failed.group(1)})" if failed else ""
+    graph_inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    moved = _moved_static_dims(graph_inputs, shapes)
+    if moved:
+        return ModelError(f"--shape {moved}, and the model does not import at that shape{where}: "
+                          f"{first_line(failure)}")
+    message = f"the ONNX frontend cannot import this model{where}: {first_line(failure)}"
+    if to_bind:
+        message += (f" (with the dynamic dimensions of {', '.join(sorted(to_bind))} symbolic, as the model is "
+                    "compiled; --fix-shapes imports it at the --shape shapes)")
+    if _unsupported_types(model) or not _is_valid_onnx(model):
+        return ModelError(f"{path}: {message}")
+    return ImportFailure(f"TVM's {message[4:]}", _import_repro(path, shape_dict))
 
 
 _NO_TVM_TYPE = {8: "string", 14: "complex64", 15: "complex128"}  # onnx.TensorProto element types TVM lacks
