@@ -45,7 +45,7 @@ class IndexBound:
 
 def _is_integer(var) -> bool:
     dtype = tensor_type(var)[1]
-    return dtype is not None and np.dtype(dtype).kind in "iu"
+    return dtype is not None and dtype.startswith(("int", "uint"))
 
 
 def index_bounds(model) -> list:
