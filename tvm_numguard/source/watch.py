@@ -75,11 +75,8 @@ class FrameworkWatch:
         score = agreement_score(theirs, mine, self.session.tol)
         if score <= 1.0 or len(theirs) != len(mine):
             return math.inf if math.isnan(score) else score
-        truth, _, _ = self.truth(inputs)
-        if truth is None:
-            return score
-        outputs = compare_outputs_with_framework(theirs, mine, self.session.tol, truth, self.spread(inputs, truth))
-        return score if any(o.tvm_at_fault for o in outputs) else 0.0
+        at_fault = self._tvm_at_fault(inputs, theirs, mine)
+        return score if at_fault is None or at_fault else 0.0
 
     def judge(self, witness: Mapping[str, np.ndarray]) -> ImportCheck:
         """The import stage on ``witness``."""
@@ -136,13 +133,17 @@ class FrameworkWatch:
                 return False
             if agreement_score(theirs, outputs, self.session.tol) <= 1.0:
                 return True
-            truth, _, _ = self.truth(inputs)
-            if truth is None:
-                return False
-            judged = compare_outputs_with_framework(theirs, outputs, self.session.tol, truth,
-                                                    self.spread(inputs, truth))
-            return not any(o.tvm_at_fault for o in judged)
+            return self._tvm_at_fault(inputs, theirs, outputs) is False  # no truth: not accepted
         return accepts
+
+    def _tvm_at_fault(self, inputs, theirs: list, mine: list) -> Optional[bool]:
+        """Is TVM (``mine``) at fault against the framework (``theirs``) on ``inputs``,
+        judged against the truth within its spread? None: there is no truth."""
+        truth, _, _ = self.truth(inputs)
+        if truth is None:
+            return None
+        outputs = compare_outputs_with_framework(theirs, mine, self.session.tol, truth, self.spread(inputs, truth))
+        return any(o.tvm_at_fault for o in outputs)
 
     def spread(self, inputs, truth) -> Optional[list]:
         """The truth's own movement when the inputs move by input-rounding amounts
