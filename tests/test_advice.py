@@ -33,7 +33,8 @@ RUNNER = textwrap.dedent("""
     from tvm import relax
     import tvm_numguard as numguard
     from tvm_numguard.shadow.build import call_main
-    from tvm_numguard.shadow.compare import Tolerance, compare_outputs
+    from tvm_numguard.shadow.compare import compare_outputs
+    from tvm_numguard.tolerance import Tolerance
     spec = json.load(open(sys.argv[1]))
     witness = dict(np.load(spec["witness"]))
     model = numguard.load_model(spec["model"])

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from tvm_numguard.shadow import Tolerance, compare_outputs
+from tvm_numguard.shadow import compare_outputs
+from tvm_numguard.tolerance import Tolerance
 from tvm_numguard.shadow.compare import compare_output, ulp_distance
 
 

@@ -10,7 +10,7 @@ from tvm import relax
 from tvm_numguard.model import load_model
 from tvm_numguard.pipeline import CompileConfig
 from tvm_numguard.shadow.build import compile_model, run_build
-from tvm_numguard.shadow.compare import Tolerance
+from tvm_numguard.tolerance import Tolerance
 from tvm_numguard.shadow.float64 import oracle_inputs, to_float64
 from tvm_numguard.shadow.oracle import classify, has_real_violation
 from relax_modules import run_module, unary_module

@@ -22,7 +22,8 @@ import tvm
 
 from tvm_numguard.pipeline import CompileConfig
 from tvm_numguard.shadow.build import compile_model, optional_events, run_build
-from tvm_numguard.shadow.compare import Tolerance, compare_outputs
+from tvm_numguard.shadow.compare import compare_outputs
+from tvm_numguard.tolerance import Tolerance
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST_PATH = os.path.join(ROOT, "patches", "manifest.json")

@@ -18,7 +18,7 @@ from tvm_numguard.reduce.cut import cut, main_bindings
 from tvm_numguard.reduce.reducer import CheckResult
 from tvm_numguard.regress import RowRequest, collect, regress
 from tvm_numguard.report.files import read_witness
-from tvm_numguard.shadow.compare import Tolerance
+from tvm_numguard.tolerance import Tolerance
 from tvm_numguard.testing import assert_same_on_witness
 from tvm_numguard.workers import Workers
 

@@ -15,7 +15,7 @@ import tvm_numguard as ng
 from tvm_numguard.bisect import prefix_bisect
 from tvm_numguard.model import from_irmodule
 from tvm_numguard.report import validate
-from tvm_numguard.shadow.compare import Tolerance
+from tvm_numguard.tolerance import Tolerance
 from tvm_numguard.values.graph import value_graph
 from tvm_numguard.trace.localize import localize_relax
 from tvm_numguard.values.match import match_values

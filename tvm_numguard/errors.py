@@ -135,16 +135,45 @@ class InternalError(NumguardError):
         super().__init__(f"{message} ({BUG_REPORT})")
 
 
-def summarize_error(err: BaseException) -> str:
-    """One line out of a TVM error (they carry C++ tracebacks)."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+def first_line(err, limit: int = 300) -> str:
+    """The line of an error message a user reads, at most ``limit`` characters.
+
+    The one home of this rule. TVM's errors carry C++ tracebacks, TVMScript's a
+    diagnostic with the source around it, jsonschema's the whole schema; the
+    line is, in order: a TVMScript diagnostic (``error: ...`` with its
+    ``--> file:line:col``), the first line that names an error (``tvm.error.``,
+    ``TVMError``, ``...Error:``), the first line that is not a Python traceback's,
+    and, for a bare ``assert`` with no message, where it failed."""
+    text = str(err).replace(_METADATA_NOTE, "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    diagnostic = next((ln for ln in lines if ln.lower().startswith("error:")), None)
+    if diagnostic is not None:
+        where = next((ln[3:].strip() for ln in lines if ln.startswith("-->")), "")
+        return _clip(diagnostic[len("error:"):].strip() + (f" (at {where})" if where else ""), limit)
     for ln in lines:
-        if ln.startswith(("tvm.error.", "InternalError", "ValueError", "TVMError")) or "Error:" in ln:
-            return ln[:300]
+        if ln.startswith(_ERROR_STARTS) or "Error:" in ln:
+            return _clip(ln, limit)
     message = next((ln for ln in lines if not ln.startswith(("File ", "Traceback", "^"))), "")
-    if not message:  # a bare `assert` inside a pass: say where it failed
+    if not message and isinstance(err, BaseException):
         frames = traceback.extract_tb(err.__traceback__)
         if frames:
             where = frames[-1]
             message = f"(no message) at {os.path.basename(where.filename)}:{where.lineno} in {where.name}"
-    return f"{type(err).__name__}: {message}"[:300]
+    return _clip(message or type(err).__name__, limit)
+
+
+def summarize_error(err: BaseException) -> str:
+    """``first_line``, with the error's type in front unless the line names an error itself."""
+    line = first_line(err)
+    if "Error" in line.split(":", 1)[0] or line.startswith(_ERROR_STARTS):
+        return line
+    return _clip(f"{type(err).__name__}: {line}", 300)
+
+
+def _clip(line: str, limit: int) -> str:
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+_ERROR_STARTS = ("tvm.error.", "InternalError", "ValueError", "TVMError")
+# what TVMScript puts in the middle of messages that print IR
+_METADATA_NOTE = "# Metadata omitted. Use show_meta=True in script() method to show it."

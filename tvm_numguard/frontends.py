@@ -21,10 +21,11 @@ from typing import Mapping, Sequence
 
 import tvm
 
-from .errors import ImportFailure, ModelError
+from .errors import ImportFailure, ModelError, first_line
 from .origins import name_bindings, onnx_labels, torch_labels
 from .quiet import held_stderr, silenced_stderr
 
+# the shapes a user gives inputs (--shape), by input name: the one spelling of the type
 ShapeOverrides = Mapping[str, Sequence[int]]
 
 
@@ -357,21 +358,3 @@ def load_tvmscript(path: str) -> tvm.IRModule:
         found = preferred
     return found[0][1]
 
-
-def first_line(err: BaseException) -> str:
-    text = str(err).strip().replace(_METADATA_NOTE, "")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    # TVMScript diagnostics: "error: <message>", " --> file:line:col", then the source
-    diagnostic = next((ln for ln in lines if ln.lower().startswith("error:")), None)
-    if diagnostic is not None:
-        where = next((ln[3:].strip() for ln in lines if ln.startswith("-->")), "")
-        return (diagnostic[len("error:"):].strip() + (f" (at {where})" if where else ""))[:300]
-    # TVM errors often start with a traceback header; the message is at the end
-    for ln in reversed(lines):
-        if "Error" in ln or "not supported" in ln or "not implemented" in ln.lower():
-            return ln[:300]
-    return (lines[-1] if lines else type(err).__name__)[:300]
-
-
-# what TVMScript puts in the middle of messages that print IR
-_METADATA_NOTE = "# Metadata omitted. Use show_meta=True in script() method to show it."

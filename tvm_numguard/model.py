@@ -18,11 +18,11 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from .errors import ImportFailure, ModelError
+from .errors import ImportFailure, ModelError, first_line
+from .flags import FLAG
 from .relax_ir import function_bindings, op_name
-from .frontends import first_line, load_onnx, load_pt2, load_tvmscript
+from .frontends import ShapeOverrides, load_onnx, load_pt2, load_tvmscript
 
-ShapeOverrides = Mapping[str, Sequence[int]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Model:
 
     def to_args(self) -> list:
         words = model_args(self.source, self.inputs, self.dims)
-        return words + [KEEP_FLOAT32_FLAG, ",".join(self.kept_float32)] if self.kept_float32 else words
+        return words + [FLAG["kept_float32"], ",".join(self.kept_float32)] if self.kept_float32 else words
 
     def keeping_float32(self, names: Sequence[str]) -> "Model":
         """This model with the values ``names`` (their names in the model, as the
@@ -106,13 +106,10 @@ class Model:
         try:
             mod = keep_float32(self.mod, bindings)
         except CannotWiden as err:
-            raise ModelError(f"{KEEP_FLOAT32_FLAG}: {err}") from None
+            raise ModelError(f"{FLAG['kept_float32']}: {err}") from None
         return dataclasses.replace(self, mod=mod, kept_float32=self.kept_float32 + tuple(names))
 
 
-SHAPE_FLAG = "--shape"  # the command line's spelling of ``load_model``'s shapes
-FIX_SHAPES_FLAG = "--fix-shapes"  # ... and of its ``fix_at_import``
-KEEP_FLOAT32_FLAG = "--keep-float32"  # ... and of ``Model.keeping_float32``
 
 
 def model_args(source: str, inputs: Sequence, dims: str = "static") -> list:
@@ -124,9 +121,9 @@ def model_args(source: str, inputs: Sequence, dims: str = "static") -> list:
     words = [os.path.abspath(source) if os.path.isfile(source) else source]
     if str(source).endswith(".onnx") or dims == "symbolic":
         for spec in inputs:
-            words += [SHAPE_FLAG, f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
+            words += [FLAG["shapes"], f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
         if dims == "fixed":
-            words.append(FIX_SHAPES_FLAG)
+            words.append(FLAG["fix_at_import"])
     return words
 
 

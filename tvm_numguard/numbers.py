@@ -3,7 +3,8 @@
 JSON has no inf or NaN; reports write them as the strings "inf", "-inf" and
 "nan" (the schema's ``num``). Everything that writes a number into a document
 goes through ``plain``; everything that reads one back, through
-``from_json_number``.
+``from_json_number``. A measurement that was not made (a run time of a build
+that does not build) is null instead: ``measured``/``unmeasured``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,17 @@ def from_json_number(value) -> Optional[float]:
     if value is None:
         return None
     return float(value)  # float("inf"), float("-inf") and float("nan") parse
+
+
+def measured(value) -> Optional[float]:
+    """A measurement as a document holds it: NaN (not measured: a build that
+    does not build has no run time) is null, a number stays a number."""
+    return None if value is None or value != value else float(value)
+
+
+def unmeasured(value) -> float:
+    """``measured`` undone: null back to NaN."""
+    return float("nan") if value is None else float(value)
 
 
 def plain(value):

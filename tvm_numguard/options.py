@@ -11,13 +11,9 @@ from typing import Mapping, Optional
 
 from .errors import RangeError, UsageError
 from .search import STRATEGIES, check_span, parse_budget
+from .flags import FLAG
 from .tolerance import Tolerance
 
-# the command line's spelling of each field: the CLI's option groups declare these
-# flags, ``to_args`` says options back with them, and the CLI names them in errors
-FLAGS = {"low": "--low", "high": "--high", "ranges": "--range", "rtol": "--rtol", "atol": "--atol",
-         "search": "--search", "budget": "--budget", "seed": "--seed", "strategy": "--strategy",
-         "oracle": "--no-oracle", "framework": "--no-framework"}
 BISECT_STRATEGIES = ("bisect", "linear")
 DEFAULT_SEARCHES = "random,boundary,evolve"  # numguard search compares all three
 
@@ -87,22 +83,22 @@ class Options:
         words = []
         if resolved is not None:
             for name, r in resolved.items():
-                words += [FLAGS["ranges"], f"{name}={r.low!r}:{r.high!r}"]
+                words += [FLAG["ranges"], f"{name}={r.low!r}:{r.high!r}"]
         else:
             if self.low is not None:
-                words += [FLAGS["low"], repr(self.low), FLAGS["high"], repr(self.high)]
+                words += [FLAG["low"], repr(self.low), FLAG["high"], repr(self.high)]
             for name, (lo, hi) in sorted(self.ranges.items()):
-                words += [FLAGS["ranges"], f"{name}={lo!r}:{hi!r}"]
+                words += [FLAG["ranges"], f"{name}={lo!r}:{hi!r}"]
         for field in ("rtol", "atol"):
             if getattr(self, field) is not None:
-                words += [FLAGS[field], repr(getattr(self, field))]
-        words += [FLAGS["search"], self.search, FLAGS["budget"], budget or self.budget, FLAGS["seed"], str(self.seed)]
+                words += [FLAG[field], repr(getattr(self, field))]
+        words += [FLAG["search"], self.search, FLAG["budget"], budget or self.budget, FLAG["seed"], str(self.seed)]
         if bisects and self.strategy != "bisect":
-            words += [FLAGS["strategy"], self.strategy]
+            words += [FLAG["strategy"], self.strategy]
         if not self.oracle:
-            words += [FLAGS["oracle"]]
+            words += [FLAG["oracle"]]
         if not self.framework:
-            words += [FLAGS["framework"]]
+            words += [FLAG["framework"]]
         return words
 
     def replace(self, **changes) -> "Options":

@@ -43,14 +43,12 @@ import tvm
 from tvm import relax
 
 from .errors import PipelineError, summarize_error
+from .flags import FLAG
 from .instrument.catalog import UNDER_TEST_BEGIN, UNDER_TEST_END
 from .narrow.plan import FixPlan
 from .targets import gpu_fallback, is_gpu, parse_target
 
 
-# the command line's spelling of each CompileConfig field (see options.FLAGS)
-FLAGS = {"pipeline": "--pipeline", "tir_pipeline": "--tir-pipeline", "target": "--target",
-         "opt_level": "--opt-level", "disable": "--disable", "fix": "--apply-fix"}
 
 
 class BuildConfig(Protocol):
@@ -131,15 +129,15 @@ class CompileConfig:
     def to_args(self) -> list:
         """The command-line arguments that give this configuration (the pipeline
         always; the rest where it is not the default)."""
-        words = [FLAGS["pipeline"], self.pipeline]
+        words = [FLAG["pipeline"], self.pipeline]
         defaults = CompileConfig()
         for field in ("tir_pipeline", "target", "opt_level"):
             if getattr(self, field) != getattr(defaults, field):
-                words += [FLAGS[field], str(getattr(self, field))]
+                words += [FLAG[field], str(getattr(self, field))]
         for event_id in self.disable:
-            words += [FLAGS["disable"], event_id]
+            words += [FLAG["disable"], event_id]
         if self.fix and self.fix_file:
-            words += [FLAGS["fix"], self.fix_file]
+            words += [FLAG["fix"], self.fix_file]
         return words
 
     @property

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .errors import RangeError, ReportError
+from .errors import RangeError, ReportError, first_line
 from .pipeline import CompileConfig
 from .numbers import plain
 from .finding import Finding
@@ -28,7 +28,7 @@ from .report.files import read_witness, write_atomic
 from .report.schemas import header
 from .report.text import num, score_text
 from .search import resolve_ranges
-from .shadow import Tolerance
+from .tolerance import Tolerance
 from .shadow.compare import Comparison
 
 LABELS = {"tvm_version": "TVM", "numpy_version": "numpy", "python": "Python", "target": "target", "platform": "platform"}
@@ -121,19 +121,14 @@ def load_report(path: str) -> dict:
         with open(path, "rb") as f:
             data = json.loads(f.read())
     except (OSError, ValueError) as err:
-        raise ReportError(f"{path}: not a numguard report: not JSON ({_short(str(err))})") from None
+        raise ReportError(f"{path}: not a numguard report: not JSON ({first_line(err, 120)})") from None
     try:
         validate(data)
     except Exception as err:  # jsonschema.ValidationError: "'verdict' is a required property" (at $.x)
         where = getattr(err, "json_path", "$")
-        message = _short(getattr(err, "message", str(err))) + (f" (at {where})" if where != "$" else "")
+        message = first_line(getattr(err, "message", str(err)), 120) + (f" (at {where})" if where != "$" else "")
         raise ReportError(f"{path}: not a numguard report: {message}") from None
     return data
-
-
-def _short(text: str, limit: int = 120) -> str:
-    line = (text.strip().splitlines() or [""])[0]
-    return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
 def _locate(what: str, recorded: str, report_path: str, typed_in: Optional[str]) -> str:

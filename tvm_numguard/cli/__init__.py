@@ -18,7 +18,7 @@ from ..errors import BUG_REPORT, ImportFailure, InternalError, UsageError, summa
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted
-from .groups import FLAGS
+from ..flags import FLAG
 from .check import Check
 from .reduce import Reduce
 from .regress import Regress
@@ -70,7 +70,7 @@ def main(argv=None) -> None:
             click.echo(f"numguard: {held} line(s) that TVM or the frontend wrote to stderr were held back "
                        "(a --json report keeps them as diagnostics; -v shows them)", err=True)
     except UsageError as err:
-        click.echo(f"{ERROR} {err.said_with(FLAGS)}", err=True)
+        click.echo(f"{ERROR} {err.said_with(FLAG)}", err=True)
         sys.exit(2)
     except ImportFailure as err:  # a finding about TVM's import, delivered like a verdict
         click.echo(f"numguard: IMPORT: {err}", err=True)

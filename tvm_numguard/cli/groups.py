@@ -16,15 +16,11 @@ import click
 
 from ..errors import UsageError
 from ..options import BISECT_STRATEGIES, Options
-from ..options import FLAGS as OPTION_FLAGS
-from ..workers.pool import FLAGS as WORKER_FLAGS
+from ..flags import FLAG
 from ..report.files import check_writable
 from ..search import STRATEGIES, parse_range_spec
 
 
-# the flags a library error's parameter is said with (UsageError.said_with); the
-# compile configuration's (pipeline.FLAGS) import TVM, and no error names them
-FLAGS = {**OPTION_FLAGS, **WORKER_FLAGS}
 
 
 class OptionGroup:
@@ -45,13 +41,13 @@ class OptionGroup:
 class ModelArgs(OptionGroup):
     options = (
         click.argument("model", type=click.Path(dir_okay=True)),
-        click.option("--shape", "shapes", multiple=True, metavar="NAME=D0,D1,...",
+        click.option(FLAG["shapes"], "shapes", multiple=True, metavar="NAME=D0,D1,...",
                      help="The shape an input is run at (its dynamic dims stay symbolic at import, as you "
                           "compile the model; for ONNX another shape of a fixed input is imported at that shape)."),
-        click.option("--fix-shapes", "fix_shapes", is_flag=True,
+        click.option(FLAG["fix_at_import"], "fix_shapes", is_flag=True,
                      help="Have the ONNX frontend import the model at the --shape shapes instead (dynamic dims "
                           "fixed at import)."),
-        click.option("--keep-float32", "keep_float32", metavar="NAME[,NAME...]",
+        click.option(FLAG["kept_float32"], "keep_float32", metavar="NAME[,NAME...]",
                      help="Compute these values of a float16 model in float32 in TVM (casts around them): the fix "
                           "a precision finding prints."),
     )
@@ -80,17 +76,17 @@ def parse_shapes(texts) -> dict:
 
 class CompileArgs(OptionGroup):
     options = (
-        click.option("--pipeline", default="default", show_default=True,
+        click.option(FLAG["pipeline"], default="default", show_default=True,
                      help="Comma-separated Relax parts: zero, default, a relax.transform pass name, "
                           "module:callable."),
-        click.option("--tir-pipeline", default="default", show_default=True,
+        click.option(FLAG["tir_pipeline"], default="default", show_default=True,
                      help="Comma-separated TIR parts around 'default'."),
-        click.option("--target", default="llvm", show_default=True, help="The TVM target to build for."),
-        click.option("--opt-level", default=3, show_default=True, type=int, help="The PassContext opt_level (0-4)."),
-        click.option("--disable", multiple=True, metavar="EVENT",
+        click.option(FLAG["target"], default="llvm", show_default=True, help="The TVM target to build for."),
+        click.option(FLAG["opt_level"], default=3, show_default=True, type=int, help="The PassContext opt_level (0-4)."),
+        click.option(FLAG["disable"], multiple=True, metavar="EVENT",
                      help="Skip this pass event (an id from 'numguard passes', e.g. FoldConstant#0) in every "
                           "build: check that switching it off fixes a violation."),
-        click.option("--apply-fix", "apply_fix", type=click.Path(), metavar="FIX.json",
+        click.option(FLAG["fix"], "apply_fix", type=click.Path(), metavar="FIX.json",
                      help="Apply this fix (written by 'numguard fix') in every build: check the fixed build."),
     )
 
@@ -123,9 +119,9 @@ class RangeArgs(OptionGroup):
     """The input range alone (``numguard check``): parses to Options' low, high and ranges."""
 
     options = (
-        click.option(OPTION_FLAGS["low"], type=float, help="Lower bound for every input."),
-        click.option(OPTION_FLAGS["high"], type=float, help="Upper bound for every input."),
-        click.option(OPTION_FLAGS["ranges"], "range_specs", multiple=True, metavar="NAME=LO:HI",
+        click.option(FLAG["low"], type=float, help="Lower bound for every input."),
+        click.option(FLAG["high"], type=float, help="Upper bound for every input."),
+        click.option(FLAG["ranges"], "range_specs", multiple=True, metavar="NAME=LO:HI",
                      help="Bounds for one input."),
     )
 
@@ -157,27 +153,27 @@ class SearchArgs(OptionGroup):
         self.bisect = bisect
         options = [
             *RangeArgs.options,
-            click.option(OPTION_FLAGS["rtol"], type=float, help="Relative tolerance (default by dtype: 1e-5 for "
+            click.option(FLAG["rtol"], type=float, help="Relative tolerance (default by dtype: 1e-5 for "
                                                                 "float32)."),
-            click.option(OPTION_FLAGS["atol"], type=float, help="Absolute tolerance (default by dtype: 1e-6 for "
+            click.option(FLAG["atol"], type=float, help="Absolute tolerance (default by dtype: 1e-6 for "
                                                                 "float32)."),
-            click.option(OPTION_FLAGS["search"], default=search_default, show_default=True, metavar="NAMES",
+            click.option(FLAG["search"], default=search_default, show_default=True, metavar="NAMES",
                          help=f"Search strategies, comma-separated ({', '.join(STRATEGIES)}); each runs with the "
                               "same budget and seed, and the worst input any finds is the witness."),
-            click.option(OPTION_FLAGS["budget"], default=budget_default, show_default=True,
+            click.option(FLAG["budget"], default=budget_default, show_default=True,
                          help="Search budget per strategy: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
-            click.option(OPTION_FLAGS["seed"], default=0, show_default=True, type=int,
+            click.option(FLAG["seed"], default=0, show_default=True, type=int,
                          help="Seed of every random choice."),
-            click.option(OPTION_FLAGS["oracle"], "no_oracle", is_flag=True,
+            click.option(FLAG["oracle"], "no_oracle", is_flag=True,
                          help="Do not excuse differences that a float64 build shows are not worse than the "
                               "reference's."),
-            click.option(OPTION_FLAGS["framework"], "no_framework", is_flag=True,
+            click.option(FLAG["framework"], "no_framework", is_flag=True,
                          help="Do not run the model's own framework (ONNX Runtime, PyTorch) beside TVM: only the "
                               "passes are checked, not TVM's import."),
         ]
         if bisect:
             options.append(click.option(
-                OPTION_FLAGS["strategy"], type=click.Choice(BISECT_STRATEGIES), default="bisect", show_default=True,
+                FLAG["strategy"], type=click.Choice(BISECT_STRATEGIES), default="bisect", show_default=True,
                 help="How to isolate the pass: bisect (log2(events) builds) or linear (one build per event)."))
         self.options = tuple(options)
 
@@ -193,13 +189,13 @@ class WorkerArgs(OptionGroup):
     """How builds are made: worker processes, their time and memory."""
 
     options = (
-        click.option(WORKER_FLAGS["jobs"], type=int, default=None, metavar="N",
+        click.option(FLAG["jobs"], type=int, default=None, metavar="N",
                      help="Worker processes that build and run configurations (default: one per core; 0 builds "
                           "in this process, where a crashing pass ends the run)."),
-        click.option(WORKER_FLAGS["build_timeout"], type=float, default=None, metavar="SECONDS",
+        click.option(FLAG["build_timeout"], type=float, default=None, metavar="SECONDS",
                      help="Stop a worker still building one configuration after this long; the configuration is "
                           "untestable (default: 10 times the recorded build and run, at least 60 s)."),
-        click.option(WORKER_FLAGS["max_memory"], default=None, metavar="SIZE",
+        click.option(FLAG["max_memory"], default=None, metavar="SIZE",
                      help="Cap on the workers' memory together, e.g. 16G or 800M (default: 75% of this machine); "
                           "a worker past its share is stopped and its configuration is untestable."),
     )

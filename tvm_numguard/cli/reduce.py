@@ -56,7 +56,7 @@ class Reduce(Command):
         from ..reduce import reduce_violation, write_repro
         from ..regress.corpus import CorpusModel
         from ..report.files import read_witness
-        from ..shadow.compare import Tolerance
+        from ..tolerance import Tolerance
 
         if max_builds < 5:
             raise UsageError(f"--max-builds must be >= 5 (a probe, one cut and the checks), got {max_builds}")

@@ -18,6 +18,7 @@ import tvm
 from tvm import relax
 
 from ..narrow import FixPlan
+from ..numbers import measured, unmeasured
 from ..pipeline import CompileConfig
 from ..relax_ir import TENSOR_CONSTANT
 from ..shadow.build import compile_model, device_array
@@ -38,12 +39,12 @@ class BuildCost:
     error: str = ""
 
     def to_json(self) -> dict:
-        return {"build": self.label, "median_ms": None if self.median_ms != self.median_ms else round(self.median_ms, 4), "weight_bytes": self.weight_bytes,
+        return {"build": self.label, "median_ms": measured(round(self.median_ms, 4)), "weight_bytes": self.weight_bytes,
                 "rewrites_kept": self.rewrites_kept, "runs": self.runs, "error": self.error or None}
 
     @classmethod
     def from_json(cls, data) -> "BuildCost":
-        return cls(data["build"], float("nan") if data["median_ms"] is None else float(data["median_ms"]), int(data["weight_bytes"]), int(data["rewrites_kept"]),
+        return cls(data["build"], unmeasured(data["median_ms"]), int(data["weight_bytes"]), int(data["rewrites_kept"]),
                    int(data.get("runs", RUNS)), data.get("error") or "")
 
 

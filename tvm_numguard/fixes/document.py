@@ -18,6 +18,7 @@ from typing import Optional
 import tvm
 
 from ..errors import FixError
+from ..numbers import to_json_number
 from ..narrow import FixPlan, narrowed
 from ..relax_ir import pristine
 from ..report.schemas import header, validate
@@ -42,7 +43,7 @@ def fix_document(outcome, model, config, options, cost: Optional[list], path: st
         "reason": outcome.reason or None,
         "verification": None if verification is None else {
             "seed": verification.options.seed, "budget": verification.options.budget,
-            "verdict": verification.verdict, "score": _finite(verification.comparison.score),
+            "verdict": verification.verdict, "score": to_json_number(verification.comparison.score),
             "rounds": outcome.rounds, "range_warnings_reached": list(outcome.reached)},
         "culprits": [n.to_json() for n in outcome.narrowings.values()],
         "cost": None if cost is None else [row.to_json() for row in cost],
@@ -68,10 +69,6 @@ def check_command(outcome, model, config, options, path: str) -> str:
 
 def _ranges(outcome) -> dict:
     return outcome.first.ranges if outcome.first is not None else {}
-
-
-def _finite(value) -> Optional[float]:
-    return None if value is None or value != value or value in (float("inf"), float("-inf")) else float(value)
 
 
 class Fix:

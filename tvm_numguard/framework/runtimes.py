@@ -21,6 +21,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..errors import first_line
+
 
 class FrameworkError(Exception):
     """The framework cannot answer (no float64 kernels, a run that fails)."""
@@ -65,11 +67,6 @@ def _is_narrow_float(value: np.ndarray) -> bool:
     return value.dtype.kind == "f" and value.dtype.itemsize < 8 or value.dtype.name == "bfloat16"
 
 
-def _first_line(err: BaseException) -> str:
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    return (lines[0] if lines else type(err).__name__)[:240]
-
-
 class Framework:
     """What every framework answers; ``name`` says which one, with its version."""
 
@@ -99,7 +96,7 @@ class OnnxRuntime(Framework):
         try:
             self._model = onnx.load(os.fspath(source)) if isinstance(source, (str, os.PathLike)) else source
         except Exception as err:  # protobuf raises several unrelated types
-            raise FrameworkError(f"ONNX Runtime cannot read the model: {_first_line(err)}") from None
+            raise FrameworkError(f"ONNX Runtime cannot read the model: {first_line(err, 240)}") from None
         self._session = self._open(self._model, "float32")
         self._truth_session = None  # made on first use: most checks never need it
         self._values_session = None
@@ -116,7 +113,7 @@ class OnnxRuntime(Framework):
             return onnxruntime.InferenceSession(model.SerializeToString(), options,
                                                 providers=["CPUExecutionProvider"])
         except Exception as err:  # onnxruntime raises its own unrelated types
-            raise FrameworkError(f"ONNX Runtime cannot run the model in {what}: {_first_line(err)}") from None
+            raise FrameworkError(f"ONNX Runtime cannot run the model in {what}: {first_line(err, 240)}") from None
 
     def _feed(self, session, inputs: Mapping[str, np.ndarray], dtype=None) -> dict:
         """The inputs by the model's own names; positionally where TVM's names
@@ -134,7 +131,7 @@ class OnnxRuntime(Framework):
         try:
             return [np.asarray(v) for v in session.run(names, self._feed(session, inputs, dtype))]
         except Exception as err:  # onnxruntime raises its own unrelated types
-            raise FrameworkError(f"ONNX Runtime fails to run the model: {_first_line(err)}") from None
+            raise FrameworkError(f"ONNX Runtime fails to run the model: {first_line(err, 240)}") from None
 
     def run(self, inputs):
         return self._run(self._session, inputs)
@@ -190,7 +187,7 @@ class TorchEager(Framework):
             self._program = torch.export.load(os.fspath(source)) if isinstance(source, (str, os.PathLike)) else source
             self._module = self._program.module()
         except Exception as err:  # torch raises many types while loading
-            raise FrameworkError(f"PyTorch cannot load the program: {_first_line(err)}") from None
+            raise FrameworkError(f"PyTorch cannot load the program: {first_line(err, 240)}") from None
         self._double = None
 
     def _call(self, module, inputs, dtype=None) -> list:
@@ -207,7 +204,7 @@ class TorchEager(Framework):
             with torch.no_grad():
                 result = module(*args)
         except Exception as err:  # a program that fails eagerly
-            raise FrameworkError(f"PyTorch fails to run the program: {_first_line(err)}") from None
+            raise FrameworkError(f"PyTorch fails to run the program: {first_line(err, 240)}") from None
         return [leaf.detach().cpu().numpy() for leaf in tree_leaves(result) if isinstance(leaf, torch.Tensor)]
 
     def run(self, inputs):
@@ -218,7 +215,7 @@ class TorchEager(Framework):
             try:
                 self._double = copy.deepcopy(self._module).double()
             except Exception as err:  # tried once: the program has no float64 copy
-                self._double = FrameworkError(f"no float64 copy of the program: {_first_line(err)}")
+                self._double = FrameworkError(f"no float64 copy of the program: {first_line(err, 240)}")
         if isinstance(self._double, FrameworkError):
             raise self._double
         outputs = self._call(self._double, inputs, np.float64)
@@ -249,5 +246,5 @@ class TorchEager(Framework):
             with torch.no_grad():
                 Recorder(program.module()).run(*args)
         except Exception as err:
-            raise FrameworkError(f"PyTorch fails to run the program node by node: {_first_line(err)}") from None
+            raise FrameworkError(f"PyTorch fails to run the program node by node: {first_line(err, 240)}") from None
         return recorded

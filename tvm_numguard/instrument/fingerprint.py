@@ -14,34 +14,26 @@ from typing import Optional
 import tvm
 
 from ..relax_ir import pristine
-from .events import EventPath
+from .base import EventInstrument
 
 
 @tvm.instrument.pass_instrument
-class TirPipelineOutput:
+class TirPipelineOutput(EventInstrument):
     """``module``: a pristine copy of what the first top-level pass after
     ``tirx.BindTarget`` returned in the TIR phase (None before that)."""
 
     def __init__(self):
-        self.path = EventPath()
+        super().__init__()
         self.active = False
         self.bound = False
         self.module: Optional[tvm.IRModule] = None
 
     def set_phase(self, phase: str) -> None:
-        self.path.set_phase(phase)
+        super().set_phase(phase)
         self.active = phase == "tir"
 
-    def should_run(self, mod, info):
-        self.path.propose(info.name, info.opt_level)
-        return True
-
-    def run_before_pass(self, mod, info):
-        self.path.enter(info.name, info.opt_level)
-
-    def run_after_pass(self, mod, info):
-        event = self.path.leave(info.name)
-        if not self.active or event is None or event.depth != 0:
+    def left(self, event, mod):
+        if not self.active or event.depth != 0:
             return
         if event.name == "tirx.BindTarget":
             self.bound = True

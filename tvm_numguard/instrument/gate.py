@@ -20,7 +20,8 @@ from typing import Iterable, Optional
 import tvm
 
 from .catalog import UNDER_TEST_BEGIN, UNDER_TEST_END, is_optional
-from .events import EventPath, PassEvent
+from .base import EventInstrument
+from .events import PassEvent
 
 
 class EveryOptional:
@@ -46,21 +47,17 @@ class EveryOptional:
 
 
 @tvm.instrument.pass_instrument
-class PassGate:
+class PassGate(EventInstrument):
     """Skips the pass events whose ids are in ``skip``, and those ``every_optional`` skips."""
 
     def __init__(self, skip: Iterable[str] = (), every_optional: Optional[EveryOptional] = None):
+        super().__init__()
         self.skip = frozenset(skip)
         self.every_optional = every_optional
-        self.path = EventPath()
         self.trace: list[str] = []
         self.skipped: list[str] = []
 
-    def set_phase(self, phase: str) -> None:
-        self.path.set_phase(phase)
-
-    def should_run(self, mod, info):
-        event = self.path.propose(info.name, info.opt_level)
+    def decide(self, event, mod):
         run = event.id not in self.skip and not (self.every_optional is not None and self.every_optional.skips(event))
         verb = "running" if run else "NOT running"
         self.trace.append(f"BISECT: {verb} pass ({event.index}) {event.id} [{event.level}]")
@@ -68,10 +65,6 @@ class PassGate:
             self.skipped.append(event.id)
         return run
 
-    def run_before_pass(self, mod, info):
-        self.path.enter(info.name, info.opt_level)
+    def entered(self, event, mod):
         if self.every_optional is not None:
-            self.every_optional.entered(info.name)
-
-    def run_after_pass(self, mod, info):
-        self.path.leave(info.name)
+            self.every_optional.entered(event.name)

@@ -10,11 +10,12 @@ import tvm
 import tvm_ffi
 
 from ..relax_ir import pristine
-from .events import EventPath, PassEvent
+from .base import EventInstrument
+from .events import PassEvent
 
 
 @tvm.instrument.pass_instrument
-class PassRecorder:
+class PassRecorder(EventInstrument):
     """Records every pass event of a compilation.
 
     ``should_run`` sees a pass before it is decided on (it always says yes; a
@@ -30,24 +31,15 @@ class PassRecorder:
     """
 
     def __init__(self, keep_snapshots: bool = True, hash_modules: bool = True):
+        super().__init__()
         self.keep_snapshots = keep_snapshots
         self.hash_modules = hash_modules
-        self.path = EventPath()
         self.events: list[PassEvent] = []
         self.snapshots: dict[str, tvm.IRModule] = {}
         self._starts: dict[int, float] = {}  # event index -> start time
         self._hash = ModuleHasher()
 
-    def set_phase(self, phase: str) -> None:
-        """The builder says which half of the compilation runs next ("relax"/"tir")."""
-        self.path.set_phase(phase)
-
-    def should_run(self, mod, info):
-        self.path.propose(info.name, info.opt_level)
-        return True
-
-    def run_before_pass(self, mod, info):
-        event = self.path.enter(info.name, info.opt_level)
+    def entered(self, event, mod):
         # nested events (FoldConstant's inner TIR builds) are never bisected on
         # their own, and hashing them all costs as much as the build
         if self.hash_modules and not event.wrapper and "/" not in event.id:
@@ -55,10 +47,7 @@ class PassRecorder:
         self.events.append(event)
         self._starts[event.index] = time.perf_counter()
 
-    def run_after_pass(self, mod, info):
-        event = self.path.leave(info.name)
-        if event is None:
-            return
+    def left(self, event, mod):
         event.duration_s = time.perf_counter() - self._starts.pop(event.index)
         if event.hash_before is not None:
             event.hash_after = self._hash(mod)

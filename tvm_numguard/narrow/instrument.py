@@ -24,7 +24,7 @@ import warnings
 import tvm
 import tvm_ffi
 
-from ..instrument.events import EventPath
+from ..instrument.base import EventInstrument
 from ..relax_ir import pristine
 from .undo import CannotUndo, narrowed
 
@@ -38,35 +38,31 @@ class ForeignFixWarning(UserWarning):
 
 
 @tvm.instrument.pass_instrument
-class FixInstrument:
+class FixInstrument(EventInstrument):
     def __init__(self, plan, strict: bool = False, made_for=None, name: str = "the fix"):
+        super().__init__()
         self.plan, self.strict = plan, strict
         self.made_for, self.fix_name = made_for, name  # the main it was made for (a structural hash), checked once
-        self.path = EventPath()
         self.received: dict = {}
         self.applied: list = []
         self.problems: list = []
 
-    def set_phase(self, phase: str) -> None:
-        self.path.set_phase(phase)
-
-    def should_run(self, mod, info):
+    def decide(self, event, mod):
         if self.made_for is not None:
             self._check_module(mod)
-        culprit = self.plan.culprit(self.path.propose(info.name, info.opt_level).id)
+        culprit = self.plan.culprit(event.id)
         if culprit is not None and culprit.remedy == "pass":
             self.applied.append(culprit.event)
             return False
         return True
 
-    def run_before_pass(self, mod, info):
-        culprit = self.plan.culprit(self.path.enter(info.name, info.opt_level).id)
+    def entered(self, event, mod):
+        culprit = self.plan.culprit(event.id)
         if culprit is not None and culprit.remedy == "narrow":
             self.received[culprit.event] = pristine(mod)
 
-    def run_after_pass(self, mod, info):
-        event = self.path.leave(info.name)
-        if event is None or event.id not in self.received:
+    def left(self, event, mod):
+        if event.id not in self.received:
             return
         culprit = self.plan.culprit(event.id)
         before = self.received.pop(event.id)

@@ -10,7 +10,7 @@ import re
 from ..pipeline import CompileConfig
 from ..report.files import write_atomic, write_witness
 from ..report.schemas import header
-from ..shadow.compare import Tolerance
+from ..tolerance import Tolerance
 from .cut import lift_constants
 from .reducer import Reduction
 

@@ -32,7 +32,8 @@ import numpy as np
 from ..errors import BuildError, UsageError
 from ..model import load_model
 from ..pipeline import CompileConfig
-from ..shadow.compare import Comparison, Tolerance, compare_output, compare_outputs
+from ..shadow.compare import Comparison, compare_output, compare_outputs
+from ..tolerance import Tolerance
 from ..context import RunContext
 from ..shadow.session import ShadowSession
 from ..shadow.tasks import RunFailure

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from ..numbers import from_json_number
 from .advice import as_invoked
 
 
@@ -28,7 +29,7 @@ def fix_summary(document: dict, command: str, path: str) -> str:
     check = document["verification"]
     if check is not None:
         lines.append(f"  verified  on a fresh search: seed {check['seed']}, budget {check['budget']}: {check['verdict']}"
-                     + (f", score {check['score']:.3g}" if check["score"] is not None else "")
+                     + f", score {from_json_number(check['score']):.3g}"
                      + (f"; range-check warnings reached: {', '.join(check['range_warnings_reached'])}"
                         if check["range_warnings_reached"] else ""))
     if document["cost"]:

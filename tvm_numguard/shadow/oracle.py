@@ -16,8 +16,10 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..numbers import plain, unplain
-from .build import summarize_error
-from .compare import Tolerance, differences, element_scores
+from ..errors import summarize_error
+from .recent import Recent
+from .compare import differences, element_scores
+from ..tolerance import Tolerance
 from .float64 import Oracle
 
 
@@ -140,13 +142,11 @@ class TvmFloat64:
     import check's truth share it. ``outputs`` raises what building or
     running it raised."""
 
-    REMEMBERED = 4
-
     def __init__(self, session):
         self._session = session
         self._oracle: Optional[Oracle] = None
         self._error: Optional[BaseException] = None
-        self._runs: list = []  # (inputs, outputs)
+        self._runs = Recent()  # (inputs,) -> outputs
 
     @property
     def made(self) -> bool:
@@ -154,9 +154,9 @@ class TvmFloat64:
         return self._oracle is not None or self._error is not None
 
     def outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
-        for seen, outputs in self._runs:
-            if seen is inputs:
-                return outputs
+        remembered = self._runs.find(inputs)
+        if remembered is not None:
+            return remembered
         if self._error is not None:
             raise self._error
         if self._oracle is None:
@@ -167,7 +167,7 @@ class TvmFloat64:
                 self._error = err
                 raise
         outputs = self._oracle.run(inputs)
-        self._runs = [(inputs, outputs)] + self._runs[:self.REMEMBERED - 1]
+        self._runs.add((inputs,), outputs)
         return outputs
 
     @property

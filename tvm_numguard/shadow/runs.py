@@ -11,12 +11,14 @@ import numpy as np
 
 from ..errors import BuildError
 from ..search.sampling import Observation
-from .build import Build, run_build, summarize_error
-from .compare import Comparison, Tolerance, compare_outputs, differences, is_finite_outputs
+from ..errors import summarize_error
+from .build import Build, run_build
+from .compare import Comparison, compare_outputs, differences, is_finite_outputs
+from ..tolerance import Tolerance
 from .constancy import ConstancyWatch, same_bytes
+from .recent import Recent
 from .tasks import RunFailure, Started
 
-REMEMBERED = 4  # input sets whose runs are remembered (a bisection asks for the witness's many times)
 
 
 class BestSeen(NamedTuple):
@@ -39,11 +41,11 @@ class Runs:
         self._start_reference, self._reference_ready, self._attempts = start_reference, reference_ready, attempts
         self.optimized: Optional[Build] = None
         self.run_seconds = 0.0  # the longest run so far
-        self._ref_runs: list = []  # (inputs, Started ReferenceRun) of the last few input sets
+        self._ref_runs = Recent()  # (inputs,) -> the reference's Started run
         # the best-scored input's runs, remembered past the last few (the search's
         # witness is judged and reported after it)
         self._best: Optional[BestSeen] = None
-        self._opt_outputs: list = []
+        self._opt_outputs = Recent()  # (build, inputs) -> outputs
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
         self.constancy = ConstancyWatch()
 
@@ -53,7 +55,8 @@ class Runs:
 
     def remembered(self) -> list:
         """(build, inputs, outputs) of the optimized runs remembered."""
-        return self._opt_outputs + ([self._best.optimized] if self._best is not None else [])
+        recent = [(build, inputs, outputs) for (build, inputs), outputs in self._opt_outputs]
+        return recent + ([self._best.optimized] if self._best is not None else [])
 
     def run(self, build: Build, inputs: Mapping[str, np.ndarray]) -> list:
         start = time.perf_counter()
@@ -74,12 +77,12 @@ class Runs:
         if not again:
             if self._best is not None and self._best.optimized[1] is inputs:
                 return self._best.reference
-            for seen, started in self._ref_runs:
-                if seen is inputs:
-                    return started
+            remembered = self._ref_runs.find(inputs)
+            if remembered is not None:
+                return remembered
         started = self._start_reference(inputs)
         if not again:
-            self._ref_runs = [(inputs, started)] + self._ref_runs[:REMEMBERED - 1]
+            self._ref_runs.add((inputs,), started)
         return started
 
     def _reference_result(self, started: Started) -> list:
@@ -100,7 +103,7 @@ class Runs:
             outputs = self.run(self.optimized, inputs)
         except RunFailure as err:
             raise BuildError(f"the optimized build fails to run: {err}") from None
-        self._opt_outputs = [(self.optimized, inputs, outputs)] + self._opt_outputs[:REMEMBERED - 1]
+        self._opt_outputs.add((self.optimized, inputs), outputs)
         self._attempts.put(self.optimized, inputs, outputs)
         return outputs
 

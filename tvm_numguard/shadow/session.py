@@ -26,7 +26,7 @@ from ..relax_ir import output_float_history
 from ..workers import Workers
 from .attempts import Attempts
 from .build import Build, optional_events
-from .compare import Tolerance
+from ..tolerance import Tolerance
 from .info import WorkerInfo
 from .memo import BuildMemo, BuildRequest
 from .reference import Reference

@@ -35,7 +35,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..numbers import plain, unplain
-from ..shadow.compare import Tolerance, compare_output, differences, element_scores, is_finite_outputs
+from ..shadow.compare import compare_output, differences, element_scores, is_finite_outputs
+from ..tolerance import Tolerance
 
 # what the import stage's verdict may be
 # "benign" as the pass question's; "precision": TVM computes in the model's narrow dtype what the

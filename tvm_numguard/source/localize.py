@@ -23,7 +23,8 @@ from ..errors import summarize_error
 from ..framework import FrameworkError
 from ..relax_ir import float_history
 from ..shadow.build import compile_plain
-from ..shadow.compare import Tolerance, compare_output
+from ..shadow.compare import compare_output
+from ..tolerance import Tolerance
 from ..targets import target_of
 from .check import ImportOrigin
 

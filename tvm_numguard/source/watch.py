@@ -11,13 +11,12 @@ import numpy as np
 from ..framework import FrameworkError, NoFramework
 from ..search.sampling import Observation
 from ..shadow.compare import compare_outputs, is_finite_outputs
+from ..shadow.recent import Recent
 from ..shadow.oracle import TvmFloat64
 from .agreement import CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, perturbed, spread_of
 from .check import ImportCheck
 from .localize import first_difference
 from .precision import narrow_dtype, precision_fix, widened_entries
-
-REMEMBERED = 4  # input sets whose framework outputs are remembered (the witness is judged after the search)
 
 
 class FrameworkWatch:
@@ -34,7 +33,7 @@ class FrameworkWatch:
     def __init__(self, framework, session, exact: TvmFloat64):
         self.framework, self.session, self.exact = framework, session, exact
         self.failure: Optional[str] = framework.reason if isinstance(framework, NoFramework) else None
-        self._outputs: list = []  # (inputs, outputs) of the last few input sets
+        self._outputs = Recent()  # (inputs,) -> the framework's outputs
 
     @property
     def active(self) -> bool:
@@ -44,16 +43,16 @@ class FrameworkWatch:
         """The framework's float32 outputs on ``inputs`` (None once it has failed)."""
         if not self.active:
             return None
-        for seen, outputs in self._outputs:
-            if seen is inputs:
-                return outputs
+        remembered = self._outputs.find(inputs)
+        if remembered is not None:
+            return remembered
         try:
             outputs = self.framework.run(inputs)
         except FrameworkError as err:
             self.failure = str(err)
             self.session.progress(f"{self.framework.name} set aside: {err}")
             return None
-        self._outputs = [(inputs, outputs)] + self._outputs[:REMEMBERED - 1]
+        self._outputs.add((inputs,), outputs)
         return outputs
 
     def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
@@ -114,7 +113,7 @@ class FrameworkWatch:
                             "tolerance, and a rounding-sized difference flips its result")
             return
         model = self.session.model
-        checks = [(witness, self._accepts(witness))] + [(seen, self._accepts(seen)) for seen, _ in self._outputs
+        checks = [(witness, self._accepts(witness))] + [(seen, self._accepts(seen)) for (seen,), _ in self._outputs
                                                        if seen is not witness]
         widened = precision_fix(model, self.session.config.target, origin.binding if origin else None, checks)
         if widened:

@@ -178,7 +178,7 @@ def assert_same_on_witness(model, witness, *, pipeline: str, tir_pipeline: str =
     from ..pipeline import CompileConfig
     from ..reduce.reducer import PassCheck
     from ..report.files import read_witness
-    from ..shadow.compare import Tolerance
+    from ..tolerance import Tolerance
 
     config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
     inputs = read_witness(os.fspath(witness))

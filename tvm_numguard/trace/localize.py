@@ -23,7 +23,8 @@ from tvm import relax
 
 from ..errors import summarize_error
 from ..shadow.build import compile_plain
-from ..shadow.compare import Tolerance, compare_output
+from ..shadow.compare import compare_output
+from ..tolerance import Tolerance
 from ..capture.kernels import CaptureError, capture_values
 from ..values.graph import ValueGraph, value_graph
 from ..values.match import Matching, match_values

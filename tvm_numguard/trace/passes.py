@@ -25,7 +25,8 @@ import numpy as np
 
 from ..progress import Detail, Progress
 from ..shadow.build import optional_events
-from ..shadow.compare import Tolerance, compare_outputs
+from ..shadow.compare import compare_outputs
+from ..tolerance import Tolerance
 from ..shadow.tasks import INPUT_MODULE, ModuleRun, SkipRun
 
 

@@ -52,9 +52,6 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
-# the command line's spelling of each Workers field (see options.FLAGS)
-FLAGS = {"jobs": "--jobs", "build_timeout": "--build-timeout", "max_memory": "--max-memory"}
-
 
 @dataclasses.dataclass(frozen=True)
 class Workers:

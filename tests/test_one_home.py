@@ -1,0 +1,101 @@
+"""Rules that live in one place: an error's line, the last few runs, the flags, the event hooks."""
+
+import click
+import tvm
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+from tvm_numguard.errors import first_line, summarize_error
+from tvm_numguard.flags import FLAG
+from tvm_numguard.instrument.base import EventInstrument
+from tvm_numguard.instrument.recorder import PassRecorder
+from tvm_numguard.options import Options
+from tvm_numguard.pipeline import CompileConfig
+from tvm_numguard.shadow.recent import REMEMBERED, Recent
+
+
+def test_first_line_takes_a_tvmscript_diagnostic_with_where_it_is():
+    text = "error: Undefined variable: q\n --> model.py:4:12\n    |  \n  4 |  y = q + 1\n"
+    assert first_line(ValueError(text)) == "Undefined variable: q (at model.py:4:12)"
+
+
+def test_first_line_takes_the_line_that_names_the_error_past_a_traceback():
+    text = ("Traceback (most recent call last):\n  File \"x.py\", line 3, in f\n    g()\n"
+            "tvm.error.InternalError: Check failed: (n > 0) is false\n")
+    assert first_line(RuntimeError(text)) == "tvm.error.InternalError: Check failed: (n > 0) is false"
+    assert summarize_error(RuntimeError(text)) == "tvm.error.InternalError: Check failed: (n > 0) is false"
+
+
+def test_first_line_of_a_bare_assert_says_where_it_failed():
+    try:
+        raise AssertionError  # what a bare assert in a pass raises (pytest rewrites this file's asserts)
+    except AssertionError as err:
+        line = summarize_error(err)
+    assert line.startswith("AssertionError: (no message) at test_one_home.py:")
+
+
+def test_first_line_clips_and_says_so():
+    line = first_line("x" * 500, 120)
+    assert len(line) == 120 and line.endswith("...")
+    assert first_line("short") == "short"
+
+
+def test_recent_finds_by_identity_and_forgets_the_oldest():
+    recent, keys = Recent(), [object() for _ in range(REMEMBERED + 1)]
+    for i, key in enumerate(keys[:REMEMBERED]):
+        recent.add((key,), i)
+    assert recent.find(keys[0]) == 0
+    assert recent.find(object()) is None  # an equal-looking key is not the same inputs
+    recent.add((keys[REMEMBERED],), REMEMBERED)
+    assert recent.find(keys[0]) is None and recent.find(keys[1]) == 1
+    a, b = object(), object()
+    recent.add((a, b), "pair")
+    assert recent.find(a, b) == "pair" and recent.find(b, a) is None and recent.find(a) is None
+
+
+def _declared_flags() -> set:
+    from tvm_numguard.cli import cli
+
+    return {opt for command in cli.commands.values() for param in command.params
+            if isinstance(param, click.Option) for opt in param.opts}
+
+
+def test_every_flag_numguard_says_back_is_one_the_cli_declares():
+    declared = _declared_flags()
+    assert set(FLAG.values()) - declared == set()
+    said = Options(low=0.0, high=1.0, rtol=1e-3, atol=1e-4, strategy="linear", oracle=False).to_args()
+    said += CompileConfig(pipeline="zero", opt_level=2, disable=("FoldConstant#0",)).to_args()
+    assert {w for w in said if w.startswith("--")} <= set(FLAG.values())
+
+
+@I.ir_module
+class _Small:
+    @R.function
+    def main(x: R.Tensor((2, 8), "float32")):
+        with R.dataflow():
+            y = R.nn.relu(x)
+            o = R.add(y, R.const(1.0, "float32"))
+            R.output(o)
+        return o
+
+
+class _Seen(EventInstrument):
+    def __init__(self):
+        super().__init__()
+        self.decided, self.left_ids = [], []
+
+    def decide(self, event, mod):
+        self.decided.append(event.id)
+        return event.name != "FoldConstant"
+
+    def left(self, event, mod):
+        self.left_ids.append(event.id)
+
+
+def test_an_event_instrument_sees_the_ids_the_recorder_does_and_its_no_skips():
+    seen, recorder = tvm.instrument.pass_instrument(_Seen)(), PassRecorder(keep_snapshots=False)
+    with tvm.transform.PassContext(opt_level=3, instruments=[seen, recorder]):
+        tvm.relax.get_pipeline("zero")(_Small)
+    ran = [e.id for e in recorder.finish() if e.ran]
+    assert seen.left_ids and sorted(seen.left_ids) == sorted(ran)
+    assert "FoldConstant#0" in seen.decided and "FoldConstant#0" not in ran
