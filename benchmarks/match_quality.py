@@ -31,7 +31,7 @@ import tvm  # noqa: E402
 from tvm import relax  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
-from tvm_numguard.shadow.build import compile_model  # noqa: E402
+from tvm_numguard.shadow.build import BuildRequest, compile_model  # noqa: E402
 from tvm_numguard.shadow.compare import Tolerance  # noqa: E402
 from tvm_numguard.testing import light_model  # noqa: E402
 from tvm_numguard.capture import capture_values  # noqa: E402
@@ -50,7 +50,7 @@ def measure(name: str, shape) -> dict:
             except ng.NumguardError:  # a model with shapes baked into it (ShuffleNet's reshapes)
                 pass
     target = tvm.target.Target("llvm")
-    build = compile_model(model.mod, ng.CompileConfig(pipeline="default"), record=True)
+    build = compile_model(model.mod, ng.CompileConfig(pipeline="default"), BuildRequest(record=True))
     fused = build.snapshots["FuseTIR#0"]
     with target:
         legal = relax.transform.LegalizeOps()(model.mod)

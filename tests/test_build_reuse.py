@@ -12,7 +12,7 @@ from tvm_numguard import engine
 from tvm_numguard.bisect import Bisection
 from tvm_numguard.context import RunContext
 from tvm_numguard.shadow.session import ShadowSession
-from tvm_numguard.shadow.build import compile_model, optional_events
+from tvm_numguard.shadow.build import BuildRequest, compile_model, optional_events
 from tvm_numguard.workers import Workers
 from tvm_numguard.workers import can_fork
 
@@ -31,29 +31,29 @@ def tir_events(build):
 
 def test_a_build_resumed_from_the_relax_phase_is_the_full_build(mlp):
     config = ng.CompileConfig()
-    written = compile_model(mlp.mod, config, record=True)
+    written = compile_model(mlp.mod, config, BuildRequest(record=True))
     skip = frozenset(tir_events(written)[::2])
     assert skip and written.relax_phase.covers(skip)
-    full = compile_model(mlp.mod, config, skip, fingerprint=True)
-    resumed = compile_model(mlp.mod, config, skip, fingerprint=True, resume=written.relax_phase)
+    full = compile_model(mlp.mod, config, BuildRequest(skip=skip, fingerprint=True))
+    resumed = compile_model(mlp.mod, config, BuildRequest(skip=skip, fingerprint=True), resume=written.relax_phase)
     assert resumed.ok and resumed.fingerprint == full.fingerprint
     assert [(e.id, e.index, e.ran, e.level) for e in resumed.events] == [(e.id, e.index, e.ran, e.level)
                                                                          for e in full.events]
     assert resumed.trace == full.trace and any(line.startswith("BISECT: NOT running") for line in resumed.trace)
     # the phase it started from is left as it was: a second build from it is the same
-    again = compile_model(mlp.mod, config, skip, fingerprint=True, resume=written.relax_phase)
+    again = compile_model(mlp.mod, config, BuildRequest(skip=skip, fingerprint=True), resume=written.relax_phase)
     assert again.fingerprint == full.fingerprint and again.events[-1].index == full.events[-1].index
 
 
 def test_a_relax_event_in_the_skip_set_means_the_whole_pipeline_runs(mlp):
     config = ng.CompileConfig()
-    written = compile_model(mlp.mod, config, record=True)
+    written = compile_model(mlp.mod, config, BuildRequest(record=True))
     relax_event = next(e.id for e in optional_events(written.events) if e.level == "relax")
     assert not written.relax_phase.covers(frozenset([relax_event]))
     with pytest.raises(ValueError):
-        compile_model(mlp.mod, config, frozenset([relax_event]), resume=written.relax_phase)
+        compile_model(mlp.mod, config, BuildRequest(skip=frozenset([relax_event])), resume=written.relax_phase)
     with pytest.raises(ValueError):  # a recorded build keeps Relax snapshots: it runs the phase
-        compile_model(mlp.mod, config, frozenset(tir_events(written)[:1]), record=True, resume=written.relax_phase)
+        compile_model(mlp.mod, config, BuildRequest(skip=frozenset(tir_events(written)[:1]), record=True), resume=written.relax_phase)
 
 
 def test_the_session_starts_tir_only_skip_sets_from_the_recorded_relax_phase(mlp):
@@ -101,5 +101,5 @@ def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
 def test_only_the_pipeline_as_written_keeps_its_relax_phase(mlp):
     config = ng.CompileConfig()
     written = compile_model(mlp.mod, config)
-    skipping = compile_model(mlp.mod, config, frozenset(tir_events(written)[:1]), resume=written.relax_phase)
+    skipping = compile_model(mlp.mod, config, BuildRequest(skip=frozenset(tir_events(written)[:1])), resume=written.relax_phase)
     assert written.relax_phase is not None and skipping.relax_phase is None  # one lowered module held, not one per build

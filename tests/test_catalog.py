@@ -175,7 +175,7 @@ def _worker(spec_path: str, out_path: str, start: int) -> None:
     import numpy as np
 
     from tvm_numguard.pipeline import CompileConfig
-    from tvm_numguard.shadow.build import compile_model, run_build
+    from tvm_numguard.shadow.build import BuildRequest, compile_model, run_build
 
     faulthandler.enable()
     with open(spec_path) as f:
@@ -205,7 +205,7 @@ def _worker(spec_path: str, out_path: str, start: int) -> None:
                 row["status"] = "absent"
                 emit(row)
                 continue
-            build = compile_model(mod, config, skip=frozenset(skip))
+            build = compile_model(mod, config, BuildRequest(skip=frozenset(skip)))
             if not build.ok:
                 row.update(status="build_fail", error=build.error)
                 emit(row)

@@ -5,7 +5,7 @@ import pytest
 from tvm_numguard.instrument import EventPath, close_skip_set
 from tvm_numguard.model import load_model
 from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow import compile_model, optional_events
+from tvm_numguard.shadow import BuildRequest, compile_model, optional_events
 
 
 def replay(hooks, skip=()):
@@ -156,7 +156,7 @@ def small_model(tmp_path_factory):
 
 def test_real_compilation_ids_are_stable_when_events_are_skipped(small_model):
     config = CompileConfig(pipeline="zero")
-    full = compile_model(small_model.mod, config, record=True)
+    full = compile_model(small_model.mod, config, BuildRequest(record=True))
     assert full.ok, full.error
     ids = [e.id for e in full.events]
     assert len(ids) == len(set(ids)), "ids must be unique"
@@ -165,7 +165,7 @@ def test_real_compilation_ids_are_stable_when_events_are_skipped(small_model):
     assert levels["FuseOps#0"] == "relax" and levels["tirx.VectorizeLoop#0"] == "tir"
     changed = {e.id: e.changed for e in full.events}
     assert changed["LegalizeOps#0"] is True and changed["LegalizeOps#1"] is False
-    skipped = compile_model(small_model.mod, config, frozenset({"FoldConstant#0", "tirx.VectorizeLoop#0"}))
+    skipped = compile_model(small_model.mod, config, BuildRequest(skip=frozenset({"FoldConstant#0", "tirx.VectorizeLoop#0"})))
     assert skipped.ok, skipped.error
     ran = [e.id for e in skipped.events if e.ran]
     not_ran = [e.id for e in skipped.events if not e.ran]

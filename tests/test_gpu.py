@@ -14,7 +14,7 @@ import tvm_numguard as ng
 from tvm_numguard.errors import PipelineError
 from tvm_numguard.instrument.catalog import GPU_REQUIRED_PASSES, is_required
 from tvm_numguard.model import load_model
-from tvm_numguard.shadow.build import compile_model
+from tvm_numguard.shadow.build import BuildRequest, compile_model
 from tvm_numguard.targets import GPU_FALLBACK, NO_GPU, gpu_archs, parse_target, require_device
 from clirun import assert_one_line_error, run_cli
 
@@ -78,7 +78,7 @@ def test_passes_lists_the_gpu_reference_events_as_required(capsys, cuda_never_qu
 
 def _reference(model, pipeline="default"):
     config = ng.CompileConfig(pipeline=pipeline, target=CUDA)
-    build = compile_model(model.mod, config, reference=True)
+    build = compile_model(model.mod, config, BuildRequest(reference=True))
     assert build.ok, build.error
     skipped = {s.split("#")[0] for s in build.skip}
     assert "ApplyDefaultSchedule" in skipped and "FuseOps" in skipped  # the user's schedules: skipped

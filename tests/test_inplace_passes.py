@@ -98,11 +98,11 @@ def test_guard_judges_an_in_place_pass_applied_before_the_compile():
 def test_recorded_snapshots_are_not_edited_by_later_passes():
     """The snapshot after an event is the module as that event left it, even
     when a later pass edits the module object in place."""
-    from tvm_numguard.shadow.build import compile_model
+    from tvm_numguard.shadow.build import BuildRequest, compile_model
 
     mod = inplace_softmax.make_model()
     config = numguard.CompileConfig(pipeline="CanonicalizeBindings," + PIPELINE)
-    build = compile_model(mod, config, record=True)
+    build = compile_model(mod, config, BuildRequest(record=True))
     assert build.ok, build.error
     first = build.snapshots["CanonicalizeBindings#0"]
     assert any(c.op.name == "relax.nn.softmax" for c in _calls(first["main"]))

@@ -15,7 +15,7 @@ import tvm
 
 from tvm_numguard.model import load_model
 from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow.build import compile_model, optional_events
+from tvm_numguard.shadow.build import BuildRequest, compile_model, optional_events
 
 from clirun import run_cli  # noqa: E402
 
@@ -54,9 +54,9 @@ def demo():
 
 def test_an_error_in_a_nested_pass_leaves_the_event_ids_intact(demo):
     config = CompileConfig(pipeline=PIPELINE)
-    clean = compile_model(demo.mod, config, record=True)
+    clean = compile_model(demo.mod, config, BuildRequest(record=True))
     hit = _InsideFoldConstant(_raise)
-    failed_inside = compile_model(demo.mod, config, record=True, instruments=[hit])
+    failed_inside = compile_model(demo.mod, config, BuildRequest(record=True, instruments=[hit]))
     assert hit.done and failed_inside.ok  # FoldConstant swallowed the error
     assert [e.id for e in optional_events(failed_inside.events)] == [e.id for e in optional_events(clean.events)]
 
@@ -64,7 +64,7 @@ def test_an_error_in_a_nested_pass_leaves_the_event_ids_intact(demo):
 def test_ctrl_c_inside_a_nested_pass_stops_the_build(demo):
     hit = _InsideFoldConstant(lambda: signal.raise_signal(signal.SIGINT))
     with pytest.raises(KeyboardInterrupt):
-        compile_model(demo.mod, CompileConfig(pipeline=PIPELINE), instruments=[hit])
+        compile_model(demo.mod, CompileConfig(pipeline=PIPELINE), BuildRequest(instruments=[hit]))
     assert hit.done
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the watch put the handler back
 

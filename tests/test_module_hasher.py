@@ -13,7 +13,7 @@ from tvm_numguard.instrument import recorder
 from tvm_numguard.instrument.recorder import ModuleHasher
 from tvm_numguard.model import load_model
 from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow import compile_model
+from tvm_numguard.shadow import BuildRequest, compile_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -64,13 +64,13 @@ def test_each_function_object_is_hashed_once(monkeypatch):
 def test_the_changed_flags_are_those_of_whole_module_hashes(monkeypatch, pipeline):
     model = load_model(MLP)
     config = CompileConfig(pipeline=pipeline)
-    by_function = compile_model(model.mod, config, record=True).events
+    by_function = compile_model(model.mod, config, BuildRequest(record=True)).events
 
     class WholeModule:
         def __call__(self, mod):
             return tvm_ffi.structural_hash(mod)
 
     monkeypatch.setattr(recorder, "ModuleHasher", WholeModule)
-    whole = compile_model(model.mod, config, record=True).events
+    whole = compile_model(model.mod, config, BuildRequest(record=True)).events
     assert [(e.id, e.changed) for e in by_function] == [(e.id, e.changed) for e in whole]
     assert any(e.changed for e in whole) and any(e.changed is False for e in whole)

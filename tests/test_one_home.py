@@ -99,3 +99,31 @@ def test_an_event_instrument_sees_the_ids_the_recorder_does_and_its_no_skips():
     ran = [e.id for e in recorder.finish() if e.ran]
     assert seen.left_ids and sorted(seen.left_ids) == sorted(ran)
     assert "FoldConstant#0" in seen.decided and "FoldConstant#0" not in ran
+
+
+def test_a_build_request_is_checked_when_made():
+    import pytest
+
+    from tvm_numguard.shadow.build import BuildRequest
+
+    with pytest.raises(ValueError, match="takes no skip set"):
+        BuildRequest(skip={"FoldConstant#0"}, reference=True)
+    request = BuildRequest(skip=["FuseOps#0"], instruments=[])
+    assert request.skip == frozenset({"FuseOps#0"}) and request.instruments == ()
+    assert request.slot == BuildRequest(skip={"FuseOps#0"}, record=True).slot  # what a build carries shares a slot
+
+
+def test_a_finding_is_built_by_keywords_and_never_edited():
+    import dataclasses
+
+    import pytest
+
+    from tvm_numguard.finding import Finding
+
+    with pytest.raises(TypeError):
+        Finding("bisect", None, None, None, {}, [], frozenset(), None, None, None, None, "clean")
+    finding = Finding(command="bisect", model=None, config=None, options=None, ranges={}, events=[],
+                      optional=frozenset(), search=None, witness=None, comparison=None, oracle=None, verdict="clean")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        finding.bisection = object()
+    assert dataclasses.replace(finding, verdict="benign").verdict == "benign" and finding.verdict == "clean"

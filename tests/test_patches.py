@@ -21,7 +21,7 @@ import pytest
 import tvm
 
 from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow.build import compile_model, optional_events, run_build
+from tvm_numguard.shadow.build import BuildRequest, compile_model, optional_events, run_build
 from tvm_numguard.shadow.compare import compare_outputs
 from tvm_numguard.tolerance import Tolerance
 
@@ -63,7 +63,7 @@ class Case:
         self.entry = entry
         self.mod = _resolve(entry["model"])()
         self.config = CompileConfig(pipeline=entry["pipeline"], tir_pipeline=entry["tir_pipeline"])
-        self.full = compile_model(self.mod, self.config, record=True)
+        self.full = compile_model(self.mod, self.config, BuildRequest(record=True))
         assert self.full.ok, f"{entry['name']}: full build failed: {self.full.error}"
         self.optional = optional_events(self.full.events)
         self.optional_ids = [e.id for e in self.optional]
@@ -72,7 +72,7 @@ class Case:
         self.names = [n for n, _, _ in self.specs]
 
     def build(self, skip: frozenset):
-        build = compile_model(self.mod, self.config, skip=skip)
+        build = compile_model(self.mod, self.config, BuildRequest(skip=skip))
         assert build.ok, f"{self.entry['name']}: build skipping {sorted(skip)} failed: {build.error}"
         return build
 

@@ -186,13 +186,13 @@ def test_real_model_trace_html_and_pass_errors_add_up(tmp_path, capsys):
 def test_matching_across_fusion_pairs_values_that_agree(tmp_path):
     """The default CPU pipeline fuses conv+add+relu groups and is clean: nearly every
     fused value finds its partner, and every pair agrees (a wrong pair would not)."""
-    from tvm_numguard.shadow.build import compile_model
+    from tvm_numguard.shadow.build import BuildRequest, compile_model
     from tvm_numguard.testing import tiny_cnn_onnx
     from tvm_numguard.capture.kernels import capture_values
     from tvm_numguard.trace.localize import value_errors
 
     model = ng.load_model(tiny_cnn_onnx(str(tmp_path / "cnn.onnx"), seed=0))
-    fused = compile_model(model.mod, ng.CompileConfig(pipeline="default"), record=True).snapshots["FuseTIR#0"]
+    fused = compile_model(model.mod, ng.CompileConfig(pipeline="default"), BuildRequest(record=True)).snapshots["FuseTIR#0"]
     legal = relax.transform.LegalizeOps()(model.mod)
     before, after = value_graph(legal, model.mod), value_graph(fused)
     assert any(k.kernel.startswith("fused_") for k in after.kernels())

@@ -11,7 +11,7 @@ import pytest
 import tvm_numguard as ng
 from tvm_numguard.errors import BuildError
 from tvm_numguard.shadow import memo as memo_module
-from tvm_numguard.shadow.build import compile_model
+from tvm_numguard.shadow.build import BuildRequest, compile_model
 from tvm_numguard.context import RunContext
 from tvm_numguard.shadow.session import ShadowSession
 from tvm_numguard.workers import Workers
@@ -38,8 +38,8 @@ def mlp():
 def test_the_reference_decided_as_events_come_is_the_reference_by_event_ids(mlp, config):
     session = ShadowSession(mlp, config, context=RunContext(workers=Workers(jobs=0)))
     session.prepare_optimized()
-    by_ids = compile_model(mlp.mod, config, session.reference_skip, fingerprint=True)
-    as_they_come = compile_model(mlp.mod, config, reference=True, fingerprint=True)
+    by_ids = compile_model(mlp.mod, config, BuildRequest(skip=session.reference_skip, fingerprint=True))
+    as_they_come = compile_model(mlp.mod, config, BuildRequest(reference=True, fingerprint=True))
     assert by_ids.ok and as_they_come.ok
     assert as_they_come.trace == by_ids.trace  # the same BISECT decision for every event
     assert as_they_come.fingerprint == by_ids.fingerprint
@@ -48,10 +48,9 @@ def test_the_reference_decided_as_events_come_is_the_reference_by_event_ids(mlp,
 
 def test_only_the_events_between_the_markers_are_skipped_for_a_pass_under_test(mlp):
     config = ng.CompileConfig(pipeline="[patches.fold_fp16:make_pass],default")
-    assert compile_model(mlp.mod, config, reference=True).skip == {"FoldConstantFP16#0"}
+    assert compile_model(mlp.mod, config, BuildRequest(reference=True)).skip == {"FoldConstantFP16#0"}
     # without the markers, every optional event of the same pipeline
-    assert len(compile_model(mlp.mod, ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default"),
-                             reference=True).skip) > 10
+    assert len(compile_model(mlp.mod, ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default"), BuildRequest(reference=True)).skip) > 10
 
 
 @needs_fork

@@ -197,11 +197,11 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
         outcome.checker = checker  # what reached() asks (a fix's verification asks it of a clean witness)
     if checker is not None and finding.witness is not None and finding.verdict != "clean":
         outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
-    finding.range_check = outcome
+    finding = dataclasses.replace(finding, range_check=outcome)
     if finding.at_fault and session.context.on_witness is not None:
         session.context.on_witness(finding.witness)
     if finding.violation and bisect:
-        bisect_finding(finding, session, options, early[0] if early else None)
+        return bisect_finding(finding, session, options, early[0] if early else None)
     elif early:
         early[0].cancel()  # benign: no bisection follows
     return finding
@@ -233,30 +233,30 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
             verdict = "benign"
     imports = watch.judge(witness) if watch is not None else None
     search = dataclasses.replace(searched, invalid_causes=invalid, outputs_constant=session.runs.outputs_constant)
-    return Finding(command, ModelInfo.of(session.model), session.config, options, ranges, list(session.events),
-                   frozenset(e.id for e in session.optional), search, witness, comparison, judgement, verdict,
+    return Finding(command=command, model=ModelInfo.of(session.model), config=session.config, options=options,
+                   ranges=ranges, events=list(session.events), optional=frozenset(e.id for e in session.optional),
+                   search=search, witness=witness, comparison=comparison, oracle=judgement, verdict=verdict,
                    imports=imports)
 
 
 def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
-                   started: Optional[Bisection] = None) -> None:
-    """Bisect the pipeline on the finding's witness; fills ``finding.bisection``
-    (and its events, recorded anew when the first build kept no hashes);
-    ``started``: that bisection, its first round under way."""
-    progress = session.progress
+                   started: Optional[Bisection] = None) -> Finding:
+    """``finding`` with the bisection of the pipeline on its witness (and its
+    events, recorded anew when the first build kept no hashes); ``started``:
+    that bisection, its first round under way."""
     session.ensure_recorded()
-    finding.events = list(session.events)
-    finding.optional = frozenset(e.id for e in session.optional)
-    progress(f"violation (score {finding.comparison.score:.3g}); bisecting {len(session.optional)} optional events")
-    finding.bisection = bisect_session(session, finding.witness, options.strategy, started=started)
+    session.progress(f"violation (score {finding.comparison.score:.3g}); "
+                     f"bisecting {len(session.optional)} optional events")
+    bisection = bisect_session(session, finding.witness, options.strategy, started=started)
+    return dataclasses.replace(finding, events=list(session.events), bisection=bisection,
+                               optional=frozenset(e.id for e in session.optional))
 
 
 def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
-    """Stamp the session's build count and the time taken on ``finding``."""
-    finding.counts = BuildCount(session.memo.count, round(session.memo.seconds, 3),
-                                round(time.perf_counter() - started, 3), round(session.optimized.seconds, 3))
-    finding.workers = session.workers_info()
-    return finding
+    """``finding`` with the session's build count, the time taken and how the builds were made."""
+    counts = BuildCount(session.memo.count, round(session.memo.seconds, 3),
+                        round(time.perf_counter() - started, 3), round(session.optimized.seconds, 3))
+    return dataclasses.replace(finding, counts=counts, workers=session.workers_info())
 
 
 def _reporting(evaluate, progress, every: int = 25):

@@ -96,8 +96,13 @@ class RangeCheckOutcome:
         return {**self.__dict__, "checker": None}
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Finding:
+    """What one check found. Built once, by keywords (``engine.judge``); each
+    later stage (the bisection, the trace, the guard, the counts) returns a new
+    Finding with ``dataclasses.replace``, so a Finding a caller holds never
+    changes under it."""
+
     command: str  # "bisect", "search", "trace" or "guard"
     model: ModelInfo
     config: CompileConfig
@@ -161,20 +166,20 @@ class Finding:
                               [InvalidCall.from_json(c) for c in search.get("invalid_causes", [])],
                               bool(search.get("outputs_constant")),
                               [SearchResult.from_json(r) for r in search.get("strategies", [])])
-        finding = cls(document["command"], ModelInfo.from_json(document["model"]), CompileConfig.from_json(cfg),
-                      Options.from_json(cfg), {n: InputRange.from_json(r) for n, r in cfg["ranges"].items()},
-                      [PassEvent.from_json(row) for row in document["events"]],
-                      frozenset(row["id"] for row in document["events"] if row["optional"]), found, None,
-                      Comparison.from_json(document["metrics"]), OracleJudgement.from_json(document.get("oracle")),
-                      document["verdict"], BisectResult.from_json(document.get("bisection")),
-                      BuildCount(builds["builds"], builds["build_seconds"], timings["total_s"],
-                                 timings["optimized_build_s"]) if builds and timings else None,
-                      workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"),
-                      imports=ImportCheck.from_json(document.get("framework")))
-        for name, reader in (sections or {}).items():
-            if document.get(name) is not None:
-                setattr(finding, name, reader(document[name]))
-        return finding
+        layered = {name: reader(document[name]) for name, reader in (sections or {}).items()
+                   if document.get(name) is not None}
+        return cls(command=document["command"], model=ModelInfo.from_json(document["model"]),
+                   config=CompileConfig.from_json(cfg), options=Options.from_json(cfg),
+                   ranges={n: InputRange.from_json(r) for n, r in cfg["ranges"].items()},
+                   events=[PassEvent.from_json(row) for row in document["events"]],
+                   optional=frozenset(row["id"] for row in document["events"] if row["optional"]),
+                   search=found, witness=None, comparison=Comparison.from_json(document["metrics"]),
+                   oracle=OracleJudgement.from_json(document.get("oracle")), verdict=document["verdict"],
+                   bisection=BisectResult.from_json(document.get("bisection")),
+                   counts=BuildCount(builds["builds"], builds["build_seconds"], timings["total_s"],
+                                     timings["optimized_build_s"]) if builds and timings else None,
+                   workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"),
+                   imports=ImportCheck.from_json(document.get("framework")), **layered)
 
     def blame(self) -> Blame:
         """What this finding blames and what a fix switches off (see bisect.result.Blame)."""

@@ -19,7 +19,7 @@ from ..bisect.strategies import ddmin
 from ..instrument.snapshot import EventSnapshot
 from ..narrow import CulpritFix, FixPlan, Place, rewrites
 from ..pipeline import CompileConfig
-from ..shadow.build import compile_model
+from ..shadow.build import BuildRequest, compile_model
 
 # builds one culprit's delta debugging may ask for (each place set is one build)
 MAX_TESTS = 48
@@ -99,7 +99,7 @@ class CleanWith:
 def culprit_modules(session, config: CompileConfig, event: str) -> tuple:
     """(module the event received, module it returned) in a build of ``config``."""
     snapshot = EventSnapshot(event)
-    build = compile_model(session.model.mod, config, instruments=[snapshot])
+    build = compile_model(session.model.mod, config, BuildRequest(instruments=[snapshot]))
     session.memo.note(build)
     return snapshot.before, snapshot.after
 

@@ -216,9 +216,9 @@ class Guard:
         if start.chain is not None:
             self.progress("judging the passes that do not replay by the modules they made")
             info.chain = judge_chain(session, start.chain, start.prelude, ranges, self.options.seed)
-        finding.guard = info
         config = start.config
-        finding.replay = f"rerun the guarded {kind} call (pipeline {config.pipeline}; tir {config.tir_pipeline})"
+        finding = dataclasses.replace(finding, guard=info, replay=f"rerun the guarded {kind} call "
+                                      f"(pipeline {config.pipeline}; tir {config.tir_pipeline})")
         build, skip = session.optimized, frozenset()
         if finding.violation and self.action == "disable":
             build, skip, info.verified_inputs, info.returned, plan = self._disable(session, finding, ranges)

@@ -1,6 +1,6 @@
 """Shadow builds: compile under a gate, run, compare with the reference."""
 
-from .build import Build, compile_model, optional_events, run_build
+from .build import Build, BuildRequest, compile_model, optional_events, run_build
 from .compare import (
     Comparison,
     OutputMetrics,
@@ -10,6 +10,7 @@ from .compare import (
 
 __all__ = [
     "Build",
+    "BuildRequest",
     "Comparison",
     "OutputMetrics",
     "compare_outputs",

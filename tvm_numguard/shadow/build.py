@@ -50,11 +50,13 @@ class RelaxPhase:
         """Whether a build skipping ``skip`` runs this Relax phase unchanged."""
         return not (skip & self.relax_ids)
 
-    def serves(self, skip: frozenset, record: bool = False, instruments: Sequence = ()) -> bool:
-        """Whether ``compile_model`` may start from here: the skip set leaves the
-        phase unchanged, and the build records no Relax snapshots and has no
-        user instruments (both need the phase to run)."""
-        return not record and not instruments and self.covers(frozenset(skip))
+    def serves(self, request: "BuildRequest") -> bool:
+        """Whether ``compile_model`` may start from here for ``request``: its
+        skip set leaves the phase unchanged, and it records no Relax snapshots,
+        has no user instruments (both need the phase to run) and is no
+        reference (which decides in the phase what it skips)."""
+        return (not request.record and not request.instruments and not request.reference
+                and self.covers(request.skip))
 
     def resume(self, gate: PassGate, recorder: PassRecorder, instruments: Sequence) -> tvm.IRModule:
         """Put the instruments (``instruments``: all of them, the gate and the
@@ -100,33 +102,23 @@ class Build:
         return self._vm
 
 
-def compile_model(
-    mod: tvm.IRModule,
-    config: CompileConfig,
-    skip: frozenset = frozenset(),
-    record: bool = False,
-    instruments: Sequence = (),
-    fingerprint: bool = False,
-    resume: Optional[RelaxPhase] = None,
-    reference: bool = False,
-) -> Build:
-    """Compile ``mod`` with ``config`` (a ``pipeline.BuildConfig``), skipping the
-    events in ``skip`` (``reference``: every optional event, decided as they come).
-
-    ``record``: keep module hashes and Relax snapshots; ``instruments`` run
-    after ours (a guarded user's own); ``fingerprint``: hash what the Relax
-    and TIR pipelines produced (``Build.fingerprint``); ``resume``: a
-    ``RelaxPhase`` that ``serves`` this build stands in for the Relax phase.
+def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["BuildRequest"] = None,
+                  resume: Optional[RelaxPhase] = None) -> Build:
+    """Compile ``mod`` with ``config`` as ``request`` asks (default: the pipeline
+    as written, unrecorded); ``resume``: a ``RelaxPhase`` that ``serves`` the
+    request stands in for the Relax phase.
     Both phases run under one PassContext, so the recorder knows each event's
     level. A failure is ``Build.error``, never raised; the pipeline runs on a
     pristine copy of ``mod`` (a pass editing its input in place changes no
     later build); a Ctrl-C during the build raises KeyboardInterrupt when it
     ends, also where a pass swallowed it.
     """
-    if resume is not None and (reference or not resume.serves(skip, record, instruments)):
+    request = request or BuildRequest()
+    skip, reference, instruments = request.skip, request.reference, request.instruments
+    if resume is not None and not resume.serves(request):
         raise ValueError("a build resumes from a Relax phase only to skip TIR-phase events, unrecorded, uninstrumented")
     target = config.make_target()
-    ours = _Instruments.of(config, skip, record, fingerprint, reference)
+    ours = _Instruments.of(config, request)
     # kept for the pipeline as written only (what sessions resume from: one lowered
     # module held, not one per build); a user's instrument may have acted on the phase
     keep_phase = not skip and not reference and not instruments
@@ -158,8 +150,40 @@ def compile_model(
     return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), executable=executable,
                  events=ours.recorder.finish(), trace=ours.gate.trace, snapshots=ours.recorder.snapshots,
                  error=error, seconds=time.perf_counter() - start, device=target_device(target),
-                 fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=record,
+                 fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=request.record,
                  relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference))
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildRequest:
+    """What changes a build of a model under a configuration: ``skip`` (the
+    events skipped, closed over what they need), or ``reference`` (every
+    optional event skipped, decided as the events come: no list needed
+    first); ``instruments`` run after numguard's own (a guarded user's; TVM
+    objects hash and compare by identity); ``record`` keeps module hashes and
+    Relax snapshots; ``fingerprint`` hashes what the Relax and TIR pipelines
+    made (``Build.fingerprint``). A build made for more (recorded,
+    fingerprinted) serves a request for less. Checked when made."""
+
+    skip: frozenset = frozenset()
+    instruments: tuple = ()
+    record: bool = False
+    fingerprint: bool = False
+    reference: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "skip", frozenset(self.skip))
+        object.__setattr__(self, "instruments", tuple(self.instruments))
+        if self.reference and self.skip:
+            raise ValueError("a reference build skips every optional event: it takes no skip set")
+
+    @property
+    def slot(self) -> tuple:
+        """Requests that differ only in what a build carries share one slot."""
+        return (self.skip, self.instruments)
+
+    def served_by(self, build: Build) -> bool:
+        return (build.events_recorded or not self.record) and (build.fingerprint is not None or not self.fingerprint)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,14 +199,13 @@ class _Instruments:
     fixer: Optional[object] = None
 
     @classmethod
-    def of(cls, config: CompileConfig, skip: frozenset, record: bool, fingerprint: bool,
-           reference: bool) -> "_Instruments":
-        every_optional = EveryOptional(bracketed=config.under_test is not None) if reference else None
+    def of(cls, config: CompileConfig, request: BuildRequest) -> "_Instruments":
+        every_optional = EveryOptional(bracketed=config.under_test is not None) if request.reference else None
         # a full record (hashes, snapshots) is for the build as written; gated
         # builds only need their event list
-        return cls(PassGate(frozenset(skip) | frozenset(config.disable), every_optional),
-                   PassRecorder(keep_snapshots=record, hash_modules=record),
-                   TirPipelineOutput() if fingerprint else None,
+        return cls(PassGate(request.skip | frozenset(config.disable), every_optional),
+                   PassRecorder(keep_snapshots=request.record, hash_modules=request.record),
+                   TirPipelineOutput() if request.fingerprint else None,
                    config.fix.instrument() if config.fix else None)
 
     @property

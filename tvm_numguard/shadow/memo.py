@@ -6,29 +6,8 @@ import dataclasses
 from typing import Callable, Optional
 
 from ..pipeline import CompileConfig
-from .build import Build, RelaxPhase, compile_model, compile_plain
+from .build import Build, BuildRequest, RelaxPhase, compile_model, compile_plain
 from .tasks import RemoteBuild
-
-
-@dataclasses.dataclass(frozen=True)
-class BuildRequest:
-    """What changes a build of the session's model: the (closed) skip set,
-    the instruments (TVM objects hash and compare by identity), and whether
-    snapshots are recorded or a fingerprint taken. A build made for more
-    (recorded, fingerprinted) serves a request for less."""
-
-    skip: frozenset = frozenset()
-    instruments: tuple = ()
-    record: bool = False
-    fingerprint: bool = False
-
-    @property
-    def slot(self) -> tuple:
-        """Requests that differ only in what a build carries share one slot."""
-        return (self.skip, self.instruments)
-
-    def served_by(self, build: Build) -> bool:
-        return (build.events_recorded or not self.record) and (build.fingerprint is not None or not self.fingerprint)
 
 
 class BuildMemo:
@@ -55,10 +34,8 @@ class BuildMemo:
         ``resume``, the Relax phase of the pipeline as written, when it serves)."""
         known = self._builds.get(request.slot)
         if known is None or not request.served_by(known):
-            resume = resume if resume is not None and resume.serves(request.skip, request.record,
-                                                                      request.instruments) else None
-            known = compile_model(self._mod, self._config, request.skip, record=request.record,
-                                  instruments=request.instruments, fingerprint=request.fingerprint, resume=resume)
+            resume = resume if resume is not None and resume.serves(request) else None
+            known = compile_model(self._mod, self._config, request, resume)
             self.note(known)
             if known.ok or request.slot not in self._builds:
                 self._builds[request.slot] = known

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..workers import WORKERS, Workers
 from ..workers import memory
-from .build import Build, compile_model
+from .build import Build, BuildRequest, compile_model
 from .tasks import BuildService, ReferenceRun, Started, in_process
 
 
@@ -59,7 +59,7 @@ class Reference:
         """The reference made in this process, once (in a worker: the held one's)."""
         session = self._session
         if self._here is None:
-            self._here = compile_model(session.model.mod, session.config, reference=True)
+            self._here = compile_model(session.model.mod, session.config, BuildRequest(reference=True))
             session.memo.note(self._here)
             if session.optional:  # a bisection's request for every optional event skipped is this build
                 session.memo.remember(session.reference_skip, self._here)

@@ -28,7 +28,8 @@ from .attempts import Attempts
 from .build import Build, optional_events
 from ..tolerance import Tolerance
 from .info import WorkerInfo
-from .memo import BuildMemo, BuildRequest
+from .build import BuildRequest
+from .memo import BuildMemo
 from .reference import Reference
 from .runs import Runs
 from .tasks import INPUT_MODULE, RunFailure, Started

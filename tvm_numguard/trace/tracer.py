@@ -60,7 +60,7 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
     with session:
         finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "trace")
         if finding.witness is not None and finding.verdict != "clean":
-            finding.trace = explain(session, finding)
+            finding = dataclasses.replace(finding, trace=explain(session, finding))
         return Report.from_finding(engine.finish(finding, session, started))
 
 
