@@ -32,10 +32,10 @@ from tvm import relax  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
 from tvm_numguard.shadow.build import BuildRequest, compile_model  # noqa: E402
-from tvm_numguard.shadow.compare import Tolerance  # noqa: E402
+from tvm_numguard.tolerance import Tolerance  # noqa: E402
 from tvm_numguard.testing import light_model  # noqa: E402
 from tvm_numguard.capture import capture_values  # noqa: E402
-from tvm_numguard.trace.graph import value_graph  # noqa: E402
+from tvm_numguard.values.graph import value_graph  # noqa: E402
 from tvm_numguard.trace.localize import value_errors  # noqa: E402
 from tvm_numguard.values.match import match_values  # noqa: E402
 

@@ -52,7 +52,7 @@ from tvm_numguard.model import from_irmodule  # noqa: E402
 from tvm_numguard.search.aimed import Aim  # noqa: E402
 from tvm_numguard.search.budget import Budget  # noqa: E402
 from tvm_numguard.search.ranges import resolve_ranges  # noqa: E402
-from tvm_numguard.search.strategies import make_strategy  # noqa: E402
+from tvm_numguard.search.searches import make_search  # noqa: E402
 from tvm_numguard.shadow.compare import Tolerance  # noqa: E402
 from tvm_numguard.context import RunContext  # noqa: E402
 from tvm_numguard.shadow.session import ShadowSession  # noqa: E402
@@ -157,7 +157,7 @@ def run_case(name, budget, seeds) -> dict:
     for label, strategy, given in (("evolve", "evolve", aim), ("unaimed", "evolve", Aim()), ("random", "random", aim)):
         firsts = []
         for seed in seeds:
-            result = make_strategy(strategy, budget=Budget(evaluations=budget)).run(
+            result = make_search(strategy, budget=Budget(evaluations=budget)).run(
                 session.runs.observe, model.inputs, ranges, seed, stop_at=1.0, aim=given)
             firsts.append(first_violation(result.history))
         row[label] = firsts

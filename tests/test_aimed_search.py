@@ -15,7 +15,7 @@ from tvm_numguard.engine import range_check
 from tvm_numguard.rangecheck.check import check
 from tvm_numguard.search import Budget, InputRange, Observation, resolve_ranges
 from tvm_numguard.search.aimed import Aim, Target
-from tvm_numguard.search.strategies import conform, make_strategy
+from tvm_numguard.search.searches import conform, make_search
 from tvm_numguard.context import RunContext
 from tvm_numguard.shadow.session import ShadowSession
 from tvm_numguard.testing import tiny_cnn_onnx
@@ -43,11 +43,11 @@ def test_the_aim_finds_rare_regions_that_the_unaimed_search_misses(case):
     aim = Aim.of_check(outcome.result)
     assert aim.targets
     for seed in range(3):
-        aimed = make_strategy("evolve", budget=Budget(20)).run(session.runs.observe, session.model.inputs, ranges, seed,
+        aimed = make_search("evolve", budget=Budget(20)).run(session.runs.observe, session.model.inputs, ranges, seed,
                                                                stop_at=1.0, aim=aim)
         assert aimed.best_score > 1.0, (case, seed)
     if case != "exp-band":  # the boundary candidates reach exp's band unaimed too
-        unaimed = make_strategy("evolve", budget=Budget(50)).run(session.runs.observe, session.model.inputs, ranges, 0,
+        unaimed = make_search("evolve", budget=Budget(50)).run(session.runs.observe, session.model.inputs, ranges, 0,
                                                                  stop_at=1.0)
         assert unaimed.best_score <= 1.0
 
@@ -67,9 +67,9 @@ def test_a_mixed_corner_is_the_weights_sign_pattern():
 def test_random_ignores_the_aim():
     session, ranges = _session("fp16-all-high")
     aim = Aim.of_check(range_check(session, ranges)[1].result)
-    with_aim = make_strategy("random", budget=Budget(5)).run(session.runs.observe, session.model.inputs, ranges, 0,
+    with_aim = make_search("random", budget=Budget(5)).run(session.runs.observe, session.model.inputs, ranges, 0,
                                                              aim=aim)
-    without = make_strategy("random", budget=Budget(5)).run(session.runs.observe, session.model.inputs, ranges, 0)
+    without = make_search("random", budget=Budget(5)).run(session.runs.observe, session.model.inputs, ranges, 0)
     assert with_aim.history == without.history
 
 

@@ -110,7 +110,7 @@ def test_mixed_precision_overflow_on_large_activations(tmp_path):
     overflow = [w for w in result.warnings if w.warning.kind == "overflow"]
     assert overflow and all(w.new and w.warning.dtype == "float16" for w in overflow)
     assert overflow[0].warning.op == "relax.astype"
-    assert "Conv node 'conv1'" in overflow[0].origin  # the value it casts, in the user's model
+    assert "Conv node 'conv1'" in overflow[0].provenance  # the value it casts, in the user's model
     assert overflow[0].drivers["x"].corner in ("low", "high", "both")
     assert check(model, config, resolve_ranges(model.inputs, -1.0, 1.0)).warnings == []
     # --disable ToMixedPrecision#0: the pipeline's module is the model's again

@@ -147,7 +147,7 @@ def test_each_target_gets_its_own_registered_tir_pipeline():
 def test_values_are_named_in_the_users_model(tmp_path):
     import torch
 
-    assert ng.load_model(DEMO).origins["lv"].text() == "ONNX MatMul node producing 'h'"
+    assert ng.load_model(DEMO).provenance["lv"].text() == "ONNX MatMul node producing 'h'"
 
     class Block(torch.nn.Module):
         def __init__(self):
@@ -159,14 +159,14 @@ def test_values_are_named_in_the_users_model(tmp_path):
 
     path = str(tmp_path / "block.pt2")
     torch.export.save(torch.export.export(Block(), (torch.randn(1, 4),)), path)
-    origins = ng.load_model(path).origins
-    labels = {o.text() for o in origins.values()}
+    provenance = ng.load_model(path).provenance
+    labels = {o.text() for o in provenance.values()}
     assert any("module fc (Linear)" in label for label in labels), labels
     assert any("node 'tanh'" in label for label in labels), labels
 
-    from tvm_numguard.origins import describe
+    from tvm_numguard.provenance import describe
 
-    assert "made by a pass" in describe(origins, "lv99", "relax.add")
+    assert "made by a pass" in describe(provenance, "lv99", "relax.add")
     assert "kept no names" in describe({}, "lv", "relax.add")
 
 

@@ -125,12 +125,12 @@ def dataclass_place(binding, op):
 
 
 def test_a_plan_round_trips_through_json_and_names_each_culprit_once():
-    plan = FixPlan((CulpritFix("A#0", "narrow", (dataclass_place("lv", "relax.exp"),)), CulpritFix("B#0", "pass")))
+    plan = FixPlan((CulpritFix("A#0", "narrow", (dataclass_place("lv", "relax.exp"),)), CulpritFix("B#0", "off")))
     assert FixPlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
     with pytest.raises(ValueError):
         FixPlan((CulpritFix("A#0"), CulpritFix("A#0")))
     with pytest.raises(ValueError):
-        CulpritFix("A#0", "pass", (dataclass_place("lv", "relax.exp"),))
+        CulpritFix("A#0", "off", (dataclass_place("lv", "relax.exp"),))
 
 
 def test_load_says_what_is_wrong_with_a_file_that_is_no_fix(tmp_path):
@@ -238,7 +238,7 @@ def _foreign_fix(path, made_for):
     from tvm_numguard.report.schemas import header
 
     other = load_model(made_for)
-    plan = FixPlan((CulpritFix("ToMixedPrecision#0", "pass", ()),))
+    plan = FixPlan((CulpritFix("ToMixedPrecision#0", "off", ()),))
     path.write_text(json.dumps({**header("fix"), "model": {"path": made_for, "sha256": other.sha256,
                                                             "main_hash": main_hash(other.mod)},
                                 "configuration": {"pipeline": "ToMixedPrecision,zero", "tir_pipeline": "default",
@@ -266,7 +266,7 @@ def test_a_fix_made_for_another_model_is_refused_on_the_command_line_and_warned_
             tvm.compile(from_onnx(onnx.load(other)), "llvm")
 
 
-@pytest.mark.parametrize("fix", [pytest.param("narrow", marks=pytest.mark.slow), "pass"])  # narrow: slow tier
+@pytest.mark.parametrize("fix", [pytest.param("narrow", marks=pytest.mark.slow), "off"])  # narrow: slow tier
 def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fix):
     import warnings
 
@@ -323,7 +323,7 @@ def test_fast_math_fix_keeps_the_fast_exp_where_it_is_safe(tmp_path, capsys):
     assert code == 0, out
     culprit = json.load(open(fix))["culprits"][0]
     assert (culprit["rewrites"], culprit["kept"]) == (5, 4)
-    assert [p["origin"] for p in culprit["places"]] == ["ONNX Exp node 'exp0' (output 'e0')"]
+    assert [p["provenance"] for p in culprit["places"]] == ["ONNX Exp node 'exp0' (output 'e0')"]
     code, out, _ = run_cli(capsys, "bisect", model, *args, "--seed", "3", "--apply-fix", fix,
                            "--json", str(tmp_path / "r.json"))
     assert code == 0, out

@@ -52,7 +52,7 @@ def test_unsafe_pass_before_compile_is_found_and_disabled(mlp):
     unguarded = tvm.compile(user_pipeline(mlp), "llvm")
     assert not all(close(run(unguarded, x), run(reference, x)) for x in inputs(1)), "the case needs a real error"
     with pytest.warns(NumericalRiskWarning, match="ToMixedPrecision#0") as caught:
-        with numguard.guard(LOW, HIGH, fix="pass") as g:
+        with numguard.guard(LOW, HIGH, fix="off") as g:
             ex = tvm.compile(user_pipeline(mlp), "llvm")
     assert "disabled ToMixedPrecision#0" in str(caught[0].message)
     (entry,) = g.report
@@ -157,12 +157,12 @@ def test_nested_guards_and_a_loop_of_compiles(mlp):
 def test_verdict_cache_reuses_the_disabled_set(mlp, tmp_path):
     cache = tmp_path / "cache"
     with pytest.warns(NumericalRiskWarning):
-        with numguard.guard(LOW, HIGH, cache=str(cache), fix="pass") as first:
+        with numguard.guard(LOW, HIGH, cache=str(cache), fix="off") as first:
             tvm.compile(user_pipeline(mlp), "llvm")
     files = list(cache.rglob("*.json"))
     assert len(files) == 1
     with pytest.warns(NumericalRiskWarning, match="ToMixedPrecision#0"):
-        with numguard.guard(LOW, HIGH, cache=str(cache), fix="pass") as second:
+        with numguard.guard(LOW, HIGH, cache=str(cache), fix="off") as second:
             ex = tvm.compile(user_pipeline(mlp), "llvm")
     entry = second.report[0]
     assert entry.data["guard"]["cached"] and entry.data["guard"]["disabled"] == ["ToMixedPrecision#0"]

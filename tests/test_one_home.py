@@ -127,3 +127,24 @@ def test_a_finding_is_built_by_keywords_and_never_edited():
     with pytest.raises(dataclasses.FrozenInstanceError):
         finding.bisection = object()
     assert dataclasses.replace(finding, verdict="benign").verdict == "benign" and finding.verdict == "clean"
+
+
+def test_a_culprit_switched_off_is_off_and_old_fix_files_still_read():
+    import pytest
+
+    from tvm_numguard.guard.settings import GuardSettings
+    from tvm_numguard.narrow import CulpritFix
+
+    assert CulpritFix.from_json({"event": "A#0", "remedy": "pass"}).remedy == "off"  # a fix file before 0.2
+    assert CulpritFix("A#0", "narrow", ()).switched_off() == CulpritFix("A#0", "off")
+    with pytest.raises(ValueError, match="remedy"):
+        CulpritFix("A#0", "pass")
+    assert GuardSettings(fix="pass").fix == "off"
+
+
+def test_old_reports_search_sections_still_read():
+    from tvm_numguard.search.sampling import SearchResult
+
+    old = {"strategy": "evolve", "evaluations": 3, "invalid": 0, "best_score": 2.0, "history": [1.0, 2.0, 0.5]}
+    assert SearchResult.from_json(old).search == "evolve"
+    assert SearchResult.from_json({**old, "search": "random"}).to_json()["search"] == "random"

@@ -212,12 +212,12 @@ def test_legalized_module_keeps_call_tir_float32():
 
 
 def test_oracle_object_and_classify_on_a_real_difference(tmp_path):
-    """Oracle runs the CNN in float64; the float32 reference is benign against itself,
+    """Float64Build runs the CNN in float64; the float32 reference is benign against itself,
     and a float16-rounded 'optimized' output is a real violation."""
-    from tvm_numguard.shadow.float64 import Oracle
+    from tvm_numguard.shadow.float64 import Float64Build
 
     model = load_model(tiny_cnn_onnx(tmp_path / "cnn.onnx"))
-    oracle = Oracle(model.mod, model.input_names())
+    oracle = Float64Build(model.mod, model.input_names())
     assert oracle.kept == []
     x = {"x": np.random.default_rng(8).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)}
     (g,) = oracle.run(x)

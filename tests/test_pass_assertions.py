@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tvm_numguard.testing import assert_pass_numerically_safe, check_pass
+from tvm_numguard.testing import assert_pass_numerically_safe, judge_pass
 
 import patches.exp_range
 import patches.tir_tf32
@@ -26,7 +26,7 @@ def test_a_pass_object_that_breaks_a_model_fails_with_culprit_witness_and_replay
 
 
 def test_a_tir_pass_object_is_tested_at_the_tir_level(tmp_path):
-    row = check_pass(patches.tir_tf32.make_pass(), "tiny/mlp", -1.0, 1.0, witness_dir=str(tmp_path))
+    row = judge_pass(patches.tir_tf32.make_pass(), "tiny/mlp", -1.0, 1.0, witness_dir=str(tmp_path))
     assert row.verdict == "violation" and row.culprit == ["TF32ReductionProducts#0"]
 
 

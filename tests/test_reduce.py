@@ -13,9 +13,9 @@ import pytest
 from tvm_numguard.model import load_model
 from tvm_numguard.options import Options
 from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.reduce import PassCheck, reduce_violation
+from tvm_numguard.reduce import PassQuestion, reduce_violation
 from tvm_numguard.reduce.cut import cut, main_bindings
-from tvm_numguard.reduce.reducer import CheckResult
+from tvm_numguard.reduce.reducer import Answer
 from tvm_numguard.regress import RowRequest, collect, regress
 from tvm_numguard.report.files import read_witness
 from tvm_numguard.tolerance import Tolerance
@@ -57,14 +57,14 @@ def test_every_planted_bug_reduces(name, tmp_path):
     _reduced_ok(name, tmp_path)
 
 
-class NeedsTwoOps(PassCheck):
+class NeedsTwoOps(PassQuestion):
     """A fake check: 'violates' when the candidate still computes both exp and log (no pass, no build)."""
 
     def __call__(self, mod, inputs):
         self.builds += 2
         text = mod.script()
         both = "R.exp(" in text and "R.log(" in text
-        return CheckResult(both, 2.0 if both else 0.0, [], 2)
+        return Answer(both, 2.0 if both else 0.0, [], 2)
 
 
 def test_the_cut_grows_upstream_until_it_violates_and_drops_what_is_not_needed():
@@ -85,7 +85,7 @@ def test_the_cut_grows_upstream_until_it_violates_and_drops_what_is_not_needed()
     model = load_model(tvm.IRModule({"main": main}))
     witness = {"x": np.linspace(-1, 1, 4).astype("float32")}
     config = CompileConfig(pipeline="[FoldConstant],zero")
-    reduction = reduce_violation(model, config, witness, Tolerance(), check=NeedsTwoOps(config, Tolerance()))
+    reduction = reduce_violation(model, config, witness, Tolerance(), question=NeedsTwoOps(config, Tolerance()))
     kept = sorted(b.value.op.name for b in main_bindings(reduction.cut.mod))
     # no binding violates alone in the probe, so the sink is the output (tanh); the cut grows to depth 3,
     # which takes in abs too, and the drop step leaves abs out again: its captured value is fed instead

@@ -12,13 +12,13 @@ from tvm_numguard.search.budget import DEFAULT_BUDGET, Budget, parse_budget
 from tvm_numguard.search.cancellation import ZeroCrossing
 from tvm_numguard.search.ranges import InputRange
 from tvm_numguard.search.sampling import Observation
-from tvm_numguard.search.strategies import (
-    STRATEGIES,
+from tvm_numguard.search.searches import (
+    SEARCHES,
     BoundarySearch,
     EvolveSearch,
     RandomSearch,
     conform,
-    make_strategy,
+    make_search,
 )
 
 
@@ -150,7 +150,7 @@ RANGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("name", sorted(SEARCHES))
 @pytest.mark.parametrize("case", range(len(RANGE_CASES)))
 def test_candidates_stay_in_range_with_the_input_dtype(name, case):
     specs, ranges = RANGE_CASES[case]
@@ -168,14 +168,14 @@ def test_candidates_stay_in_range_with_the_input_dtype(name, case):
         return float(np.random.default_rng(len(seen)).random()) * 0.9  # some landscape, never > 1
 
     for seed in range(4):
-        result = make_strategy(name, budget=Budget(120)).run(check, specs, ranges, seed)
+        result = make_search(name, budget=Budget(120)).run(check, specs, ranges, seed)
         assert result.evaluations == 120
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("name", sorted(SEARCHES))
 def test_same_seed_same_history_and_witness(name):
     def run(seed):
-        return make_strategy(name, budget=Budget(150)).run(on_x(window_bug), X, UNIT, seed)
+        return make_search(name, budget=Budget(150)).run(on_x(window_bug), X, UNIT, seed)
 
     a, b, c = run(7), run(7), run(8)
     assert a.history == b.history and a.best_score == b.best_score
@@ -183,22 +183,22 @@ def test_same_seed_same_history_and_witness(name):
     assert a.history != c.history
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("name", sorted(SEARCHES))
 def test_invalid_candidates_are_counted_and_never_win(name):
     def half_invalid(inputs):  # reference not finite where x[0] > 0.5
         x = inputs["x"]
         return None if x[0] > 0.5 else 0.5 - float(x[0])
 
-    result = make_strategy(name, budget=Budget(100)).run(half_invalid, X, UNIT, 1)
+    result = make_search(name, budget=Budget(100)).run(half_invalid, X, UNIT, 1)
     assert result.evaluations == 100 == len(result.history)
     assert result.invalid == sum(h is None for h in result.history) > 0
     assert result.best_inputs is not None and result.best_inputs["x"][0] <= 0.5
     assert result.best_score == max(h for h in result.history if h is not None)
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("name", sorted(SEARCHES))
 def test_all_invalid_gives_no_witness(name):
-    result = make_strategy(name, budget=Budget(40)).run(lambda inputs: None, X, UNIT, 0)
+    result = make_search(name, budget=Budget(40)).run(lambda inputs: None, X, UNIT, 0)
     assert result.best_inputs is None and result.invalid == result.evaluations == 40
 
 
@@ -215,10 +215,10 @@ def test_conform_rounds_and_clips():
     assert out.dtype == np.float32 and np.all(out <= 0.3) and np.all(out > 0.2999)
 
 
-def test_make_strategy_rejects_unknown_names():
-    with pytest.raises(NumguardError, match="unknown search strategy 'genetic'"):
-        make_strategy("genetic")
-    assert make_strategy("evolve").name == "evolve"
+def test_make_search_rejects_unknown_names():
+    with pytest.raises(NumguardError, match="unknown search 'genetic'"):
+        make_search("genetic")
+    assert make_search("evolve").name == "evolve"
 
 
 # -- budgets ---------------------------------------------------------------

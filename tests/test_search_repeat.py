@@ -8,7 +8,7 @@ import pytest
 
 from tvm_numguard.errors import RangeError
 from tvm_numguard.model import InputSpec
-from tvm_numguard.search import make_strategy, parse_budget
+from tvm_numguard.search import make_search, parse_budget
 from tvm_numguard.search.ranges import InputRange
 
 SPECS = [InputSpec("x", (2, 4), "float32"), InputSpec("n", (3,), "int32")]
@@ -23,7 +23,7 @@ def _search(strategy, budget, slow=0.0):
         time.sleep(slow)
         return float(np.abs(inputs["x"]).sum())  # a smooth score to climb
 
-    result = make_strategy(strategy, budget=parse_budget(budget)).run(evaluate, SPECS, RANGES, seed=5)
+    result = make_search(strategy, budget=parse_budget(budget)).run(evaluate, SPECS, RANGES, seed=5)
     return result, seen
 
 

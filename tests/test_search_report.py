@@ -37,7 +37,7 @@ def test_reference_nan_on_half_the_range_still_gives_valid_witnesses(log_model):
     assert report.data["metrics"][0]["nan_ref"] == 0 and report.data["metrics"][0]["inf_ref"] == 0
     assert report.data["witness"]["inputs"]["x"]["min"] > 0
     assert [c["op"] for c in search["invalid_causes"]] == ["log"]
-    for run in search["strategies"]:
+    for run in search["searches"]:
         assert run["invalid"] > 0
     validate(report.to_json())
 
@@ -57,14 +57,14 @@ def test_search_command_reports_each_strategy_and_plots(capsys, tmp_path):
     data = json.loads(report.read_text())
     validate(data)
     assert data["command"] == "search" and data["verdict"] == "violation"
-    assert [r["strategy"] for r in data["search"]["strategies"]] == ["random", "boundary", "evolve"]
-    assert all(len(r["history"]) == 20 for r in data["search"]["strategies"])
+    assert [r["search"] for r in data["search"]["searches"]] == ["random", "boundary", "evolve"]
+    assert all(len(r["history"]) == 20 for r in data["search"]["searches"])
     assert data["oracle"]["available"] and data["oracle"]["real_violation"]
     assert data["oracle"]["outputs"][0]["max_err_opt"] > data["oracle"]["outputs"][0]["max_err_ref"]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "s.witness.npz").exists()
     assert "evolve: best score" in out
-    assert "inputs    60 evaluated by 3 strategies" in out  # every strategy's inputs, not the best one's 20
+    assert "inputs    60 evaluated by 3 searches" in out  # every search's inputs, not the best one's 20
 
 
 @pytest.mark.parametrize("args,fragment", [

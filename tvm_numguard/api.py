@@ -80,7 +80,7 @@ def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Opti
         if inputs is not None:
             searches = [FixedInputs(engine.coerce_given_inputs(session.model, inputs))]
         else:
-            searches = engine.strategies(options)
+            searches = engine.input_searches(options)
         finding = engine.search_and_judge(session, options, ranges, searches, "bisect",
                                           budget=options.budget if inputs is None else None)
         return Report.from_finding(engine.finish(finding, session, started))
@@ -89,7 +89,7 @@ def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Opti
 def search(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None,
            progress: Progress = None, on_build: Optional[Callable] = None,
            workers: Optional[Workers] = None) -> Report:
-    """Search the range with each of the options' strategies (same budget, same
+    """Search the range with each of the options' searches (same budget, same
     seed) for the inputs where the optimized build is worst; no bisection (``numguard search``).
 
     Args:
@@ -98,7 +98,7 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
             (``Options(search="random,boundary,evolve")``), which needs a range.
 
     Returns:
-        The Report, with each strategy's result in its ``search`` section.
+        The Report, with each search's result in its ``search`` section.
 
     Raises:
         UsageError, PipelineBreaksError: as for ``bisect``.
@@ -108,8 +108,8 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
     context = RunContext.of(progress, on_build, workers=workers)
     session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
-        finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "search",
-                                          bisect=False, every_strategy=True)
+        finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "search",
+                                          bisect=False, every_search=True)
         return Report.from_finding(engine.finish(finding, session, started))
 
 

@@ -26,11 +26,11 @@ from .rangecheck.indices import check_index_ranges, integer_note
 from .options import Options
 from .pipeline import CompileConfig
 from .progress import Detail
-from .search import FixedInputs, make_strategy, parse_budget, resolve_ranges, score_of
+from .search import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
 from .search.aimed import Aim
 from .targets import parse_target, require_device
 from .framework import open_framework
-from .shadow import oracle
+from .shadow.oracle import Oracle, judge as judge_by_oracle
 from .shadow.session import ShadowSession
 from .source import FrameworkWatch
 from .context import RunContext
@@ -102,40 +102,40 @@ def diagnose_build(model, config: CompileConfig, context: RunContext = RunContex
             raise_build_failure(session)
 
 
-def strategies(options: Options, budget=None) -> list:
-    """The options' search strategies, each with ``budget`` (default: the options')."""
+def input_searches(options: Options, budget=None) -> list:
+    """The options' input searches, each with ``budget`` (default: the options')."""
     budget = budget if budget is not None else parse_budget(options.budget)
-    return [make_strategy(name, budget=budget) for name in options.searches]
+    return [make_search(name, budget=budget) for name in options.searches]
 
 
-def watch_framework(session: ShadowSession, options: Options, exact: oracle.TvmFloat64) -> Optional[FrameworkWatch]:
+def watch_framework(session: ShadowSession, options: Options, oracle: Oracle) -> Optional[FrameworkWatch]:
     """The model's framework beside ``session`` (None with ``--no-framework``);
-    ``exact``: TVM's float64 build, its truth where it has none in float64."""
+    ``oracle``: TVM's float64 build, its truth where it has none in float64."""
     if not options.framework:
         return None
     framework = open_framework(session.model.framework_source, session.model.input_names())
-    watch = FrameworkWatch(framework, session, exact)
+    watch = FrameworkWatch(framework, session, oracle)
     session.progress(f"framework: {framework.name}" if watch.active else f"no framework: {watch.failure}")
     return watch
 
 
-def search_range(session: ShadowSession, strategy, ranges, seed: int, stop_at: Optional[float] = None,
+def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Optional[float] = None,
                  aim: Aim = Aim(), watch: Optional[FrameworkWatch] = None):
-    """Run ``strategy`` over the range against the session; a SearchResult
+    """Run ``search`` over the range against the session; a SearchResult
     (ended early once a score passes ``stop_at``); ``aim``: the range check's;
     ``watch``: the framework, whose difference from TVM's reference the search
     looks for too."""
     progress = session.progress
-    budget = getattr(strategy, "budget", None)
-    progress(f"searching the range for inputs where the builds differ ({strategy.name}"
+    budget = getattr(search, "budget", None)
+    progress(f"searching the range for inputs where the builds differ ({search.name}"
              + (f", budget {budget})" if budget is not None else ")"))
     observe = watch.observe if watch is not None and watch.active else session.runs.observe
-    result = strategy.run(_reporting(observe, progress), session.model.inputs, ranges, seed,
+    result = search.run(_reporting(observe, progress), session.model.inputs, ranges, seed,
                           stop_at=stop_at, aim=aim)
     best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
     why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
         getattr(result, "stopped_by", None), "")
-    progress(Detail(f"  {strategy.name}: {result.evaluations} inputs evaluated, {best}{why}"))
+    progress(Detail(f"  {search.name}: {result.evaluations} inputs evaluated, {best}{why}"))
     return result
 
 
@@ -159,25 +159,25 @@ def range_check(session: ShadowSession, ranges) -> tuple:
 
 
 def search_and_judge(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str, *,
-                     budget: Optional[str] = None, bisect: bool = True, every_strategy: bool = False) -> Finding:
-    """On a prepared session: search with each of ``searches`` (strategies, or
+                     budget: Optional[str] = None, bisect: bool = True, every_search: bool = False) -> Finding:
+    """On a prepared session: search with each of ``searches`` (input searches, or
     one FixedInputs), judge the worst input found (oracle included) and, with
     ``bisect``, bisect a violation; the Finding says ``command`` made it.
 
     The session's ``on_witness`` sees a violation's witness before the (long)
     bisection, so a caller can keep it whatever happens next. ``budget``: the
     budget to record (default: the options'). A check that bisects stops
-    searching at a certain violation (CERTAIN_SCORE). ``every_strategy``: the
-    Finding lists each strategy's result even when there was one."""
+    searching at a certain violation (CERTAIN_SCORE). ``every_search``: the
+    Finding lists each search's result even when there was one."""
     stop_at = CERTAIN_SCORE if bisect else None
-    exact = oracle.TvmFloat64(session)
-    watch = watch_framework(session, options, exact)
+    oracle = Oracle(session)
+    watch = watch_framework(session, options, oracle)
     searching = not all(isinstance(s, FixedInputs) for s in searches)
     checker, outcome = range_check(session, ranges) if searching else (None, None)
     aim = Aim.of_check(outcome.result) if outcome is not None and outcome.result is not None else Aim()
     results = []
-    for strategy in searches:
-        results.append(search_range(session, strategy, ranges, options.seed, stop_at, aim, watch))
+    for search in searches:
+        results.append(search_range(session, search, ranges, options.seed, stop_at, aim, watch))
         if stop_at is not None and results[-1].best_score > stop_at:
             break
     found = max(results, key=lambda r: r.best_score)
@@ -190,9 +190,9 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
             early.append(Bisection(session, witness, options.strategy).start())
 
     outcome_searched = SearchOutcome(found, options.budget if budget is None else budget,
-                                     strategies=results if len(results) > 1 or every_strategy else [])
+                                     searches=results if len(results) > 1 or every_search else [])
     finding = judge(session, options, ranges, outcome_searched, command,
-                    before_oracle=start_bisection if bisect else None, watch=watch, exact=exact)
+                    before_oracle=start_bisection if bisect else None, watch=watch, oracle=oracle)
     if checker is not None:
         outcome.checker = checker  # what reached() asks (a fix's verification asks it of a clean witness)
     if checker is not None and finding.witness is not None and finding.verdict != "clean":
@@ -209,12 +209,12 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
 
 def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutcome, command: str, *,
           before_oracle: Optional[Callable[[dict], None]] = None, watch: Optional[FrameworkWatch] = None,
-          exact: Optional[oracle.TvmFloat64] = None) -> Finding:
+          oracle: Optional[Oracle] = None) -> Finding:
     """The Finding (made by ``command``) of a search (``searched``: its result,
-    budget and strategies): its witness compared, the oracle's verdict, the
+    budget and input searches): its witness compared, the oracle's verdict, the
     framework's (``watch``), no bisection yet. ``before_oracle(witness)``
     hears of a violation before the oracle judges it (which takes a build);
-    ``exact``: TVM's float64 build, when the search made it already."""
+    ``oracle``: TVM's float64 build, when the search made it already."""
     progress = session.progress
     invalid = invalid_causes(session)
     found = searched.result
@@ -225,10 +225,10 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     judgement = None
     if comparison.violated and before_oracle is not None:
         before_oracle(witness)
-    exact = exact or oracle.TvmFloat64(session)
+    oracle = oracle or Oracle(session)
     if comparison.violated and options.oracle:
         progress("building the float64 oracle")
-        judgement = oracle.judge(session, witness, session.tol, options.oracle_k, exact)
+        judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
         if judgement.available and not judgement.real_violation:
             verdict = "benign"
     imports = watch.judge(witness) if watch is not None else None

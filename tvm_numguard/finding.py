@@ -23,7 +23,7 @@ from .search import InputRange, SearchResult
 from .shadow.info import WorkerInfo
 from .shadow.compare import Comparison
 from .shadow.oracle import OracleJudgement
-from .source import ImportCheck
+from .source import ImportJudgement
 
 VERDICTS = ("violation", "clean", "benign")  # the pass question's
 STAGES = ("import", "pass", "lowering")  # where a difference can come in, in the order a model meets them
@@ -62,13 +62,13 @@ class SearchOutcome:
     were given, nothing was searched); ``invalid_causes``: rangecheck.InvalidCall for
     the inputs on which the reference was not finite; ``outputs_constant``: the
     reference gave the same outputs on every valid input (they ignore the
-    inputs); ``strategies``: every strategy's result (``numguard search``)."""
+    inputs); ``searches``: every search's result (``numguard search``)."""
 
     result: SearchResult
     budget: Optional[str]
     invalid_causes: list = dataclasses.field(default_factory=list)
     outputs_constant: bool = False
-    strategies: list = dataclasses.field(default_factory=list)
+    searches: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -122,7 +122,7 @@ class Finding:
     workers: Optional[object] = None  # workers.info.WorkerInfo: how the builds were made
     replay: Optional[str] = None  # how to rerun, when not the CLI line a report makes itself
     range_check: Optional["RangeCheckOutcome"] = None  # what numguard check said before the search
-    imports: Optional[ImportCheck] = None  # TVM's reference against the model's framework on the witness
+    imports: Optional[ImportJudgement] = None  # TVM's reference against the model's framework on the witness
 
     @property
     def violation(self) -> bool:
@@ -165,7 +165,7 @@ class Finding:
         found = SearchOutcome(SearchResult.from_json(search), search.get("budget"),
                               [InvalidCall.from_json(c) for c in search.get("invalid_causes", [])],
                               bool(search.get("outputs_constant")),
-                              [SearchResult.from_json(r) for r in search.get("strategies", [])])
+                              [SearchResult.from_json(r) for r in search.get("searches", search.get("strategies", []))])
         layered = {name: reader(document[name]) for name, reader in (sections or {}).items()
                    if document.get(name) is not None}
         return cls(command=document["command"], model=ModelInfo.from_json(document["model"]),
@@ -179,7 +179,7 @@ class Finding:
                    counts=BuildCount(builds["builds"], builds["build_seconds"], timings["total_s"],
                                      timings["optimized_build_s"]) if builds and timings else None,
                    workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"),
-                   imports=ImportCheck.from_json(document.get("framework")), **layered)
+                   imports=ImportJudgement.from_json(document.get("framework")), **layered)
 
     def blame(self) -> Blame:
         """What this finding blames and what a fix switches off (see bisect.result.Blame)."""

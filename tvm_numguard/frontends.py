@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import tvm
 
 from .errors import ImportFailure, ModelError, first_line
-from .origins import name_bindings, onnx_labels, torch_labels
+from .provenance import name_bindings, onnx_labels, torch_labels
 from .quiet import held_stderr, silenced_stderr
 
 # the shapes a user gives inputs (--shape), by input name: the one spelling of the type
@@ -30,7 +30,7 @@ ShapeOverrides = Mapping[str, Sequence[int]]
 
 
 def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) -> tuple:
-    """(IRModule, origins: binding name -> origins.Origin, shapes left to bind:
+    """(IRModule, provenance: binding name -> provenance.Provenance, shapes left to bind:
     {input name: shape}, whether an input has a dynamic dimension). An input's dynamic dimensions stay symbolic at import
     (as a user compiles the model) and its shape in ``shapes`` is left to bind
     after; ``fix_at_import`` (or a shape that changes a dimension the model
@@ -62,14 +62,14 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
     with held_stderr() as held, contextlib.redirect_stdout(printed):  # a failure's C++ warnings are dropped
         try:
             # the inputs keep the model's own names ("0", "input.1"), which users type in --range and --shape
-            mod, origins = _import_onnx(model, shape_dict, dtype_dict)
+            mod, provenance = _import_onnx(model, shape_dict, dtype_dict)
         except Exception as err:  # kept past the except block, to be freed quietly below
             failure = err
     if failure is None:
         sys.stderr.write(held.text)
         sys.stdout.write(printed.getvalue())
         dynamic = any(not _is_fixed(d) for inp in graph_inputs for d in inp.type.tensor_type.shape.dim)
-        return mod, origins, to_bind, dynamic
+        return mod, provenance, to_bind, dynamic
     error = _import_error(path, model, failure, printed.getvalue(), shapes, to_bind, shape_dict)
     with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
         del failure
@@ -186,21 +186,21 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides) -> tuple:
 def _import_onnx(model, shape_dict: dict, dtype_dict: dict) -> tuple:
     """What ``tvm.relax.frontend.onnx.from_onnx`` does (the model's opset from
     its default domain), with the importer kept: its tensor table names the
-    values (origins.py)."""
+    values (provenance.py)."""
     from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
 
     opset = next((i.version for i in model.opset_import if str(i.domain) in ("ai.onnx", "")), 1)
     importer = ONNXGraphImporter(shape_dict, dtype_dict, keep_params_in_input=False, sanitize=False)
     mod = importer.from_onnx(model.graph, opset)
     try:
-        origins = name_bindings(mod, onnx_labels(importer._nodes, model.graph))
+        provenance = name_bindings(mod, onnx_labels(importer._nodes, model.graph))
     except Exception:  # naming is a help; a frontend that changed its internals just gives no names
-        origins = {}
-    return mod, origins
+        provenance = {}
+    return mod, provenance
 
 
-def origins_of(source_model, mod: tvm.IRModule) -> dict:
-    """The origins (origins.py) of ``mod``, a module the user imported from
+def provenance_of(source_model, mod: tvm.IRModule) -> dict:
+    """The provenance (provenance.py) of ``mod``, a module the user imported from
     ``source_model`` (an onnx.ModelProto or a torch ExportedProgram) with TVM's
     frontend: imported again here with the importer's tables kept, and used
     when that import is the same module ({} otherwise, or on any failure:
@@ -210,10 +210,10 @@ def origins_of(source_model, mod: tvm.IRModule) -> dict:
     try:
         with held_stderr(), contextlib.redirect_stdout(io.StringIO()):
             if type(source_model).__module__.startswith("onnx"):
-                again, origins = _import_onnx(source_model, {}, {})
+                again, provenance = _import_onnx(source_model, {}, {})
             else:
-                again, origins = _import_program(source_model)
-        return origins if tvm_ffi.structural_equal(again["main"], mod["main"]) else {}
+                again, provenance = _import_program(source_model)
+        return provenance if tvm_ffi.structural_equal(again["main"], mod["main"]) else {}
     except Exception:  # frontends raise many types
         return {}
 
@@ -253,7 +253,7 @@ def _check_onnx_nodes(path: str, model) -> None:
 
 
 def load_pt2(path: str) -> tuple:
-    """(IRModule, origins: binding name -> origins.Origin, dimension ranges:
+    """(IRModule, provenance: binding name -> provenance.Provenance, dimension ranges:
     symbolic dimension name -> (low, high) the export allows)."""
     try:
         import torch
@@ -318,10 +318,10 @@ def _import_program(program) -> tuple:
     importer = ExportedProgramImporter()
     mod = importer.from_exported_program(program, False, True, False, None)
     try:
-        origins = name_bindings(mod, torch_labels(importer.env))
+        provenance = name_bindings(mod, torch_labels(importer.env))
     except Exception:  # naming is a help; a frontend that changed its internals just gives no names
-        origins = {}
-    return mod, origins
+        provenance = {}
+    return mod, provenance
 
 
 class _Collect(logging.Handler):

@@ -63,8 +63,8 @@ class Model:
     inputs: list
     source: str  # file path, or "<IRModule>"
     sha256: str
-    # binding name in main -> origins.Origin: where the value is in the user's model
-    origins: dict = dataclasses.field(default_factory=dict)
+    # binding name in main -> provenance.Provenance: where the value is in the user's model
+    provenance: dict = dataclasses.field(default_factory=dict)
     # how its dynamic dimensions were imported: "static" (it has none), "symbolic"
     # (kept symbolic by the frontend, as a user compiles it; bound to the shapes
     # to run after import) or "fixed" (the frontend imported the model at the
@@ -101,7 +101,7 @@ class Model:
         precision stage prints them, or binding names of main) computed in float32."""
         from .narrow.widen import CannotWiden, keep_float32
 
-        by_key = {o.key: b for b, o in self.origins.items() if o.key and not o.inside}
+        by_key = {o.key: b for b, o in self.provenance.items() if o.key and not o.inside}
         bindings = [by_key.get(n, n) for n in names]
         try:
             mod = keep_float32(self.mod, bindings)
@@ -163,12 +163,12 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
     except OSError as err:
         raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     if ext == ".onnx":
-        mod, origins, to_bind, dynamic = load_onnx(path, shapes, fix_at_import)
-        model = from_irmodule(mod, path, digest, to_bind, origins=origins)
+        mod, provenance, to_bind, dynamic = load_onnx(path, shapes, fix_at_import)
+        model = from_irmodule(mod, path, digest, to_bind, provenance=provenance)
         model.dims = "symbolic" if to_bind else ("fixed" if dynamic else "static")
         return model
-    mod, origins, allowed = load_pt2(path) if ext == ".pt2" else (load_tvmscript(path), {}, {})
-    model = from_irmodule(mod, path, digest, shapes, origins, allowed)
+    mod, provenance, allowed = load_pt2(path) if ext == ".pt2" else (load_tvmscript(path), {}, {})
+    model = from_irmodule(mod, path, digest, shapes, provenance, allowed)
     model.dims = "symbolic" if shapes and _has_symbolic(mod) else "static"
     return model
 
@@ -184,9 +184,9 @@ def _has_symbolic(mod: tvm.IRModule) -> bool:
 
 
 def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[ShapeOverrides] = None,
-                  origins: Optional[dict] = None, allowed: Optional[dict] = None, source_model=None) -> Model:
+                  provenance: Optional[dict] = None, allowed: Optional[dict] = None, source_model=None) -> Model:
     """Wrap a Relax IRModule; ``shapes`` binds the symbolic dimensions of main's inputs;
-    ``origins`` names its values in the user's model (origins.py); ``allowed``:
+    ``provenance`` names its values in the user's model (provenance.py); ``allowed``:
     {symbolic dimension: (low, high or None)}, the values its exporter allows;
     ``source_model``: the model it was imported from, as its framework reads it."""
     allowed = dict(allowed or {})
@@ -197,7 +197,7 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
         raise ModelError(f"{source}: 'main' is not a Relax function")
     shapes = _check_shape_values(shapes)
     if shapes:
-        main = _bind_shapes(main, source, shapes, allowed, dict(origins or {}))
+        main = _bind_shapes(main, source, shapes, allowed, dict(provenance or {}))
         mod = mod.clone()
         mod.update_func(mod.get_global_var("main"), main)
     specs = []
@@ -216,7 +216,7 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
                 )
             dims.append(int(dim))
         specs.append(InputSpec(param.name, tuple(dims), str(ty.dtype)))
-    return Model(mod=mod, inputs=specs, source=source, sha256=digest, origins=dict(origins or {}),
+    return Model(mod=mod, inputs=specs, source=source, sha256=digest, provenance=dict(provenance or {}),
                  source_model=source_model)
 
 
@@ -269,10 +269,10 @@ def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
 
 
 def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
-                 origins: Optional[dict] = None) -> relax.Function:
+                 provenance: Optional[dict] = None) -> relax.Function:
     """Bind the symbolic dims of main's inputs to the values in ``shapes``
     (within what ``allowed`` says the exporter allows). A binding TVM's imported
-    main refuses at values the model allows is an ImportFailure (``origins``
+    main refuses at values the model allows is an ImportFailure (``provenance``
     name the node)."""
     names = [param.name for param in main.params]
     unknown = sorted(set(shapes) - set(names))
@@ -317,7 +317,7 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
     try:
         bound = main.bind_symbolic_vars(binding)
     except Exception as err:  # the shapes fit the model: TVM's import cannot run it there
-        raise unbindable(main, source, binding, origins or {}, first_line(err)) from None
+        raise unbindable(main, source, binding, provenance or {}, first_line(err)) from None
     # dims that are expressions of the bound variables (e.g. 2*n) must come out as asked
     for param in bound.params:
         if param.name in shapes and hasattr(getattr(param.ty, "shape", None), "values"):
@@ -328,7 +328,7 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
     return bound
 
 
-def unbindable(main: relax.Function, source: str, binding: dict, origins: dict, error: str) -> ImportFailure:
+def unbindable(main: relax.Function, source: str, binding: dict, provenance: dict, error: str) -> ImportFailure:
     """The ImportFailure of a valid model whose imported main TVM cannot bind at ``binding``."""
     dims = ", ".join(f"{k}={v}" for k, v in binding.items())
     named = re.match(r"\s*(\w+) expects", error)
@@ -336,7 +336,7 @@ def unbindable(main: relax.Function, source: str, binding: dict, origins: dict, 
     if named:
         for b in function_bindings(main):
             if op_name(b.value) == f"relax.{named.group(1)}":
-                origin = origins.get(b.var.name)
+                origin = provenance.get(b.var.name)
                 node = origin.label if origin is not None else f"relax.{named.group(1)} {b.var.name}"
                 break
     where = f" at {node}" if node else ""

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Mapping, Optional
 
 from .errors import RangeError, UsageError
-from .search import STRATEGIES, check_span, parse_budget
+from .search import SEARCHES, check_span, parse_budget
 from .flags import FLAG
 from .tolerance import Tolerance
 
@@ -25,7 +25,7 @@ class Options:
     ranges: Mapping[str, tuple] = dataclasses.field(default_factory=dict)  # input name -> (low, high)
     rtol: Optional[float] = None
     atol: Optional[float] = None
-    search: str = "evolve"  # search.STRATEGIES names, comma-separated: each runs, the worst input wins
+    search: str = "evolve"  # search.SEARCHES names, comma-separated: each runs, the worst input wins
     budget: str = "200,60s"  # evaluations and/or seconds, as --budget takes it ("auto" in a guard)
     seed: int = 0
     strategy: str = "bisect"  # how to bisect: one of BISECT_STRATEGIES
@@ -44,10 +44,10 @@ class Options:
         for name, (lo, hi) in self.ranges.items():
             check_span(name, float(lo), float(hi))
         self.tolerance  # noqa: B018 - a bad rtol/atol fails here
-        unknown = [n for n in self.searches if n not in STRATEGIES]
+        unknown = [n for n in self.searches if n not in SEARCHES]
         if not self.searches or unknown:
-            raise UsageError(f"unknown search strategy '{(unknown or [self.search])[0]}'; --search takes a "
-                             f"comma-separated list of {', '.join(STRATEGIES)}")
+            raise UsageError(f"unknown search '{(unknown or [self.search])[0]}'; --search takes a "
+                             f"comma-separated list of {', '.join(SEARCHES)}")
         if self.strategy not in BISECT_STRATEGIES:
             raise UsageError(f"unknown bisection strategy '{self.strategy}'; choose one of "
                              f"{', '.join(BISECT_STRATEGIES)}")

@@ -1,6 +1,6 @@
-"""Bisection over pass events: the checker, the searches, the driver."""
+"""Bisection over pass events: the question, the strategies, the driver."""
 
-from .checker import BAD, GOOD, UNTESTABLE, Checker, Verdict, WitnessChecker
+from .question import BAD, GOOD, UNTESTABLE, Question, Verdict, WitnessQuestion
 from .driver import STRATEGIES, Bisection, BisectResult, bisect_session
 from .strategies import ddmin, linear_scan, prefix_bisect
 
@@ -11,9 +11,9 @@ __all__ = [
     "UNTESTABLE",
     "BisectResult",
     "Bisection",
-    "Checker",
+    "Question",
     "Verdict",
-    "WitnessChecker",
+    "WitnessQuestion",
     "bisect_session",
     "ddmin",
     "linear_scan",

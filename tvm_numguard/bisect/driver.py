@@ -24,7 +24,7 @@ from ..options import BISECT_STRATEGIES as STRATEGIES
 from ..progress import Detail
 from ..shadow.session import ShadowSession
 from .result import BisectResult, Probe
-from .checker import BAD, GOOD, UNTESTABLE, WitnessChecker
+from .question import BAD, GOOD, UNTESTABLE, WitnessQuestion
 from .strategies import ddmin, first_questions, linear_scan, prefix_bisect
 
 def bisect_session(
@@ -59,7 +59,7 @@ class Bisection:
         self.changed = [e.id for e in session.optional if e.changed is not False]
         # prefix lengths over E that end right after a changed event
         self.ends = [0] + [i + 1 for i, e in enumerate(session.optional) if e.changed is not False]
-        self.checker = WitnessChecker(session, witness)
+        self.question = WitnessQuestion(session, witness)
 
     def skip_after(self, j: int) -> frozenset:
         """The skip set of the j-th probed prefix: past the last changed event
@@ -68,11 +68,11 @@ class Bisection:
         return frozenset(self.events[self.ends[j]:]) if j < len(self.ends) - 1 else frozenset()
 
     def start(self) -> "Bisection":
-        self.checker.prefetch(self.skip_after(j) for j in first_questions(self.search, len(self.ends) - 1))
+        self.question.prefetch(self.skip_after(j) for j in first_questions(self.search, len(self.ends) - 1))
         return self
 
     def cancel(self) -> None:
-        self.checker.finish()
+        self.question.finish()
 
     def run(self, ddmin_max_tests: int = 64) -> BisectResult:
         session, witness, events, ends = self.session, self.witness, self.events, self.ends
@@ -87,7 +87,7 @@ class Bisection:
 
             def probe(j: int) -> Optional[bool]:
                 k = ends[j]
-                verdict = self.checker.check(self.skip_after(j))
+                verdict = self.question.ask(self.skip_after(j))
                 result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
                 label = events[k - 1] if k else "(none)"
                 points = len(ends) - 1
@@ -98,7 +98,7 @@ class Bisection:
                 return None if verdict.status == UNTESTABLE else verdict.status == BAD
 
             def ahead(points):
-                self.checker.prefetch([self.skip_after(j) for j in points])
+                self.question.prefetch([self.skip_after(j) for j in points])
 
             self._decide(result, self.search(len(ends) - 1, probe, ahead), progress, ddmin_max_tests)
         finally:
@@ -108,14 +108,14 @@ class Bisection:
 
     def _decide(self, result, prefix, progress, ddmin_max_tests: int) -> None:
         """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
-        checker, events, ends, changed, skip_after = self.checker, self.events, self.ends, self.changed, self.skip_after
+        question, events, ends, changed, skip_after = self.question, self.events, self.ends, self.changed, self.skip_after
 
         def clears(subset):
-            verdict = checker.check(frozenset(subset))
+            verdict = question.ask(frozenset(subset))
             return None if verdict.status == UNTESTABLE else verdict.status == GOOD
 
         def ahead(subsets):
-            checker.prefetch(frozenset(s) for s in subsets)
+            question.prefetch(frozenset(s) for s in subsets)
 
         if not prefix.exact:
             result.suspects = [i for i in events[ends[prefix.good]:ends[prefix.bad]] if i in changed]
@@ -123,9 +123,9 @@ class Bisection:
             k = ends[prefix.bad]
             result.culprit = events[k - 1]
             # the last clean prefix builds the same as E[:k-1] (events between are unchanged)
-            result.score_before = checker.check(skip_after(prefix.good)).score
-            result.score_after = checker.check(skip_after(prefix.bad)).score
-            alone = checker.check(frozenset([result.culprit]))
+            result.score_before = question.ask(skip_after(prefix.good)).score
+            result.score_after = question.ask(skip_after(prefix.bad)).score
+            alone = question.ask(frozenset([result.culprit]))
             result.confirmed = None if alone.status == UNTESTABLE else alone.status == GOOD
             result.confirm_score, result.confirm_reason = alone.score, alone.reason
             progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"

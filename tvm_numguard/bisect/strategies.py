@@ -1,4 +1,4 @@
-"""Search over pass configurations, given only a checker's answers.
+"""Search over pass configurations, given only a question's answers.
 
 ``is_bad(k)``: the build that runs the first k optional events and skips the
 rest; True (violates), False (clean) or None (untestable). k = 0 is the

@@ -163,7 +163,7 @@ class Search(Command):
     def run(self, outputs, options, config, workers, model) -> int:
         from .. import api
         from ..report.plot import write_search_plot
-        from ..report.text import strategies_line
+        from ..report.text import searches_line
 
         console = self.console(outputs)
         with console.interruptible():
@@ -172,7 +172,7 @@ class Search(Command):
         if outputs.plot:
             write_search_plot(report.data, outputs.plot)
         code = deliver(report, outputs)
-        click.echo(strategies_line(report.finding.search.strategies))
+        click.echo(searches_line(report.finding.search.searches))
         return code
 
 

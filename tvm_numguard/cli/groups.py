@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..options import BISECT_STRATEGIES, Options
 from ..flags import FLAG
 from ..report.files import check_writable
-from ..search import STRATEGIES, parse_range_spec
+from ..search import SEARCHES, parse_range_spec
 
 
 
@@ -158,10 +158,10 @@ class SearchArgs(OptionGroup):
             click.option(FLAG["atol"], type=float, help="Absolute tolerance (default by dtype: 1e-6 for "
                                                                 "float32)."),
             click.option(FLAG["search"], default=search_default, show_default=True, metavar="NAMES",
-                         help=f"Search strategies, comma-separated ({', '.join(STRATEGIES)}); each runs with the "
+                         help=f"Input searches, comma-separated ({', '.join(SEARCHES)}); each runs with the "
                               "same budget and seed, and the worst input any finds is the witness."),
             click.option(FLAG["budget"], default=budget_default, show_default=True,
-                         help="Search budget per strategy: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
+                         help="Search budget per input search: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
             click.option(FLAG["seed"], default=0, show_default=True, type=int,
                          help="Seed of every random choice."),
             click.option(FLAG["oracle"], "no_oracle", is_flag=True,

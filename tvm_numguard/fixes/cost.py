@@ -54,7 +54,7 @@ def cost_table(mod: tvm.IRModule, config: CompileConfig, plan: FixPlan, narrowin
     own fix, if any, is left out), the fix ``plan`` (whose ``narrowings`` give
     the rewrite counts), and the same culprits switched off."""
     base = dataclasses.replace(config, fix=None)
-    off = FixPlan(tuple(dataclasses.replace(n.fix, remedy="pass", places=()) for n in narrowings))
+    off = FixPlan(tuple(n.fix.switched_off() for n in narrowings))
     rows = [("unsafe", base, sum(n.rewrites for n in narrowings)),
             ("narrow", dataclasses.replace(base, fix=plan or None), sum(n.kept for n in narrowings)),
             ("pass off", dataclasses.replace(base, fix=off or None), 0)]

@@ -90,7 +90,7 @@ def find_fix(model, config: CompileConfig, options: Options, context: RunContext
                              f"budget {round_options.budget})")
         session, ranges = engine.open_session(model, fixed, round_options, context)
         with session:
-            finding = engine.search_and_judge(session, round_options, ranges, engine.strategies(round_options),
+            finding = engine.search_and_judge(session, round_options, ranges, engine.input_searches(round_options),
                                               "fix")
             if outcome is None:
                 outcome = FixOutcome(finding, narrowings)
@@ -117,7 +117,7 @@ def find_fix(model, config: CompileConfig, options: Options, context: RunContext
                 outcome.reason = "the violation is not blamed on a pass event (the whole pipeline is needed for it)"
                 return outcome
             for event in blamed:
-                if event in narrowings and narrowings[event].remedy == "pass":
+                if event in narrowings and narrowings[event].remedy == "off":
                     outcome.reason = f"{event} is switched off and a violation remains on seed {round_options.seed}"
                     return outcome
                 witnesses.setdefault(event, []).append(finding.witness)
@@ -141,11 +141,10 @@ def _remedy(session, config, narrowings, event, witnesses, attempt, finding, mod
     base = dataclasses.replace(config, fix=plan_of(narrowings, without=event) or None)
     if attempt > NARROW_ATTEMPTS:
         previous = narrowings[event]
-        return dataclasses.replace(previous, remedy="pass", places=(),
-                                   reason=f"no narrow set verified in {NARROW_ATTEMPTS} narrowings")
+        return previous.switched_off(f"no narrow set verified in {NARROW_ATTEMPTS} narrowings")
     session.progress(f"narrowing {event} on {len(witnesses)} witness(es)")
     hints = _hints(finding)
-    narrowing = narrow_culprit(session, base, event, witnesses, hints, model.origins)
+    narrowing = narrow_culprit(session, base, event, witnesses, hints, model.provenance)
     session.progress(f"{event}: {narrowing.remedy}, undone at {len(narrowing.places)} place(s), "
                      f"keeps {narrowing.kept} of {narrowing.rewrites} rewrites"
                      + (f" ({narrowing.reason})" if narrowing.reason else ""))
@@ -183,7 +182,7 @@ def _widen(narrowings, session, config, reached) -> str:
         base = dataclasses.replace(config, fix=plan_of(narrowings, without=event) or None)
         more = tuple(p for p in _places_warned(session, base, event, names) if p not in previous.places)
         if more:
-            narrowings[event] = dataclasses.replace(previous, places=previous.places + more)
+            narrowings[event] = previous.undone_also_at(more)
             widened = True
     if not widened:
         return (f"the fixed build reaches range-check warnings ({', '.join(sorted(names))}) at no place "

@@ -27,30 +27,42 @@ MAX_TESTS = 48
 
 @dataclasses.dataclass(frozen=True)
 class Narrowing:
-    """A culprit's remedy as found: ``places`` (where it is undone) among the
-    ``rewrites`` it made (places whose computation it changed) and the
-    ``follows`` (places it only moved to another dtype); ``remedy`` "pass"
-    when no narrow set clears the witnesses (``reason`` says why); ``tests``:
-    builds asked for."""
+    """A culprit's fix (``fix``: what a FixPlan carries, its event, remedy and
+    places) and how it was found: the ``rewrites`` the pass made (places
+    whose computation it changed) and the ``follows`` (places it only moved
+    to another dtype); remedy ``off`` when no narrow set clears the witnesses
+    (``reason`` says why); ``tests``: builds asked for."""
 
-    event: str
-    remedy: str
+    fix: CulpritFix
     rewrites: int
-    places: tuple = ()
     follows: int = 0
     reason: str = ""
     tests: int = 0
     complete: bool = True  # delta debugging ended inside its test budget
 
     @property
+    def event(self) -> str:
+        return self.fix.event
+
+    @property
+    def remedy(self) -> str:
+        return self.fix.remedy
+
+    @property
+    def places(self) -> tuple:
+        return self.fix.places
+
+    def switched_off(self, reason: str) -> "Narrowing":
+        return dataclasses.replace(self, fix=self.fix.switched_off(), reason=reason)
+
+    def undone_also_at(self, places: tuple) -> "Narrowing":
+        return dataclasses.replace(self, fix=dataclasses.replace(self.fix, places=self.places + tuple(places)))
+
+    @property
     def kept(self) -> int:
         """The rewrites the fix keeps: all but the undone ones (none with the pass off)."""
         undone = len([p for p in self.places if p.kind == "rewrite"])
         return self.rewrites - undone if self.remedy == "narrow" else 0
-
-    @property
-    def fix(self) -> CulpritFix:
-        return CulpritFix(self.event, self.remedy, self.places if self.remedy == "narrow" else ())
 
     def to_json(self) -> dict:
         return {"event": self.event, "remedy": self.remedy, "rewrites": self.rewrites, "kept": self.kept,
@@ -60,8 +72,7 @@ class Narrowing:
 
     @classmethod
     def from_json(cls, data) -> "Narrowing":
-        return cls(data["event"], data["remedy"], int(data["rewrites"]),
-                   tuple(Place.from_json(p) for p in data.get("places", ())), int(data.get("follows", 0)),
+        return cls(CulpritFix.from_json(data), int(data["rewrites"]), int(data.get("follows", 0)),
                    data.get("reason", ""), int(data.get("tests", 0)), bool(data.get("complete", True)))
 
 
@@ -105,39 +116,38 @@ def culprit_modules(session, config: CompileConfig, event: str) -> tuple:
 
 
 def narrow_culprit(session, config: CompileConfig, event: str, witnesses: Sequence[Mapping],
-                   hints: Sequence[str] = (), origins: Optional[Mapping] = None) -> Narrowing:
+                   hints: Sequence[str] = (), provenance: Optional[Mapping] = None) -> Narrowing:
     """The narrowest remedy of ``event`` that clears ``witnesses`` in builds of
     ``config`` (whose fix must not name ``event``); ``hints``: value names
-    (the range check's) whose places are tried first; ``origins``: the model's
-    ``origins.Origin`` by binding name, to name each place in the user's model."""
+    (the range check's) whose places are tried first; ``provenance``: the model's
+    ``provenance.Provenance`` by binding name, to name each place in the user's model."""
     before, after = culprit_modules(session, config, event)
     if before is None or after is None:
-        return Narrowing(event, "pass", 0, reason="the build never ran this pass event")
-    found = [(_named(p, origins or {}), ok) for p, ok in rewrites(before, after)]
+        return Narrowing(CulpritFix(event, "off"), 0, reason="the build never ran this pass event")
+    found = [(_named(p, provenance or {}), ok) for p, ok in rewrites(before, after)]
     counts = {"rewrites": len([p for p, _ in found if p.kind == "rewrite"]),
               "follows": len([p for p, _ in found if p.kind == "follow"])}
     candidates = [p for p, ok in found if ok]
     stuck = len(found) - len(candidates)
     clean = CleanWith(session, config, event, witnesses)
     if not candidates:
-        return Narrowing(event, "pass", **counts, reason="no place the pass acted on can be undone alone")
+        return Narrowing(CulpritFix(event, "off"), **counts, reason="no place the pass acted on can be undone alone")
     if not clean(candidates):
         why = f"undoing all {len(candidates)} places that can be undone alone leaves the violation"
-        return Narrowing(event, "pass", **counts, tests=clean.tests,
+        return Narrowing(CulpritFix(event, "off"), **counts, tests=clean.tests,
                          reason=why + (f" ({stuck} more cannot be undone alone)" if stuck else ""))
     hinted = [p for p in candidates if p.binding in set(hints)]
     items = hinted if hinted and clean(hinted) else candidates
     places, complete = ddmin(items, clean, max_tests=MAX_TESTS)
-    found = Narrowing(event, "narrow", **counts, places=tuple(places), tests=clean.tests, complete=complete)
+    found = Narrowing(CulpritFix(event, "narrow", tuple(places)), **counts, tests=clean.tests, complete=complete)
     if found.kept == 0 and counts["rewrites"]:  # the pass off is as narrow, and simpler to apply
-        return dataclasses.replace(found, remedy="pass", places=(),
-                                   reason=f"every one of its {counts['rewrites']} rewrites must be undone")
+        return found.switched_off(f"every one of its {counts['rewrites']} rewrites must be undone")
     return found
 
 
-def _named(place: Place, origins: Mapping) -> Place:
+def _named(place: Place, provenance: Mapping) -> Place:
     """``place`` with where it is in the user's model, where the import says."""
-    origin = origins.get(place.binding) if place.binding else None
-    if origin is None or (origin.op is not None and origin.op != place.op):
+    made_by = provenance.get(place.binding) if place.binding else None
+    if made_by is None or (made_by.op is not None and made_by.op != place.op):
         return place
-    return dataclasses.replace(place, origin=origin.text())
+    return dataclasses.replace(place, provenance=made_by.text())

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 import tvm
 
 from ..bisect import prefix_bisect
-from ..search import Budget, make_strategy
+from ..search import Budget, make_search
 from ..shadow.build import run_build
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from .call import describe
@@ -71,7 +71,7 @@ def judge_chain(session, modules: Sequence[tvm.IRModule], passes: Sequence, rang
             return None
         return compare_outputs(ref, outputs(last, x), session.tol).score
 
-    found = make_strategy("boundary", budget=Budget(evaluations)).run(evaluate, session.model.inputs, ranges, seed)
+    found = make_search("boundary", budget=Budget(evaluations)).run(evaluate, session.model.inputs, ranges, seed)
     result = ChainVerdict("clean", found.best_score)
     if found.best_inputs is not None and found.best_score > 1.0:
         witness = found.best_inputs

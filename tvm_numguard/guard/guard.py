@@ -27,7 +27,7 @@ from .. import __version__, engine
 from ..errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
 from ..fixes.narrowing import narrow_culprit
-from ..frontends import origins_of
+from ..frontends import provenance_of
 from ..model import from_irmodule
 from ..narrow import FixPlan
 from ..relax_ir import pristine
@@ -35,8 +35,8 @@ from ..pipeline import pass_context
 from ..progress import silent
 from ..report import Report
 from ..report.files import write_atomic
-from ..search import Budget, make_strategy, parse_budget, resolve_ranges
-from ..search.strategies import random_candidate
+from ..search import Budget, make_search, parse_budget, resolve_ranges
+from ..search.searches import random_candidate
 from ..shadow.build import compile_model
 from ..shadow.compare import is_finite_outputs
 from ..context import RunContext
@@ -83,7 +83,7 @@ def guard(low: Optional[float] = None, high: Optional[float] = None, **settings)
 
 
 def import_message(imports) -> str:
-    """The guard's warning for an import difference (source.ImportCheck): what
+    """The guard's warning for an import difference (source.ImportJudgement): what
     differs, and that no pass can be switched off for it."""
     where = f"; first at {imports.origin.text()}" if imports.origin is not None else ""
     worst = max((o.score for o in imports.outputs), default=float("inf"))
@@ -173,7 +173,7 @@ class Guard:
         try:
             given = self.settings.model
             model = from_irmodule(origin, f"<{call.kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}",
-                                  origins=origins_of(given, origin) if given is not None else None,
+                                  provenance=provenance_of(given, origin) if given is not None else None,
                                   source_model=given)
         except ModelError as err:
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
@@ -244,12 +244,12 @@ class Guard:
         pipeline as written, after the builds (but at least AUTO_MIN_SECONDS
         and AUTO_AT_LEAST inputs, at most 200 inputs)."""
         if self.options.budget != "auto":
-            return make_strategy(self.options.search, budget=parse_budget(self.options.budget))
+            return make_search(self.options.search, budget=parse_budget(self.options.budget))
         left = AUTO_FACTOR * session.optimized.seconds - (time.perf_counter() - started)
         if self.progress.left() is not None:  # the search leaves half of the time limit to judge and bisect
             left = min(left, self.progress.left() / 2)
         budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST)
-        return make_strategy(self.options.search, budget=budget)
+        return make_search(self.options.search, budget=budget)
 
     def _disable(self, session: ShadowSession, finding, ranges) -> tuple:
         """(build, skip set, inputs verified on, what it is, narrow fix or None):
@@ -282,7 +282,7 @@ class Guard:
         for event in events:
             self.progress(f"narrowing {event}: where must it be kept from acting?")
             found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, checks,
-                                   origins=session.model.origins)
+                                   provenance=session.model.provenance)
             if found.remedy != "narrow":
                 return None
             plan = plan.with_culprit(found.fix)

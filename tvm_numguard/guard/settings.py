@@ -12,7 +12,7 @@ from ..workers import Workers
 
 ACTIONS = ("disable", "report", "raise")
 # how ``disable`` keeps a culprit out: kept from acting only where it breaks the model, or switched off
-FIXES = ("narrow", "pass")
+FIXES = ("narrow", "off")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +39,8 @@ class GuardSettings:
     how ``disable`` keeps a culprit out, one of FIXES: ``"narrow"`` (the pass
     kept from acting only at the places that break the model: numguard fix's
     narrowing, verified like a disable; the whole pass off where no narrow
-    set is clean) or ``"pass"`` (the culprit switched off everywhere).
+    set is clean) or ``"off"`` (the culprit switched off everywhere; ``"pass"``, its
+    name before 0.2, is taken too).
     """
 
     ranges: Optional[Mapping] = None
@@ -58,6 +59,8 @@ class GuardSettings:
     fix: str = "narrow"
 
     def __post_init__(self):
+        if self.fix == "pass":  # its name before 0.2, kept for guarded code written then
+            object.__setattr__(self, "fix", "off")
         if self.fix not in FIXES:
             raise UsageError(f"unknown guard fix '{self.fix}'; choose one of {', '.join(FIXES)}", "fix")
         if self.action not in ACTIONS:

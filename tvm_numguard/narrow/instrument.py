@@ -4,7 +4,7 @@ It keeps its own event path (the ids every numguard instrument gives), so it
 finds a culprit event wherever the pipeline runs it: a pass listed by name, one
 nested in ``default``, a TIR pass, a user's pass that edits its module in place.
 
-  - ``should_run`` skips a culprit whose remedy is ``pass``;
+  - ``should_run`` skips a culprit whose remedy is ``off``;
   - ``run_before_pass`` keeps the module a ``narrow`` culprit receives (a
     pristine copy: the pass may edit it in place);
   - ``run_after_pass`` computes ``undo.narrowed`` of the two and writes its
@@ -51,7 +51,7 @@ class FixInstrument(EventInstrument):
         if self.made_for is not None:
             self._check_module(mod)
         culprit = self.plan.culprit(event.id)
-        if culprit is not None and culprit.remedy == "pass":
+        if culprit is not None and culprit.remedy == "off":
             self.applied.append(culprit.event)
             return False
         return True

@@ -13,15 +13,17 @@ from typing import Optional
 
 from .rewrites import Place
 
-# what a fix does to a culprit: undo its rewrites at some places, or skip it
-REMEDIES = ("narrow", "pass")
+# what a fix does to a culprit: undo its rewrites at some places, or switch it off
+REMEDIES = ("narrow", "off")
+# a remedy's name in fix files written before 0.2 -> its name now
+_OLD_REMEDIES = {"pass": "off"}
 
 
 @dataclasses.dataclass(frozen=True)
 class CulpritFix:
     """One culprit pass event (``event``, an id like ``ToMixedPrecision#0``)
-    and its remedy: ``narrow``, its rewrites undone at ``places``; ``pass``,
-    the event skipped (no places)."""
+    and its remedy: ``narrow``, its rewrites undone at ``places``; ``off``,
+    the event switched off (skipped; no places)."""
 
     event: str
     remedy: str = "narrow"
@@ -31,7 +33,7 @@ class CulpritFix:
         object.__setattr__(self, "places", tuple(self.places))
         if self.remedy not in REMEDIES:
             raise ValueError(f"a culprit's remedy is one of {', '.join(REMEDIES)}, got {self.remedy!r}")
-        if self.remedy == "pass" and self.places:
+        if self.remedy == "off" and self.places:
             raise ValueError("a culprit switched off has no places")
 
     def to_json(self) -> dict:
@@ -39,7 +41,12 @@ class CulpritFix:
 
     @classmethod
     def from_json(cls, data) -> "CulpritFix":
-        return cls(data["event"], data.get("remedy", "narrow"), tuple(Place.from_json(p) for p in data.get("places", ())))
+        remedy = data.get("remedy", "narrow")
+        return cls(data["event"], _OLD_REMEDIES.get(remedy, remedy), tuple(Place.from_json(p) for p in data.get("places", ())))
+
+    def switched_off(self) -> "CulpritFix":
+        """The same culprit, switched off."""
+        return CulpritFix(self.event, "off")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,28 +31,30 @@ from .matching import constant_change, match_across
 class Place:
     """One place a pass acted: ``binding`` of ``function`` (main), or the whole
     ``function`` (``binding`` None). ``op`` checks that a module the fix is
-    applied to has the same value there. ``origin``: where the value is in the
-    user's model (shown, not compared)."""
+    applied to has the same value there. ``provenance``: where the value is in
+    the user's model (shown, not compared)."""
 
     function: str
     binding: Optional[str]
     op: str
-    origin: Optional[str] = dataclasses.field(default=None, compare=False)
+    provenance: Optional[str] = dataclasses.field(default=None, compare=False)
     # "rewrite": the pass changed what it computes; "follow": the same operator
     # in another dtype, because its arguments arrive in it (not counted as a rewrite)
     kind: str = dataclasses.field(default="rewrite", compare=False)
 
     def describe(self) -> str:
         where = f"{self.binding} ({self.op})" if self.binding else f"function {self.function} ({self.op})"
-        return f"{where}: {self.origin}" if self.origin else where
+        return f"{where}: {self.provenance}" if self.provenance else where
 
     def to_json(self) -> dict:
-        return {"function": self.function, "binding": self.binding, "op": self.op, "origin": self.origin,
+        return {"function": self.function, "binding": self.binding, "op": self.op, "provenance": self.provenance,
                 "kind": self.kind}
 
     @classmethod
     def from_json(cls, data) -> "Place":
-        return cls(data["function"], data.get("binding"), data["op"], data.get("origin"), data.get("kind", "rewrite"))
+        return cls(data["function"], data.get("binding"), data["op"],
+                   data.get("provenance", data.get("origin")),  # "origin": fix files before 0.2
+                   data.get("kind", "rewrite"))
 
 
 class Correspondence:

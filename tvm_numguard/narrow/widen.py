@@ -78,7 +78,7 @@ class _Widen(PyExprMutator):
             return super().visit_var_binding_(binding)
         call = self.visit_expr(binding.value)
         name = binding.var.name
-        # the helpers are named after the binding, so that it keeps its own name (origins read names)
+        # the helpers are named after the binding, so that it keeps its own name (provenance read names)
         args = [self.builder_.emit(relax.op.astype(a, "float32"), name_hint=f"{name}_in{i}_f32") if _is_narrow(a)
                 else a for i, a in enumerate(call.args)]
         wide = self.builder_.emit(relax.Call(call.op, args, call.attrs, call.ty_args), name_hint=f"{name}_f32")

@@ -7,7 +7,7 @@ the module just before the pipeline's first ``LegalizeOps`` (after every Relax
 pass that rewrites operators: FastMathTransform's kernels, ToMixedPrecision's
 float16 casts, a user's rewrite). A warning of the second that the model does
 not have at the same operator is **new**: the pipeline brought it. Each warning
-gets its binding's name in the user's model (``origins.describe``) and what
+gets its binding's name in the user's model (``provenance.describe``) and what
 drives it (``drivers.drive``: the corner or band of each input). Nothing is
 built or run: a check takes the time of two walks over the graph, plus a few
 dozen more per warning to find its drivers.
@@ -25,7 +25,7 @@ from ..errors import BuildError, PipelineError, summarize_error
 from .rounding import RoundingLoss, rounding_loss
 from ..instrument import PassGate
 from ..relax_ir import function_bindings, op_name, pristine
-from ..origins import describe
+from ..provenance import describe
 from ..pipeline import CompileConfig, pass_context
 from .analysis import Analysis, RangeWarning, analyse
 from .drivers import Driver, drive
@@ -42,12 +42,12 @@ class CheckWarning:
 
     warning: RangeWarning
     module: str  # model | pipeline
-    origin: str  # the binding's name in the user's model, or why there is none
+    provenance: str  # the binding's name in the user's model, or why there is none
     new: bool  # a pipeline warning the model does not have at the same operator
     drivers: Mapping[str, Driver]  # input name -> Driver (empty: not searched)
 
     def to_json(self) -> dict:
-        return {**self.warning.to_json(), "module": self.module, "origin": self.origin, "new": self.new,
+        return {**self.warning.to_json(), "module": self.module, "provenance": self.provenance, "new": self.new,
                 "drivers": {name: d.to_json() for name, d in self.drivers.items()}}
 
 
@@ -174,7 +174,7 @@ class RangeCheck:
         warnings, loose, unanalysed, unknown, bindings = [], [], [], {}, {}
         model_result = None
         for which, func in self.functions.items():
-            place = _Places(self.model.origins, self.functions["model"], func)
+            place = _Places(self.model.provenance, self.functions["model"], func)
             intervals = self.params(func, _intervals(ranges))
             result = analyse(func, intervals)
             bindings[which] = sum(1 for key in result.values if isinstance(key, int))
@@ -225,8 +225,8 @@ class _Places:
 
     HOPS = 4  # how far up a pass-made value's first argument is followed
 
-    def __init__(self, origins: Mapping, model_func, func):
-        self.origins = origins
+    def __init__(self, provenance: Mapping, model_func, func):
+        self.provenance = provenance
         self.bindings = function_bindings(func)
         self.by_var = {b.var: k for k, b in enumerate(self.bindings)}
         ranks, model_ranks = _op_ranks(self.bindings), _op_ranks(function_bindings(model_func))
@@ -246,20 +246,20 @@ class _Places:
                    for w in model.warnings + model.unanalysed)
 
     def __call__(self, position: int) -> str:
-        if not self.origins:
-            return describe(self.origins, None, None)
+        if not self.provenance:
+            return describe(self.provenance, None, None)
         k = position
         for hop in range(self.HOPS + 1):
             if k in self.counterpart:
                 m, op = self.counterpart[k]
-                text = describe(self.origins, self.model_names[m], op)
+                text = describe(self.provenance, self.model_names[m], op)
                 return text if hop == 0 else f"made by a pass from a value of the model: {text}"
             value = self.bindings[k].value
             args = [a for a in getattr(value, "args", ()) if a in self.by_var]
             if not args:
                 break
             k = self.by_var[args[0]]
-        return describe(self.origins, self.bindings[position].var.name, None)
+        return describe(self.provenance, self.bindings[position].var.name, None)
 
 
 def _op_ranks(bindings: list) -> dict:

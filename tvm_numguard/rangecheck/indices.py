@@ -63,7 +63,7 @@ def index_bounds(model) -> list:
         if shape is None or not shape:
             continue
         reached, wraps = _integer_sources(value.args[1], producers, params)
-        origin = model.origins.get(binding.var.name)
+        origin = model.provenance.get(binding.var.name)
         label = origin.label if origin is not None else f"{op_name(value)} {binding.var.name}"
         for name in sorted(reached):
             bounds.append(IndexBound(name, binding.var.name, label, shape[axis], wraps))

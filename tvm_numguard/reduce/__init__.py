@@ -6,6 +6,6 @@
 """
 
 from .files import write_repro
-from .reducer import BUILD_BUDGET, PassCheck, Reduction, ReduceError, reduce_violation
+from .reducer import BUILD_BUDGET, PassQuestion, Reduction, ReduceError, reduce_violation
 
-__all__ = ["BUILD_BUDGET", "PassCheck", "Reduction", "ReduceError", "reduce_violation", "write_repro"]
+__all__ = ["BUILD_BUDGET", "PassQuestion", "Reduction", "ReduceError", "reduce_violation", "write_repro"]

@@ -1,6 +1,6 @@
 """Reducing a violation to a few Relax operators that still show it.
 
-The check (``PassCheck``) is passed into the search, as XLA's hlo_bisect does:
+The question (``PassQuestion``) is passed into the search, as XLA's hlo_bisect does:
 a candidate module and its inputs are built with the configuration (the pass
 under test in brackets) and its reference (the same without the pass), and
 compared by the one violation rule. The search, within a build budget:
@@ -41,7 +41,7 @@ from .cut import CutModule, cut, is_operator, is_tensor, main_bindings, upstream
 from .shrink import shrink_shapes
 
 BUILD_BUDGET = 20
-VERIFY_BUILDS = 3  # a second check from scratch (2) and the float64 build (1)
+VERIFY_BUILDS = 3  # a second question from scratch (2) and the float64 build (1)
 
 
 class ReduceError(UsageError):
@@ -49,14 +49,14 @@ class ReduceError(UsageError):
 
 
 @dataclasses.dataclass
-class CheckResult:
+class Answer:
     violated: bool
     score: float
     reference: list  # the outputs without the pass
     builds: int
 
 
-class PassCheck:
+class PassQuestion:
     """Does a module, on given inputs, still violate with the pass under test?"""
 
     def __init__(self, config: CompileConfig, tol: Tolerance):
@@ -71,7 +71,7 @@ class PassCheck:
             self.builds += session.build_count
         return session
 
-    def __call__(self, mod, inputs: Mapping[str, np.ndarray]) -> Optional[CheckResult]:
+    def __call__(self, mod, inputs: Mapping[str, np.ndarray]) -> Optional[Answer]:
         """The comparison on ``inputs``; None when a build or run fails (untestable)."""
         try:
             session = self.sessions(mod)
@@ -79,7 +79,7 @@ class PassCheck:
             reference = session.runs.reference_outputs(inputs)
         except (BuildError, RunFailure):
             return None
-        return CheckResult(comparison.violated, comparison.score, reference, session.build_count)
+        return Answer(comparison.violated, comparison.score, reference, session.build_count)
 
 
 @dataclasses.dataclass
@@ -106,15 +106,15 @@ class Reduction:
 
 def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndarray], tol: Tolerance,
                      budget: int = BUILD_BUDGET, progress: Callable[[str], None] = lambda message: None,
-                     check: Optional[PassCheck] = None) -> Reduction:
+                     question: Optional[PassQuestion] = None) -> Reduction:
     """See the module docstring. ``model``: a Model; ``witness``: its inputs
-    that violate; ``check``: the PassCheck to use (default: ``config``'s)."""
-    check = check or PassCheck(config, tol)
+    that violate; ``question``: the PassQuestion to ask (default: ``config``'s)."""
+    question = question or PassQuestion(config, tol)
     bindings = main_bindings(model.mod)
     operators_before = sum(is_operator(b) for b in bindings)
     steps: list = []
     tensors = [k for k, b in enumerate(bindings) if is_tensor(b.var)]
-    captured, origin = _probe(check, model, bindings, tensors, dict(witness), tol, steps)
+    captured, origin = _probe(question, model, bindings, tensors, dict(witness), tol, steps)
     progress(steps[-1])
     sink = origin if origin is not None else _first_output(model.mod, bindings)
     if sink is None:
@@ -128,22 +128,22 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
             return None
         candidate = cut(model.mod, keep, [sink])
         inputs = inputs_of(candidate)
-        result = check(candidate.mod, inputs)
+        result = question(candidate.mod, inputs)
         ops = sum(is_operator(b) for b in main_bindings(candidate.mod))
         steps.append(_step(f"{label}: {ops} operator(s)", result))
         progress(steps[-1])
         return (candidate, inputs, result.score, keep) if result is not None and result.violated else None
 
-    found = _grow_cone(bindings, sink, attempt, lambda: check.builds + 2 <= budget - VERIFY_BUILDS)
+    found = _grow_cone(bindings, sink, attempt, lambda: question.builds + 2 <= budget - VERIFY_BUILDS)
     if found is None:
         raise ReduceError(f"no cut of the model shows the violation within {budget} builds "
                           f"({'; '.join(steps)})")
-    found = _drop(found, bindings, sink, attempt, check, budget)
+    found = _drop(found, bindings, sink, attempt, question, budget)
     candidate, inputs, score, _ = found
     scores = [score]
 
     def attempt_shapes(mod, feeds: dict, label: str) -> bool:
-        result = check(mod, feeds)
+        result = question(mod, feeds)
         steps.append(_step(label, result))
         progress(steps[-1])
         if result is not None and result.violated:
@@ -151,11 +151,11 @@ def reduce_violation(model, config: CompileConfig, witness: Mapping[str, np.ndar
         return result is not None and result.violated
 
     candidate, inputs = shrink_shapes(candidate, inputs, attempt_shapes,
-                                      lambda: check.builds + 2 <= budget - VERIFY_BUILDS)
+                                      lambda: question.builds + 2 <= budget - VERIFY_BUILDS)
     score = scores[-1]
-    verified = _verify(check, candidate, inputs, config, tol)
+    verified = _verify(question, candidate, inputs, config, tol)
     return Reduction(candidate, inputs, operators_before, sum(is_operator(b) for b in main_bindings(candidate.mod)),
-                     check.builds + verified.pop("oracle_builds"),
+                     question.builds + verified.pop("oracle_builds"),
                      None if origin is None else bindings[origin].var.name, score, steps, verified)
 
 
@@ -176,14 +176,14 @@ def _grow_cone(bindings: list, sink: int, attempt, affordable: Callable[[], bool
     return found
 
 
-def _step(label: str, result: Optional[CheckResult]) -> str:
-    """One line of a reduction's log: what was tried and what the check said."""
+def _step(label: str, result: Optional[Answer]) -> str:
+    """One line of a reduction's log: what was tried and what the question said."""
     if result is None:
         return f"{label}: untestable (build or run failed)"
     return f"{label}: score {result.score:.3g}, " + ("violates" if result.violated else "clean")
 
 
-def _probe(check: PassCheck, model, bindings: list, tensors: list, witness: dict, tol: Tolerance,
+def _probe(question: PassQuestion, model, bindings: list, tensors: list, witness: dict, tol: Tolerance,
            steps: list) -> tuple:
     """(captured reference value per binding position or None, the origin's position or None)."""
     if not tensors:
@@ -191,7 +191,7 @@ def _probe(check: PassCheck, model, bindings: list, tensors: list, witness: dict
         return None, None
     probe = cut(model.mod, range(len(bindings)), tensors)
     try:
-        session = check.sessions(probe.mod)
+        session = question.sessions(probe.mod)
         reference = session.run(session.reference, witness)
         optimized = session.run(session.optimized, witness)
     except (BuildError, RunFailure) as err:
@@ -222,11 +222,11 @@ def _first_output(mod, bindings: list) -> Optional[int]:
     return None
 
 
-def _drop(found: tuple, bindings: list, sink: int, attempt, check: PassCheck, budget: int) -> tuple:
+def _drop(found: tuple, bindings: list, sink: int, attempt, question: PassQuestion, budget: int) -> tuple:
     """Leave out one more binding at a time, farthest from the sink first, while the budget lasts."""
     keep = found[3]
     for k in sorted(keep - {sink}):
-        if check.builds + 2 > budget - VERIFY_BUILDS:
+        if question.builds + 2 > budget - VERIFY_BUILDS:
             break
         smaller = attempt(keep - {k}, f"without {bindings[k].var.name}")
         if smaller is not None:
@@ -234,14 +234,14 @@ def _drop(found: tuple, bindings: list, sink: int, attempt, check: PassCheck, bu
     return found
 
 
-def _verify(check: PassCheck, candidate: CutModule, inputs: dict, config: CompileConfig, tol: Tolerance) -> dict:
-    from ..shadow.float64 import Oracle
+def _verify(question: PassQuestion, candidate: CutModule, inputs: dict, config: CompileConfig, tol: Tolerance) -> dict:
+    from ..shadow.float64 import Float64Build
 
-    again = check(candidate.mod, inputs)
+    again = question(candidate.mod, inputs)
     verified = {"violates_with_pass": True, "reproduced_twice": bool(again is not None and again.violated),
                 "clean_without_pass": None, "oracle_builds": 0}
     try:
-        oracle = Oracle(candidate.mod, [n for n, _ in candidate.inputs], config.target)
+        oracle = Float64Build(candidate.mod, [n for n, _ in candidate.inputs], config.target)
         verified["oracle_builds"] = 1
         truth = oracle.run(inputs)
         if again is not None:

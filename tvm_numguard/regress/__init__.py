@@ -5,8 +5,8 @@
 """
 
 from .corpus import BUILTIN, CorpusModel, collect
-from .row import VERDICTS, RegressRow, RowRequest, check_model, fired
+from .row import VERDICTS, RegressRow, RowRequest, judge_model, fired
 from .run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION, RegressRun, regress
 
-__all__ = ["BUILTIN", "CorpusModel", "collect", "VERDICTS", "RegressRow", "RowRequest", "check_model", "fired",
+__all__ = ["BUILTIN", "CorpusModel", "collect", "VERDICTS", "RegressRow", "RowRequest", "judge_model", "fired",
            "EXIT_CLEAN", "EXIT_ERROR", "EXIT_NOT_FIRED", "EXIT_VIOLATION", "RegressRun", "regress"]

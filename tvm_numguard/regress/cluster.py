@@ -20,7 +20,7 @@ import tempfile
 
 from ..errors import UsageError
 from ..report.files import write_atomic
-from .row import RowRequest, check_model
+from .row import RowRequest, judge_model
 
 CONNECT_TIMEOUT = "10s"
 MISSING = "--cluster needs Dask distributed: pip install 'tvm_numguard[cluster]'"
@@ -44,7 +44,7 @@ def remote_row(request: RowRequest, entry) -> tuple:
     workdir = tempfile.mkdtemp(prefix="numguard_regress_")
     try:
         local = dataclasses.replace(request, out_dir=os.path.join(workdir, "witnesses"))
-        row = check_model(local, entry, workdir)
+        row = judge_model(local, entry, workdir)
         data = None
         if row.witness:
             with open(row.witness, "rb") as f:

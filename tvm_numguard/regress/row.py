@@ -1,4 +1,4 @@
-"""One pass checked on one model: ``check_model`` and the RegressRow it returns.
+"""One pass judged on one model: ``judge_model`` and the RegressRow it returns.
 
 The pass under test is the bracketed part of the configuration's pipeline
 (pipeline.py), so the session's reference is the same pipeline without that
@@ -103,7 +103,7 @@ def pass_config(spec: str, level: str, pipeline: str, tir_pipeline: str, target:
             ("--pass", spec))
 
 
-def check_model(request: RowRequest, entry: CorpusModel, workdir: str) -> RegressRow:
+def judge_model(request: RowRequest, entry: CorpusModel, workdir: str) -> RegressRow:
     """The row of ``request``'s pass on ``entry``; see the module docstring."""
     started = time.perf_counter()
     row = RegressRow(request.config.under_test or "?", entry.name)
@@ -143,7 +143,7 @@ def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: s
             row.verdict, row.reason = "untestable", f"does not build without the pass: {err}"
             return
         try:
-            finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "regress")
+            finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "regress")
         except InvalidReferenceError as err:
             row.verdict, row.reason = _not_finite(session, err)
             return
@@ -190,11 +190,11 @@ def _not_finite(session: ShadowSession, err: InvalidReferenceError) -> tuple:
     if float64 is finite on such an input (the pipeline is wrong already), else
     untestable (the model itself overflows in this range)."""
     from ..shadow.compare import is_finite_outputs
-    from ..shadow.float64 import Oracle
+    from ..shadow.float64 import Float64Build
 
     if session.runs.invalid_samples:
         try:
-            oracle = Oracle(session.model.mod, session.model.input_names(), session.config.target)
+            oracle = Float64Build(session.model.mod, session.model.input_names(), session.config.target)
             if is_finite_outputs(oracle.run(session.runs.invalid_samples[0])):
                 return "broken", ("the pipeline without the pass gives NaN/Inf where float64 is finite: "
                                   "it is broken already")

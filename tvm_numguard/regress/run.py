@@ -23,7 +23,7 @@ from ..report.schemas import header
 from ..workers import WORKERS, ForkPool, Workers
 from ..workers.pool import await_worker, worker_peak_bytes, worker_share
 from .corpus import CorpusModel
-from .row import VERDICTS, RegressRow, RowRequest, check_model
+from .row import VERDICTS, RegressRow, RowRequest, judge_model
 
 # exit codes of ``numguard regress`` (documented in the README and in `numguard regress --help`)
 # (3 is every command's internal error)
@@ -112,7 +112,7 @@ def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], worke
         else:
             rows = []
             for i, j in tasks:
-                rows.append(check_model(requests[i], models[j], workdir))
+                rows.append(judge_model(requests[i], models[j], workdir))
                 report(rows[-1])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -137,7 +137,7 @@ def _reporter(progress: Progress, on_row, total: int):
 def _work(run: tuple, i: int, j: int) -> RegressRow:
     """In a worker: the row of request ``i`` on model ``j`` (``run``: what the worker inherited)."""
     requests, models, workdir = run
-    row = check_model(requests[i], models[j], workdir)
+    row = judge_model(requests[i], models[j], workdir)
     row.peak_private_bytes = worker_peak_bytes()
     return row
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..bisect.result import Blame, document_blame
 from ..numbers import plain
-from ..source import ImportCheck
+from ..source import ImportJudgement
 from .files import write_atomic, write_witness
 from .schemas import header, validate
 from .sections import document
@@ -40,10 +40,10 @@ class Report:
 
     @property
     def imports(self):
-        """TVM's reference against the model's framework (source.ImportCheck; None: not run)."""
+        """TVM's reference against the model's framework (source.ImportJudgement; None: not run)."""
         if self.finding is not None:
             return self.finding.imports
-        return ImportCheck.from_json(self.data.get("framework"))
+        return ImportJudgement.from_json(self.data.get("framework"))
 
     @property
     def at_fault(self) -> list:

@@ -22,7 +22,7 @@ def fix_summary(document: dict, command: str, path: str) -> str:
             for place in culprit["places"]:
                 where = place["binding"] or f"function {place['function']}"
                 lines.append(f"    - {where} ({place['op']}, {place.get('kind', 'rewrite')})"
-                             + (f": {place['origin']}" if place.get("origin") else ""))
+                             + (f": {place['provenance']}" if place.get("provenance") else ""))
         else:
             lines.append(f"  culprit   {culprit['event']}: switched off ({culprit.get('reason') or 'no narrow set'}); "
                          f"keeps 0 of its {culprit['rewrites']} rewrites")

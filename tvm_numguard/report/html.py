@@ -100,7 +100,7 @@ def _origin(trace: dict) -> str:
         f"(operator <code>{_e(origin['op'])}</code>, kernel <code>{_e(origin['kernel'])}</code>), "
         f"score {_score(origin)} on the witness; it was <code>{_e(origin['value_before'])}</code> "
         f"(<code>{_e(origin['op_before'])}</code>) before the pass.</p>",
-        f"<p>In your model: <b id='source'>{_e(origin.get('source') or 'not known')}</b></p>",
+        f"<p>In your model: <b id='source'>{_e(origin.get('provenance') or 'not known')}</b></p>",
         f"<p>Before the pass:</p><pre>{_e(_fold(origin['binding_before']))}</pre>",
         f"<p>After the pass:</p><pre>{_e(_fold(origin['binding_after']))}</pre>",
     ]
@@ -137,7 +137,7 @@ def _range_check(data: dict) -> str:
     for w in section["warnings"]:
         reached = " <b class='bad'>the witness reaches it: the violation lies here</b>" \
             if w["position"] in section["reached"] else ""
-        items.append(f"<li><code>{_e(warning_line(w))}</code><br>in your model: {_e(w['origin'])}{reached}</li>")
+        items.append(f"<li><code>{_e(warning_line(w))}</code><br>in your model: {_e(w['provenance'])}{reached}</li>")
     return ("<h2>Range check</h2><p>Before searching, <code>numguard check</code> found operators of the "
             "pipeline's module that can misbehave somewhere in the range:</p>"
             f"<ul id='range-check'>{''.join(items)}</ul>")

@@ -1,4 +1,4 @@
-"""Plots: the search (best score over evaluations, one line per strategy) and
+"""Plots: the search (best score over evaluations, one line per search) and
 the trace (error added by each pass)."""
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ def _number(value) -> float:
 
 def search_plot_png(data: dict) -> bytes:
     fig, ax = new_figure((9, 4), 100)
-    for run in data["search"].get("strategies", []):
+    for run in data["search"].get("searches", []):
         best, curve = 0.0, []
         for score in run["history"]:
             best = max(best, _number(score))
             curve.append(best)
         finite = [c if c != float("inf") else 1e30 for c in curve]
         # identical outputs score 0; draw them at the bottom of a log axis
-        ax.plot(range(1, len(finite) + 1), [max(c, 1e-3) for c in finite], label=run["strategy"])
+        ax.plot(range(1, len(finite) + 1), [max(c, 1e-3) for c in finite], label=run["search"])
     ax.axhline(1.0, color="red", linestyle="--", linewidth=1, label="violation (score 1)")
     ax.set_yscale("log")
     ax.set_xlabel("evaluations")

@@ -94,7 +94,7 @@ def check_summary(data: dict) -> str:
     for module in ("model", "pipeline"):
         for w in sorted((w for w in warnings if w["module"] == module), key=lambda w: -w["excess"]):
             lines.append(f"  {module:<9} {warning_line(w)}")
-            lines.append(f"  {'':<9}   in the model: {w['origin']}")
+            lines.append(f"  {'':<9}   in the model: {w['provenance']}")
             if w["drivers"]:
                 lines.append(f"  {'':<9}   driven by: {driver_text(w['drivers'], data['ranges'])}")
     if data["loose"]:

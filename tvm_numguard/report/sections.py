@@ -58,8 +58,8 @@ def document(finding) -> dict:
         **verdict_sections(f),
         "bisection": f.bisection.to_json(describe) if f.bisection is not None else None,
     }
-    if search.strategies:
-        data["search"]["strategies"] = [{**r.to_json(), "history": r.history} for r in search.strategies]
+    if search.searches:
+        data["search"]["searches"] = [{**r.to_json(), "history": r.history} for r in search.searches]
     if f.counts is not None:
         data["builds"] = {"builds": f.counts.builds, "build_seconds": f.counts.build_seconds}
         data["timings"] = {"total_s": f.counts.total_s, "optimized_build_s": f.counts.optimized_build_s}

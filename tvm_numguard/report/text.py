@@ -119,10 +119,10 @@ def render_summary(data: dict, program: str = "numguard") -> str:
 
 
 def _evaluated(search: dict) -> str:
-    """How many inputs the search evaluated: every strategy's, not only the best one's."""
-    runs = search.get("strategies") or []
+    """How many inputs the search evaluated: every search's, not only the best one's."""
+    runs = search.get("searches") or []
     if len(runs) > 1:
-        return (f"{sum(r['evaluations'] for r in runs)} evaluated by {len(runs)} strategies "
+        return (f"{sum(r['evaluations'] for r in runs)} evaluated by {len(runs)} searches "
                 f"({sum(r['invalid'] for r in runs)} invalid: reference not finite)")
     return f"{search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite)"
 
@@ -211,7 +211,7 @@ def trace_lines(traced: dict) -> str:
                  + (": " + ", ".join(f"{r['id']} ({num(r['local']['score'])})" for r in adding[:6]) if adding else ""))
     origin = traced.get("origin")
     if origin:
-        where = f"; in your model: {origin['source']}" if origin.get("source") else ""
+        where = f"; in your model: {origin['provenance']}" if origin.get("provenance") else ""
         lines.append(f"  origin    {origin['value']} ({origin['op']}, kernel {origin['kernel']}), "
                      f"score {num(origin['score'])}{where}")
         lines.append(f"            before the pass: {shorten(origin['binding_before'], 100)}")
@@ -225,10 +225,10 @@ def trace_lines(traced: dict) -> str:
     return "\n".join(lines)
 
 
-def strategies_line(results: list) -> str:
-    """One line comparing the search strategies of ``numguard search`` (SearchResults)."""
-    return "  strategies " + "; ".join(
-        f"{r.strategy}: best score {num(r.best_score)} in {r.evaluations} evaluations ({r.invalid} invalid)"
+def searches_line(results: list) -> str:
+    """One line comparing the input searches of ``numguard search`` (SearchResults)."""
+    return "  searches   " + "; ".join(
+        f"{r.search}: best score {num(r.best_score)} in {r.evaluations} evaluations ({r.invalid} invalid)"
         for r in results)
 
 
@@ -251,7 +251,7 @@ def fix_line(fix: dict) -> str:
     """A report's ``configuration.fix`` in one line: where it came from, what it keeps out where."""
     parts = []
     for culprit in fix["culprits"]:
-        if culprit["remedy"] == "pass":
+        if culprit["remedy"] in ("off", "pass"):  # "pass": fix files before 0.2
             parts.append(f"{culprit['event']} switched off")
         else:
             parts.append(f"{culprit['event']} kept from acting at "

@@ -3,17 +3,17 @@
 from .budget import DEFAULT_BUDGET, Budget, parse_budget
 from .ranges import InputRange, check_span, parse_range_spec, resolve_ranges
 from .sampling import FixedInputs, Observation, SearchResult, score_of
-from .strategies import STRATEGIES, make_strategy
+from .searches import SEARCHES, make_search
 
 __all__ = [
     "DEFAULT_BUDGET",
-    "STRATEGIES",
+    "SEARCHES",
     "Budget",
     "FixedInputs",
     "InputRange",
     "Observation",
     "SearchResult",
-    "make_strategy",
+    "make_search",
     "check_span",
     "parse_budget",
     "parse_range_spec",

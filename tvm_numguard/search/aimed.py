@@ -19,7 +19,7 @@ them there (``rangecheck.drivers``). An ``Aim`` turns that into:
     warned dtype's limit, on a log scale in [0, 1): below a violation the
     score is flat, the magnitude is not.
 
-An Aim holds numbers only (no TVM objects): a strategy run in a worker gets it
+An Aim holds numbers only (no TVM objects): a search run in a worker gets it
 as it is. ``Aim()`` aims at nothing (a model the check had nothing to say
 about); the search then is what it was.
 """

@@ -1,12 +1,12 @@
 """The interface of an input search.
 
-A search strategy proposes candidates and sees their scores through an
+An input search proposes candidates and sees their scores through an
 ``evaluate`` callback (score > 1 is a violation, None an invalid candidate:
 the reference itself is not finite there), and returns a SearchResult.
 ``evaluate`` may instead return an Observation, which adds what the builds
-computed; strategies that aim at single output elements use it, the others
+computed; searches that aim at single output elements use it, the others
 only read its score.
-The strategies are in strategies.py; FixedInputs stands in for a search when
+The searches are in searches.py; FixedInputs stands in for a search when
 the user gives the inputs.
 """
 
@@ -46,7 +46,7 @@ class SearchResult:
     evaluations: int
     invalid: int
     history: list  # score per evaluation, None for invalid
-    strategy: str
+    search: str  # the search that made it (searches.SEARCHES), or "given"
     # what ended the search: "evaluations", "time" (the seconds limit) or "target score"
     stopped_by: str = "evaluations"
     # the --budget that repeats exactly these inputs (None: a seconds-only budget cannot)
@@ -54,7 +54,7 @@ class SearchResult:
 
     def to_json(self) -> dict:
         return {
-            "strategy": self.strategy,
+            "search": self.search,
             "evaluations": self.evaluations,
             "invalid": self.invalid,
             "best_score": self.best_score,
@@ -66,7 +66,8 @@ class SearchResult:
     def from_json(cls, data) -> "SearchResult":
         """Read back from a document, which keeps no inputs (and history only where it lists it)."""
         return cls(None, float(data["best_score"]) if data["best_score"] is not None else None,
-                   int(data["evaluations"]), int(data["invalid"]), list(data.get("history", [])), data["strategy"],
+                   int(data["evaluations"]), int(data["invalid"]), list(data.get("history", [])),
+                   data.get("search", data.get("strategy")),  # "strategy": reports before 0.2
                    data.get("stopped_by", "evaluations"), data.get("repeat_budget"))
 
 

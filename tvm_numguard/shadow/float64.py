@@ -322,10 +322,10 @@ def oracle_inputs(inputs: Mapping[str, np.ndarray]) -> dict:
     }
 
 
-class Oracle:
+class Float64Build:
     """A model built in float64 with plain lowering (legalize and lower, no optimization).
 
-    ``Oracle(mod, input_names)`` rewrites and builds once; ``run(inputs)``
+    ``Float64Build(mod, input_names)`` rewrites and builds once; ``run(inputs)``
     takes the float32 inputs and returns every output as a float64 array
     (outputs of ops left float32 are cast up). ``kept`` lists those ops.
     """

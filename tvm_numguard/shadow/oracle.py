@@ -20,7 +20,7 @@ from ..errors import summarize_error
 from .recent import Recent
 from .compare import differences, element_scores
 from ..tolerance import Tolerance
-from .float64 import Oracle
+from .float64 import Float64Build
 
 
 # -- the benign rule ------------------------------------------------------
@@ -136,22 +136,23 @@ class OracleJudgement:
                    float(data["k"]), [OracleVerdict.from_json(v) for v in data["outputs"]])
 
 
-class TvmFloat64:
-    """TVM's float64 build of a session's model, made on first use (once) and
-    run on inputs as asked, the last few remembered: the oracle's and the
-    import check's truth share it. ``outputs`` raises what building or
+class Oracle:
+    """The oracle: TVM's float64 build of a session's model, made on first use
+    (once) and run on inputs as asked, the last few remembered. It judges the
+    pass question (benign or not) and is the import question's truth where
+    the framework has no float64 kernels. ``outputs`` raises what building or
     running it raised."""
 
     def __init__(self, session):
         self._session = session
-        self._oracle: Optional[Oracle] = None
+        self._build: Optional[Float64Build] = None
         self._error: Optional[BaseException] = None
         self._runs = Recent()  # (inputs,) -> outputs
 
     @property
     def made(self) -> bool:
         """Has the float64 build been made (or tried)?"""
-        return self._oracle is not None or self._error is not None
+        return self._build is not None or self._error is not None
 
     def outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
         remembered = self._runs.find(inputs)
@@ -159,42 +160,42 @@ class TvmFloat64:
             return remembered
         if self._error is not None:
             raise self._error
-        if self._oracle is None:
+        if self._build is None:
             model = self._session.model
             try:
-                self._oracle = Oracle(model.mod, model.input_names(), target=self._session.config.target)
+                self._build = Float64Build(model.mod, model.input_names(), target=self._session.config.target)
             except Exception as err:  # an oracle is a help, not a requirement
                 self._error = err
                 raise
-        outputs = self._oracle.run(inputs)
+        outputs = self._build.run(inputs)
         self._runs.add((inputs,), outputs)
         return outputs
 
     @property
     def kept(self) -> list:
         """The ops left in float32 (no float64 kernel)."""
-        return list(self._oracle.kept) if self._oracle is not None else []
+        return list(self._build.kept) if self._build is not None else []
 
 
 def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float,
-          exact: Optional[TvmFloat64] = None) -> OracleJudgement:
+          oracle: Optional[Oracle] = None) -> OracleJudgement:
     """Compare both builds of ``session`` with a float64 build of its model on
     the witness (a ShadowSession: its model, target and both builds' outputs);
-    ``exact``: that float64 build, when someone else may need it too."""
-    exact = exact or TvmFloat64(session)
+    ``oracle``: that float64 build, when someone else may need it too."""
+    oracle = oracle or Oracle(session)
     try:
-        outputs = exact.outputs(witness)
+        outputs = oracle.outputs(witness)
     except Exception as err:  # an oracle is a help, not a requirement
         return OracleJudgement(False, summarize_error(err), True, [], k, [])
     verdicts = classify(session.runs.reference_outputs(witness), session.runs.optimized_outputs(witness), outputs,
                         tol, k)
-    return OracleJudgement(True, None, has_real_violation(verdicts), list(exact.kept), k, verdicts)
+    return OracleJudgement(True, None, has_real_violation(verdicts), list(oracle.kept), k, verdicts)
 
 
 __all__ = [
     "OracleJudgement",
     "OracleVerdict",
-    "TvmFloat64",
+    "Oracle",
     "classify",
     "classify_output",
     "has_real_violation",

@@ -147,7 +147,7 @@ class ReferenceRun:
     inputs: tuple
 
     def run(self, session: Builder) -> Attempt:
-        build = session.reference_here()
+        build = session.reference
         attempt = Attempt(seconds=build.seconds, events=build.events, trace=build.trace)
         if not build.ok:
             attempt.untestable = f"does not build: {build.error}"

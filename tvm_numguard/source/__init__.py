@@ -4,12 +4,12 @@ model's own framework (``framework/``) and the truth in float64.
 ``watch.FrameworkWatch`` runs the framework beside a session (the search's
 inputs, then the witness); ``agreement.py`` holds the rule (when TVM's
 reference is the side at fault); ``localize.py`` names the model's first node
-TVM computes differently; ``check.ImportCheck`` is the typed answer a Finding
+TVM computes differently; ``check.ImportJudgement`` is the typed answer a Finding
 keeps.
 """
 
 from .agreement import IMPORT_VERDICTS, OutputAgreement
-from .check import ImportCheck, ImportOrigin
+from .judgement import ImportJudgement, ImportOrigin
 from .watch import FrameworkWatch
 
-__all__ = ["IMPORT_VERDICTS", "FrameworkWatch", "ImportCheck", "ImportOrigin", "OutputAgreement"]
+__all__ = ["IMPORT_VERDICTS", "FrameworkWatch", "ImportJudgement", "ImportOrigin", "OutputAgreement"]

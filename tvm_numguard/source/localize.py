@@ -4,7 +4,7 @@ The framework runs the model with every intermediate value kept (ONNX Runtime
 with each node output made a graph output; PyTorch node by node through FX),
 TVM runs its imported ``main`` legalized and built plainly with every kernel's
 output captured (``capture/``), and the two meet through the frontend's own
-tables (``origins.py``: a binding's ``key`` is its ONNX tensor or FX node).
+tables (``provenance.py``: a binding's ``key`` is its ONNX tensor or FX node).
 The first value in the framework's execution order whose TVM counterpart
 differs beyond the tolerance (or in shape) is the origin: values after it
 inherit its error.
@@ -26,7 +26,7 @@ from ..shadow.build import compile_plain
 from ..shadow.compare import compare_output
 from ..tolerance import Tolerance
 from ..targets import target_of
-from .check import ImportOrigin
+from .judgement import ImportOrigin
 
 
 # operators whose result jumps where their input crosses a threshold: a difference
@@ -65,10 +65,10 @@ def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
 
 
 def first_difference(model, framework, witness: Mapping[str, np.ndarray], target, tol: Tolerance) -> tuple:
-    """(ImportOrigin or None, why none was named) for ``model`` (its origins
+    """(ImportOrigin or None, why none was named) for ``model`` (its provenance
     name the framework's values) on ``witness``."""
     named: dict = {}
-    for name, origin in model.origins.items():  # main's order: a value's own binding before its aliases
+    for name, origin in model.provenance.items():  # main's order: a value's own binding before its aliases
         if origin.key and not origin.inside:
             named.setdefault(origin.key, (name, origin))
     if not named:

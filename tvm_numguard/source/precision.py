@@ -70,7 +70,7 @@ def widened_entries(model, names: Sequence[str]) -> list:
     ``--keep-float32`` takes) and where it is in the model."""
     entries = []
     for name in names:
-        origin = model.origins.get(name)
+        origin = model.provenance.get(name)
         entries.append({"binding": name, "key": origin.key if origin is not None and origin.key else name,
                         "label": origin.label if origin is not None else name})
     return entries

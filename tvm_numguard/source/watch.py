@@ -12,9 +12,9 @@ from ..framework import FrameworkError, NoFramework
 from ..search.sampling import Observation
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from ..shadow.recent import Recent
-from ..shadow.oracle import TvmFloat64
+from ..shadow.oracle import Oracle
 from .agreement import CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, perturbed, spread_of
-from .check import ImportCheck
+from .judgement import ImportJudgement
 from .localize import first_difference
 from .precision import narrow_dtype, precision_fix, widened_entries
 
@@ -27,11 +27,11 @@ class FrameworkWatch:
     the rest of the run (``failure`` says why): the check goes on without it.
     An input where the two differ counts only where TVM is the side at fault
     (the truth is asked then, rarely): the search looks for TVM's errors, not
-    the framework's. ``exact``: TVM's float64 build, the truth where the
+    the framework's. ``oracle``: TVM's float64 build, the truth where the
     framework has no float64 kernels."""
 
-    def __init__(self, framework, session, exact: TvmFloat64):
-        self.framework, self.session, self.exact = framework, session, exact
+    def __init__(self, framework, session, oracle: Oracle):
+        self.framework, self.session, self.oracle = framework, session, oracle
         self.failure: Optional[str] = framework.reason if isinstance(framework, NoFramework) else None
         self._outputs = Recent()  # (inputs,) -> the framework's outputs
 
@@ -77,23 +77,23 @@ class FrameworkWatch:
         at_fault = self._tvm_at_fault(inputs, theirs, mine)
         return score if at_fault is None or at_fault else 0.0
 
-    def judge(self, witness: Mapping[str, np.ndarray]) -> ImportCheck:
+    def judge(self, witness: Mapping[str, np.ndarray]) -> ImportJudgement:
         """The import stage on ``witness``."""
         theirs = self.outputs(witness)
         if theirs is None:
-            return ImportCheck(self.framework.name, "unchecked", reason=self.failure,
+            return ImportJudgement(self.framework.name, "unchecked", reason=self.failure,
                                lowering=self.lowering(witness))
         tol = self.session.tol
         mine = self.session.runs.reference_outputs(witness)
         if agreement_score(theirs, mine, tol) <= 1.0:
-            return ImportCheck(self.framework.name, "agree", lowering=self.lowering(witness),
+            return ImportJudgement(self.framework.name, "agree", lowering=self.lowering(witness),
                                outputs=compare_outputs_with_framework(theirs, mine, tol))
         truth, name, note = self.truth(witness)
         outputs = compare_outputs_with_framework(theirs, mine, tol, truth, self.spread(witness, truth))
         at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
         reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}" if len(theirs) != len(mine) \
             else None
-        check = ImportCheck(self.framework.name, "import" if at_fault else "benign", reason, name, note, outputs,
+        check = ImportJudgement(self.framework.name, "import" if at_fault else "benign", reason, name, note, outputs,
                             lowering=self.lowering(witness))
         if at_fault and reason is None:
             self.session.progress("TVM's import differs from the model's framework: finding the first node")
@@ -102,7 +102,7 @@ class FrameworkWatch:
             self._explain(check, witness)
         return check
 
-    def _explain(self, check: ImportCheck, witness) -> None:
+    def _explain(self, check: ImportJudgement, witness) -> None:
         """An import difference that is not TVM's fault after all: a discontinuous
         operator that flips on agreeing inputs (benign), or float16 computed
         where the framework computes float32 (precision, with its verified fix)."""
@@ -163,16 +163,16 @@ class FrameworkWatch:
         except FrameworkError as err:
             note = f"{err}; TVM's float64 build is the truth"
         try:
-            return self.exact.outputs(inputs), "TVM's float64 build", note
+            return self.oracle.outputs(inputs), "TVM's float64 build", note
         except Exception as err:  # no truth at all: every difference counts against TVM
             return None, None, f"{note}, and it cannot be made either ({type(err).__name__})"
 
     def lowering(self, witness) -> Optional[float]:
         """How far TVM's float32 reference is from TVM's own float64 build, where that was made."""
-        if not self.exact.made:
+        if not self.oracle.made:
             return None
         try:
-            outputs = self.exact.outputs(witness)
+            outputs = self.oracle.outputs(witness)
         except Exception:  # the float64 build failed: nothing to say about lowering
             return None
         # the float64 values rounded to float32: the reference's own tolerance applies

@@ -24,7 +24,7 @@ class UntestableModel(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class _GivenModel:
-    """A model given as an object (IRModule or Model) rather than a file, for ``check_model``."""
+    """A model given as an object (IRModule or Model) rather than a file, for ``judge_model``."""
 
     name: str
     value: object
@@ -80,8 +80,8 @@ def _as_model(model):
 
 
 @dataclasses.dataclass(frozen=True)
-class PassCheckSettings:
-    """The keywords of ``check_pass`` and ``assert_pass_numerically_safe``
+class JudgeSettings:
+    """The keywords of ``judge_pass`` and ``assert_pass_numerically_safe``
     besides the range: ``ranges`` ({input: (lo, hi)}), ``rtol``, ``atol``,
     ``level`` (``"tir"`` for a TIR spec), ``pipeline``/``tir_pipeline``
     (around the pass: ``zero``/``default``), ``budget`` (default: regress's),
@@ -98,14 +98,14 @@ class PassCheckSettings:
     witness_dir: Optional[str] = None
 
 
-def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, **settings):
+def judge_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, **settings):
     """The RegressRow of ``pass_`` on ``model`` (see assert_pass_numerically_safe),
-    nothing raised for a verdict; ``settings``: the keywords of PassCheckSettings."""
+    nothing raised for a verdict; ``settings``: the keywords of JudgeSettings."""
     from ..options import Options
-    from ..regress.row import RowRequest, check_model, pass_config
+    from ..regress.row import RowRequest, judge_model, pass_config
     from ..search.budget import REGRESS_BUDGET
 
-    given = from_keywords(PassCheckSettings, settings, "check_pass()")
+    given = from_keywords(JudgeSettings, settings, "judge_pass()")
     label, objects, level = _subject(pass_, given.level)
     config, words = pass_config(label, level, given.pipeline, given.tir_pipeline, passes=objects)
     ranged = low is not None or high is not None or bool(given.ranges)
@@ -114,7 +114,7 @@ def check_pass(pass_, model, low: Optional[float] = None, high: Optional[float] 
     entry = _as_model(model)
     out = given.witness_dir or os.path.join(tempfile.gettempdir(), "numguard-witnesses")
     with tempfile.TemporaryDirectory(prefix="numguard_check_") as workdir:
-        return check_model(RowRequest(config, options, os.path.abspath(out), not ranged, words), entry, workdir)
+        return judge_model(RowRequest(config, options, os.path.abspath(out), not ranged, words), entry, workdir)
 
 
 def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional[float] = None,
@@ -132,7 +132,7 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
         low, high: the input range (or ``ranges={input: (lo, hi)}``); left out,
             the model's own (corpus manifest, test data), else [0, 1].
         require_fired: fail when the pass did not change the model (it proved nothing).
-        **kwargs: the other keywords of ``PassCheckSettings`` (``rtol``,
+        **kwargs: the other keywords of ``JudgeSettings`` (``rtol``,
             ``atol``, ``budget``, ``seed``, ``pipeline``/``tir_pipeline``
             around the pass, ``witness_dir``).
 
@@ -144,7 +144,7 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
             witness file and the command that replays it), or numguard could not check.
         UntestableModel: the model cannot be checked (``pytest.skip`` under pytest).
     """
-    row = check_pass(pass_, model, low, high, **kwargs)
+    row = judge_pass(pass_, model, low, high, **kwargs)
     if row.verdict == "violation":
         raise AssertionError(
             f"{row.pass_spec} changes what {row.model} computes: violation score {row.score:.3g} "
@@ -176,13 +176,13 @@ def assert_same_on_witness(model, witness, *, pipeline: str, tir_pipeline: str =
     What ``numguard reduce`` writes into a repro's test file."""
     from ..model import load_model
     from ..pipeline import CompileConfig
-    from ..reduce.reducer import PassCheck
+    from ..reduce.reducer import PassQuestion
     from ..report.files import read_witness
     from ..tolerance import Tolerance
 
     config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
     inputs = read_witness(os.fspath(witness))
-    result = PassCheck(config, Tolerance(rtol, atol))(load_model(model).mod, inputs)
+    result = PassQuestion(config, Tolerance(rtol, atol))(load_model(model).mod, inputs)
     if result is None:
         _untestable(f"{model} does not build or run with {pipeline!r} / {tir_pipeline!r}")
     if result.violated:

@@ -19,7 +19,7 @@ from .. import engine
 from ..finding import Finding
 from ..instrument.snapshot import EventSnapshot
 from ..options import Options
-from ..origins import describe as describe_origin
+from ..provenance import describe as describe_provenance
 from ..pipeline import CompileConfig
 from ..progress import Progress
 from ..report import Report
@@ -58,7 +58,7 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
     context = RunContext.of(progress, on_build, on_witness, workers)
     session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
     with session:
-        finding = engine.search_and_judge(session, options, ranges, engine.strategies(options), "trace")
+        finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "trace")
         if finding.witness is not None and finding.verdict != "clean":
             finding = dataclasses.replace(finding, trace=explain(session, finding))
         return Report.from_finding(engine.finish(finding, session, started))
@@ -84,7 +84,7 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
             localization = _localize_tir(session, culprit, witness, tol)
     if localization.origin is not None:
         origin = localization.origin
-        origin["source"] = describe_origin(session.model.origins, origin["value_before"], origin["op_before"])
+        origin["provenance"] = describe_provenance(session.model.provenance, origin["value_before"], origin["op_before"])
     rows = table.rows()
     return TraceResult(rows, table.snapshot_builds, table.gated_builds, culprit, localization)
 

@@ -1,4 +1,4 @@
-"""The checker: is this configuration bad? (separate from any search state)
+"""The question a bisection asks: is this configuration bad? (separate from any search state)
 
 Like XLA's hlo_bisect, the question "does the build with this skip set still
 violate on the witness?" is an interface; prefix bisection, linear isolation
@@ -32,11 +32,11 @@ class Verdict:
     reason: Optional[str] = None
 
 
-class Checker(Protocol):
-    def check(self, skip: frozenset) -> Verdict: ...
+class Question(Protocol):
+    def ask(self, skip: frozenset) -> Verdict: ...
 
 
-class WitnessChecker:
+class WitnessQuestion:
     """Builds with a skip set (in a worker where the session has them) and
     compares with the reference on the witness."""
 
@@ -46,8 +46,8 @@ class WitnessChecker:
         self._memo: dict = {}
         self._pending: dict = {}  # closed skip set -> Pending, built ahead of being asked
 
-    def check(self, skip: frozenset) -> Verdict:
-        skip = self.session.close(skip)  # skip sets that close to the same set are one check
+    def ask(self, skip: frozenset) -> Verdict:
+        skip = self.session.close(skip)  # skip sets that close to the same set are one question
         if skip not in self._memo:
             pending = self._pending.pop(skip, None) or self._start(skip)
             what = describe_skip(skip, [e.id for e in self.session.optional])

@@ -49,7 +49,7 @@ def _num(value) -> str:
 
 
 @dataclasses.dataclass
-class ImportCheck:
+class ImportJudgement:
     """TVM's reference against the model's framework on the witness.
 
     ``verdict``: "agree" (within the tolerance), "import" (TVM's reference
@@ -94,7 +94,7 @@ class ImportCheck:
                 "lowering": plain(self.lowering), "widened": list(self.widened)}
 
     @classmethod
-    def from_json(cls, data) -> Optional["ImportCheck"]:
+    def from_json(cls, data) -> Optional["ImportJudgement"]:
         if data is None:
             return None
         return cls(data["framework"], data["verdict"], data.get("reason"), data.get("truth"), data.get("truth_note"),
@@ -103,4 +103,4 @@ class ImportCheck:
                    unplain(data.get("lowering")), list(data.get("widened", [])))
 
 
-__all__ = ["ImportCheck", "ImportOrigin"]
+__all__ = ["ImportJudgement", "ImportOrigin"]

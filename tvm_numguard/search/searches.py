@@ -1,4 +1,4 @@
-"""Input search strategies: random, boundary, evolve (the default).
+"""Input searches: random, boundary, evolve (the default).
 
 Each has ``name`` and ``run(evaluate, specs, ranges, seed, stop_at=None, budget=None)
 -> SearchResult``, like SampleSearch. ``evaluate(inputs)`` returns a score (> 1 is a
@@ -179,7 +179,7 @@ class _Run:
         return scored
 
 
-class _Strategy:
+class _Search:
     name = "?"
     aims = True  # whether it takes the range check's aim (random stays the unaimed baseline)
 
@@ -208,7 +208,7 @@ def _random_until(run: _Run, specs, ranges, gen, budget: Optional[Budget] = None
     return scored
 
 
-class RandomSearch(_Strategy):
+class RandomSearch(_Search):
     """Seeded uniform samples in the range until the budget is spent."""
 
     name = "random"
@@ -218,7 +218,7 @@ class RandomSearch(_Strategy):
         _random_until(run, specs, ranges, gen)
 
 
-class BoundarySearch(_Strategy):
+class BoundarySearch(_Search):
     """Special values (ends, zero, +-1, tiny, huge), per input and mixed; then random."""
 
     name = "boundary"
@@ -229,7 +229,7 @@ class BoundarySearch(_Strategy):
         _random_until(run, specs, ranges, gen)
 
 
-class EvolveSearch(_Strategy):
+class EvolveSearch(_Search):
     """Boundary + random seeding, then a (mu+lambda) evolutionary search over all inputs.
 
     Children come from tournament-selected parents by per-element crossover and
@@ -358,11 +358,11 @@ def _share(budget: Budget, fraction: float) -> int:
     return max(1, int(round((budget.evaluations or 10) * fraction)))
 
 
-STRATEGIES = {"random": RandomSearch, "boundary": BoundarySearch, "evolve": EvolveSearch}
+SEARCHES = {"random": RandomSearch, "boundary": BoundarySearch, "evolve": EvolveSearch}
 
 
-def make_strategy(name: str, **kw):
-    """``make_strategy("evolve", budget=parse_budget("500,60s"))``."""
-    if name not in STRATEGIES:
-        raise UsageError(f"unknown search strategy '{name}'; choose one of {', '.join(STRATEGIES)}")
-    return STRATEGIES[name](**kw)
+def make_search(name: str, **kw):
+    """``make_search("evolve", budget=parse_budget("500,60s"))``."""
+    if name not in SEARCHES:
+        raise UsageError(f"unknown search '{name}'; choose one of {', '.join(SEARCHES)}")
+    return SEARCHES[name](**kw)

@@ -22,7 +22,7 @@ from .relax_ir import op_name
 
 
 @dataclasses.dataclass(frozen=True)
-class Origin:
+class Provenance:
     """A binding of the imported main: what made it (``label``) and its op, to
     check a later module's binding of the same name is still the same value."""
 
@@ -36,7 +36,7 @@ class Origin:
 
 
 def name_bindings(mod, labels: Mapping) -> dict:
-    """{binding var name: Origin} for main's bindings; ``labels`` maps the
+    """{binding var name: Provenance} for main's bindings; ``labels`` maps the
     importer's Relax expressions to (what they were in the user's model, their
     name there)."""
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
@@ -44,7 +44,7 @@ def name_bindings(mod, labels: Mapping) -> dict:
     body = mod["main"].body
     if not isinstance(body, relax.SeqExpr):
         return {}
-    origins, pending = {}, []
+    provenance, pending = {}, []
     for block in body.blocks:
         for binding in block.bindings:
             value = getattr(binding, "value", None)
@@ -54,10 +54,10 @@ def name_bindings(mod, labels: Mapping) -> dict:
                 continue
             label, key = named
             for earlier in pending:
-                origins[earlier.var.name] = Origin(label, op_name(getattr(earlier, "value", None)), inside=True)
+                provenance[earlier.var.name] = Provenance(label, op_name(getattr(earlier, "value", None)), inside=True)
             pending = []
-            origins[binding.var.name] = Origin(label, op_name(value), key=key)
-    return origins
+            provenance[binding.var.name] = Provenance(label, op_name(value), key=key)
+    return provenance
 
 
 def onnx_labels(nodes: Mapping, graph) -> dict:
@@ -87,12 +87,12 @@ def torch_labels(env: Mapping) -> dict:
     return labels
 
 
-def describe(origins: Mapping, name: Optional[str], op: Optional[str]) -> str:
+def describe(provenance: Mapping, name: Optional[str], op: Optional[str]) -> str:
     """Where the value ``name`` (an ``op`` binding of a module made from the model)
     comes from in the user's model, or why that cannot be said."""
-    if not origins:
+    if not provenance:
         return "the model's frontend kept no names for its values"
-    origin = origins.get(name)
+    origin = provenance.get(name)
     if origin is None or (op is not None and origin.op is not None and origin.op != op):
         return f"{name} was made by a pass, not imported from the model: no name in the model"
     return origin.text()
