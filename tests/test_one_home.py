@@ -148,3 +148,49 @@ def test_old_reports_search_sections_still_read():
     old = {"strategy": "evolve", "evaluations": 3, "invalid": 0, "best_score": 2.0, "history": [1.0, 2.0, 0.5]}
     assert SearchResult.from_json(old).search == "evolve"
     assert SearchResult.from_json({**old, "search": "random"}).to_json()["search"] == "random"
+
+
+def test_a_change_is_its_most_changed_operand():
+    from tvm_numguard.narrow.change import Change
+
+    assert Change.worst([Change.SAME, Change.FOLLOW, Change.SAME]) is Change.FOLLOW
+    assert Change.worst([Change.FOLLOW, Change.REWRITE]) is Change.REWRITE
+    assert Change.worst([]) is Change.SAME
+    assert Change.REWRITE == "rewrite"  # what fix documents write as a place's kind
+
+
+def _fake_finding(**fields):
+    import types
+
+    base = dict(import_differs=False, violation=False, bisection=None, imports=None, range_check=None,
+                witness=None)
+    return types.SimpleNamespace(**{**base, **fields})
+
+
+class _Blame:
+    def __init__(self, disable):
+        self.disable = disable
+
+    def blame(self):
+        return self
+
+
+def test_a_fix_search_round_ends_verified_or_says_why_without_building():
+    import types
+
+    from tvm_numguard.fixes.finder import FixOutcome, FixSearch
+    from tvm_numguard.fixes.narrowing import Narrowing
+    from tvm_numguard.narrow import CulpritFix
+
+    search = FixSearch(None, CompileConfig(), Options(low=0.0, high=1.0), None)
+    search.outcome = FixOutcome(None, search.narrowings)
+    assert search.decide(_fake_finding(), None, 0, first=True) == (True, "")  # nothing to fix
+    origin = types.SimpleNamespace(node="ONNX Expand node producing 'y'")
+    ended = search.decide(_fake_finding(import_differs=True, imports=types.SimpleNamespace(origin=origin)),
+                          None, 7, first=False)
+    assert ended[0] is False and "Expand" in ended[1] and "seed 7" in ended[1]
+    ended = search.decide(_fake_finding(violation=True, bisection=_Blame(())), None, 0, first=False)
+    assert ended == (False, "the violation is not blamed on a pass event (the whole pipeline is needed for it)")
+    search.narrowings["FastExp#0"] = Narrowing(CulpritFix("FastExp#0", "off"), 3)
+    ended = search.decide(_fake_finding(violation=True, bisection=_Blame(("FastExp#0",))), None, 9, first=False)
+    assert ended == (False, "FastExp#0 is switched off and a violation remains on seed 9")

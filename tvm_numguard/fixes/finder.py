@@ -77,55 +77,70 @@ def doubled(budget: str) -> str:
 
 def find_fix(model, config: CompileConfig, options: Options, context: RunContext = RunContext()) -> FixOutcome:
     """Bisect ``model`` under ``config`` and find the narrowest verified fix (see the module's docstring)."""
-    model = engine.as_model(model)
-    narrowings: dict = {}
-    witnesses: dict = {}
-    attempts: dict = {}
-    outcome: Optional[FixOutcome] = None
-    for round_ in range(MAX_ROUNDS):
-        round_options = options if round_ == 0 else verification_options(options, round_)
-        fixed = dataclasses.replace(config, fix=plan_of(narrowings) or None)
+    return FixSearch(engine.as_model(model), config, options, context).run()
+
+
+class FixSearch:
+    """One ``numguard fix``: the narrowings so far and, per culprit, its
+    witnesses and how often it was narrowed. ``round()`` runs the next search
+    under the fix so far and ``decide``s on its Finding: the search ends
+    (verified or why not) or the fix changes for the next round."""
+
+    def __init__(self, model, config: CompileConfig, options: Options, context: RunContext):
+        self.model, self.config, self.options, self.context = model, config, options, context
+        self.narrowings: dict = {}  # event -> Narrowing, in the order found
+        self.witnesses: dict = {}  # event -> the witnesses it was blamed on
+        self.attempts: dict = {}  # event -> narrowings of it so far
+        self.outcome: Optional[FixOutcome] = None
+
+    def run(self) -> FixOutcome:
+        for round_ in range(MAX_ROUNDS):
+            ending = self.round(round_)
+            if ending is not None:
+                self.outcome.verified, self.outcome.reason = ending
+                return self.outcome
+        self.outcome.reason = f"no fix verified in {MAX_ROUNDS} searches"
+        return self.outcome
+
+    def round(self, round_: int) -> Optional[tuple]:
+        """Search round ``round_``; (verified, reason) when the search ends, else None."""
+        options = self.options if round_ == 0 else verification_options(self.options, round_)
+        fixed = dataclasses.replace(self.config, fix=plan_of(self.narrowings) or None)
         if round_:
-            context.progress(f"verifying the fix on a fresh search (seed {round_options.seed}, "
-                             f"budget {round_options.budget})")
-        session, ranges = engine.open_session(model, fixed, round_options, context)
+            self.context.progress(f"verifying the fix on a fresh search (seed {options.seed}, "
+                                  f"budget {options.budget})")
+        session, ranges = engine.open_session(self.model, fixed, options, self.context)
         with session:
-            finding = engine.search_and_judge(session, round_options, ranges, engine.input_searches(round_options),
-                                              "fix")
-            if outcome is None:
-                outcome = FixOutcome(finding, narrowings)
-            outcome.rounds, outcome.verification = round_ + 1, finding if round_ else None
-            if finding.import_differs:  # every finding the search meets is in the fix's verdict
-                outcome.reason = import_reason(finding, round_options.seed)
-                return outcome
-            if not finding.violation and round_ == 0:  # nothing to fix
-                outcome.verified = True
-                return outcome
-            reached = _new_warnings_reached(finding)
-            if not finding.violation and not reached:
-                outcome.verified = True
-                return outcome
-            if not finding.violation:  # clean, but where the range check says the pipeline can break
-                outcome.reached = tuple(w.warning.binding for w in reached)
-                why = _widen(narrowings, session, config, reached)
-                if why:
-                    outcome.reason = why
-                    return outcome
-                continue
-            blamed = finding.bisection.blame().disable if finding.bisection is not None else ()
-            if not blamed:
-                outcome.reason = "the violation is not blamed on a pass event (the whole pipeline is needed for it)"
-                return outcome
-            for event in blamed:
-                if event in narrowings and narrowings[event].remedy == "off":
-                    outcome.reason = f"{event} is switched off and a violation remains on seed {round_options.seed}"
-                    return outcome
-                witnesses.setdefault(event, []).append(finding.witness)
-                attempts[event] = attempts.get(event, 0) + 1
-                narrowings[event] = _remedy(session, config, narrowings, event, witnesses[event],
-                                            attempts[event], finding, model)
-    outcome.reason = f"no fix verified in {MAX_ROUNDS} searches"
-    return outcome
+            finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "fix")
+            if self.outcome is None:
+                self.outcome = FixOutcome(finding, self.narrowings)
+            self.outcome.rounds, self.outcome.verification = round_ + 1, finding if round_ else None
+            return self.decide(finding, session, options.seed, first=round_ == 0)
+
+    def decide(self, finding, session, seed: int, first: bool) -> Optional[tuple]:
+        """What a round's ``finding`` means: (verified, reason) or None (the fix
+        changed: narrowed further, widened, or a culprit added)."""
+        if finding.import_differs:  # every finding the search meets is in the fix's verdict
+            return False, import_reason(finding, seed)
+        reached = [] if first else _new_warnings_reached(finding)
+        if not finding.violation and not reached:
+            return True, ""  # clean: verified (nothing to fix in the first round)
+        if not finding.violation:  # clean, but where the range check says the pipeline can break
+            self.outcome.reached = tuple(w.warning.binding for w in reached)
+            why = _widen(self.narrowings, session, self.config, reached)
+            return (False, why) if why else None
+        blamed = finding.bisection.blame().disable if finding.bisection is not None else ()
+        if not blamed:
+            return False, "the violation is not blamed on a pass event (the whole pipeline is needed for it)"
+        stuck = [e for e in blamed if e in self.narrowings and self.narrowings[e].remedy == "off"]
+        if stuck:
+            return False, f"{stuck[0]} is switched off and a violation remains on seed {seed}"
+        for event in blamed:
+            self.witnesses.setdefault(event, []).append(finding.witness)
+            self.attempts[event] = self.attempts.get(event, 0) + 1
+            self.narrowings[event] = _remedy(session, self.config, self.narrowings, event, self.witnesses[event],
+                                             self.attempts[event], finding, self.model)
+        return None
 
 
 def import_reason(finding, seed: int) -> str:

@@ -18,6 +18,7 @@ from typing import Mapping, Optional, Sequence
 from ..bisect.strategies import ddmin
 from ..instrument.snapshot import EventSnapshot
 from ..narrow import CulpritFix, FixPlan, Place, rewrites
+from ..narrow.change import Change
 from ..pipeline import CompileConfig
 from ..shadow.build import BuildRequest, compile_model
 
@@ -61,7 +62,7 @@ class Narrowing:
     @property
     def kept(self) -> int:
         """The rewrites the fix keeps: all but the undone ones (none with the pass off)."""
-        undone = len([p for p in self.places if p.kind == "rewrite"])
+        undone = len([p for p in self.places if p.kind == Change.REWRITE])
         return self.rewrites - undone if self.remedy == "narrow" else 0
 
     def to_json(self) -> dict:
@@ -125,8 +126,8 @@ def narrow_culprit(session, config: CompileConfig, event: str, witnesses: Sequen
     if before is None or after is None:
         return Narrowing(CulpritFix(event, "off"), 0, reason="the build never ran this pass event")
     found = [(_named(p, provenance or {}), ok) for p, ok in rewrites(before, after)]
-    counts = {"rewrites": len([p for p, _ in found if p.kind == "rewrite"]),
-              "follows": len([p for p, _ in found if p.kind == "follow"])}
+    counts = {"rewrites": len([p for p, _ in found if p.kind == Change.REWRITE]),
+              "follows": len([p for p, _ in found if p.kind == Change.FOLLOW])}
     candidates = [p for p, ok in found if ok]
     stuck = len(found) - len(candidates)
     clean = CleanWith(session, config, event, witnesses)

@@ -33,70 +33,83 @@ from tvm import relax
 
 from ..relax_ir import TENSOR_CONSTANT, op_name
 from ..values.graph import ValueGraph
+from .change import Change
 
 
 def match_across(before: ValueGraph, after: ValueGraph, values_before: dict, values_after: dict) -> dict:
     """{before name: after name} (canonical names: casts and aliases looked through)."""
-    pairs: dict = {}
-    used: set = set()
+    return _Matcher(before, after, values_before, values_after).run()
 
-    def pair(b: Optional[str], a: Optional[str]) -> bool:
-        b, a = before.canon(b), after.canon(a)
-        if b is None or a is None or b in pairs or a in used or b not in before.nodes or a not in after.nodes:
+
+class _Matcher:
+    """One matching of ``before`` against ``after`` (the module docstring's
+    steps): ``pairs`` grows only through ``pair``, which keeps it one to one."""
+
+    def __init__(self, before: ValueGraph, after: ValueGraph, values_before: dict, values_after: dict):
+        self.before, self.after = before, after
+        self.values_before, self.values_after = values_before, values_after
+        self.pairs: dict = {}  # before name -> after name
+        self._used: set = set()  # after names paired
+
+    def run(self) -> dict:
+        before, after = self.before, self.after
+        for name in before.order:
+            if before.nodes[name].kind == "param" and name in after.nodes and after.nodes[name].kind == "param":
+                self.pair(name, name)
+        for b_out, a_out in zip(before.outputs, after.outputs):
+            self.pair(b_out, a_out)
+        while True:  # backward to a fixed point first: the values consumers read win over look-alikes
+            while self.backward():
+                pass
+            if not self.forward():
+                return self.pairs
+
+    def pair(self, b: Optional[str], a: Optional[str]) -> bool:
+        b, a = self.before.canon(b), self.after.canon(a)
+        if b is None or a is None or b in self.pairs or a in self._used:
             return False
-        if not _compatible(before.nodes[b], after.nodes[a]):
+        if b not in self.before.nodes or a not in self.after.nodes:
             return False
-        pairs[b] = a
-        used.add(a)
+        if not _compatible(self.before.nodes[b], self.after.nodes[a]):
+            return False
+        self.pairs[b] = a
+        self._used.add(a)
         return True
 
-    for name in before.order:
-        if before.nodes[name].kind == "param" and name in after.nodes and after.nodes[name].kind == "param":
-            pair(name, name)
-    for b_out, a_out in zip(before.outputs, after.outputs):
-        pair(b_out, a_out)
-    while True:  # backward to a fixed point first: the values consumers read win over look-alikes
-        while _backward(before, after, pairs, pair):
-            pass
-        if not _forward(before, after, values_before, values_after, pairs, pair):
-            return pairs
+    def backward(self) -> bool:
+        """Pair the arguments of paired values, position by position."""
+        changed = False
+        for b, a in list(self.pairs.items()):
+            args_b, args_a = self.before.nodes[b].args, self.after.nodes[a].args
+            if self.before.nodes[b].kind != "param" and len(args_b) == len(args_a):
+                for xb, xa in zip(args_b, args_a):
+                    changed |= self.pair(xb, xa)
+        return changed
 
-
-def _backward(before, after, pairs, pair) -> bool:
-    changed = False
-    for b, a in list(pairs.items()):
-        args_b, args_a = before.nodes[b].args, after.nodes[a].args
-        if before.nodes[b].kind != "param" and len(args_b) == len(args_a):
-            for xb, xa in zip(args_b, args_a):
-                changed |= pair(xb, xa)
-    return changed
-
-
-def _forward(before, after, values_before, values_after, pairs, pair) -> bool:
-    """Pair each unpaired value before the pass with the one after it computed the same way."""
-    changed = False
-    waiting = {}
-    for a in after.order:
-        node = after.nodes[a]
-        if a in pairs.values() or node.passes_through or node.kind == "param":
-            continue
-        args = tuple(after.canon(x) for x in node.args)
-        waiting.setdefault((node.op, args), []).append(a)
-    back = {a: b for b, a in pairs.items()}
-    for b in before.order:
-        node = before.nodes[b]
-        if b in pairs or node.passes_through or node.kind == "param":
-            continue
-        args = [before.canon(x) for x in node.args]
-        if any(x is not None and x not in pairs for x in args):
-            continue
-        key = (node.op, tuple(None if x is None else pairs[x] for x in args))
-        same = [a for a in waiting.get(key, []) if a not in back
-                and _same_operation(values_before[b][1], values_after[a][1])]
-        if len(same) == 1:
-            changed |= pair(b, same[0])
-            back[same[0]] = b
-    return changed
+    def forward(self) -> bool:
+        """Pair each unpaired value before the pass with the one after it computed the same way."""
+        before, after, pairs = self.before, self.after, self.pairs
+        changed = False
+        waiting = {}
+        for a in after.order:
+            node = after.nodes[a]
+            if a in self._used or node.passes_through or node.kind == "param":
+                continue
+            args = tuple(after.canon(x) for x in node.args)
+            waiting.setdefault((node.op, args), []).append(a)
+        for b in before.order:
+            node = before.nodes[b]
+            if b in pairs or node.passes_through or node.kind == "param":
+                continue
+            args = [before.canon(x) for x in node.args]
+            if any(x is not None and x not in pairs for x in args):
+                continue
+            key = (node.op, tuple(None if x is None else pairs[x] for x in args))
+            same = [a for a in waiting.get(key, []) if a not in self._used
+                    and _same_operation(self.values_before[b][1], self.values_after[a][1])]
+            if len(same) == 1:
+                changed |= self.pair(b, same[0])
+        return changed
 
 
 def _same_operation(value_b, value_a) -> bool:
@@ -121,7 +134,7 @@ def _same_leaf(xb, xa) -> bool:
     if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
         return len(xb.fields) == len(xa.fields) and all(_same_leaf(b, a) for b, a in zip(xb.fields, xa.fields))
     if isinstance(xb, TENSOR_CONSTANT) and isinstance(xa, TENSOR_CONSTANT):
-        return constant_change(xb, xa) != "other"
+        return constant_change(xb, xa) is not Change.REWRITE
     if isinstance(xb, tvm.ir.GlobalVar) and isinstance(xa, tvm.ir.GlobalVar):
         return xb.name_hint == xa.name_hint
     return bool(tvm_ffi.structural_equal(xb, xa, map_free_vars=True))
@@ -139,14 +152,14 @@ def _kind(dtype: str) -> str:
     return "f" if dtype in ("float16", "bfloat16", "float32", "float64") else np.dtype(dtype).kind
 
 
-def constant_change(before, after) -> str:
-    """A constant operand after the pass against the one before: ``same``,
-    ``dtype`` (the same values in another dtype) or ``other`` (``after`` None: no constant)."""
+def constant_change(before, after) -> Change:
+    """A constant operand after the pass against the one before: SAME, FOLLOW
+    (the same values in another dtype) or REWRITE (``after`` None: no constant)."""
     if after is None:
-        return "other"
+        return Change.REWRITE
     if tvm_ffi.structural_equal(before, after):
-        return "same"
+        return Change.SAME
     b, a = before.value.numpy(), after.value.numpy()
     if b.shape == a.shape and b.dtype != a.dtype and np.array_equal(b.astype(a.dtype), a):
-        return "dtype"
-    return "other"
+        return Change.FOLLOW
+    return Change.REWRITE

@@ -24,6 +24,7 @@ from tvm import relax
 from ..relax_ir import TENSOR_CONSTANT, op_name, tensor_type
 from ..values.graph import named_values, value_graph
 from ..values.match import runtime_values
+from .change import Change
 from .matching import constant_change, match_across
 
 
@@ -38,9 +39,9 @@ class Place:
     binding: Optional[str]
     op: str
     provenance: Optional[str] = dataclasses.field(default=None, compare=False)
-    # "rewrite": the pass changed what it computes; "follow": the same operator
-    # in another dtype, because its arguments arrive in it (not counted as a rewrite)
-    kind: str = dataclasses.field(default="rewrite", compare=False)
+    # a Change value, as fix documents write it: "rewrite" (the pass changed what it
+    # computes) or "follow" (another dtype only: not counted as a rewrite)
+    kind: str = dataclasses.field(default=Change.REWRITE.value, compare=False)
 
     def describe(self) -> str:
         where = f"{self.binding} ({self.op})" if self.binding else f"function {self.function} ({self.op})"
@@ -54,7 +55,7 @@ class Place:
     def from_json(cls, data) -> "Place":
         return cls(data["function"], data.get("binding"), data["op"],
                    data.get("provenance", data.get("origin")),  # "origin": fix files before 0.2
-                   data.get("kind", "rewrite"))
+                   data.get("kind", Change.REWRITE.value))
 
 
 class Correspondence:
@@ -90,11 +91,10 @@ class Correspondence:
             if node.kind == "param" or node.passes_through or name not in self.live:
                 continue
             partner = self.after_of.get(name)
-            change = "rewritten" if partner is None else self.change(name, partner)
-            if change == "same":
+            change = Change.REWRITE if partner is None else self.change(name, partner)
+            if change is Change.SAME:
                 continue
-            kind = "follow" if change == "follows" else "rewrite"
-            out.append((Place("main", name, op_name(self.values_before[name][1]) or node.op, kind=kind),
+            out.append((Place("main", name, op_name(self.values_before[name][1]) or node.op, kind=change.value),
                         partner is not None))
         return out
 
@@ -113,51 +113,52 @@ class Correspondence:
         return out
 
     # -- how a binding is computed after the pass ---------------------------
-    def change(self, before_name: str, after_name: str) -> str:
-        """``same``; ``follows``: the same operator and attributes on the matched
+    def change(self, before_name: str, after_name: str) -> Change:
+        """SAME; FOLLOW: the same operator and attributes on the matched
         arguments, only in another dtype because they arrive in it (what
-        ToMixedPrecision calls its follow policy); ``rewritten``: anything else."""
+        ToMixedPrecision calls its follow policy); REWRITE: anything else."""
         var_b, value_b = self.values_before[before_name]
         var_a, value_a = self.values_after[after_name]
         if type(value_b) is not type(value_a):
-            return "rewritten"
+            return Change.REWRITE
         if isinstance(value_b, relax.Call):
             if not (self._same_callee(value_b.op, value_a.op) and _same_attrs(value_b.attrs, value_a.attrs)):
-                return "rewritten"
+                return Change.REWRITE
             args = self._args(value_b.args, value_a.args)
         elif isinstance(value_b, relax.TupleGetItem):
-            args = self._args([value_b.tuple_value], [value_a.tuple_value]) if value_b.index == value_a.index else "other"
+            same_index = value_b.index == value_a.index
+            args = self._args([value_b.tuple_value], [value_a.tuple_value]) if same_index else Change.REWRITE
         elif isinstance(value_b, relax.Tuple):
             args = self._args(value_b.fields, value_a.fields)
         else:
-            args = "same" if tvm_ffi.structural_equal(value_b, value_a, map_free_vars=True) else "other"
-        if args == "other":
-            return "rewritten"
-        return "same" if args == "same" and tensor_type(var_b)[1] == tensor_type(var_a)[1] else "follows"
+            args = _same_or_rewrite(tvm_ffi.structural_equal(value_b, value_a, map_free_vars=True))
+        if args is Change.SAME and tensor_type(var_b)[1] != tensor_type(var_a)[1]:
+            return Change.FOLLOW
+        return args
 
-    def _args(self, args_b, args_a) -> str:
-        """``same``, ``dtype`` (each the matched value, some in another dtype) or ``other``."""
+    def _args(self, args_b, args_a) -> Change:
+        """How the operands changed: the most changed of them (REWRITE: not as many)."""
         if len(args_b) != len(args_a):
-            return "other"
-        words = {self._arg(xb, xa) for xb, xa in zip(args_b, args_a)}
-        return "other" if "other" in words else "dtype" if "dtype" in words else "same"
+            return Change.REWRITE
+        return Change.worst(self._arg(xb, xa) for xb, xa in zip(args_b, args_a))
 
-    def _arg(self, xb, xa) -> str:
+    def _arg(self, xb, xa) -> Change:
         if isinstance(xb, relax.Var) and isinstance(xa, relax.Var):
             wanted = self.partner(self.name_before(xb))
             if wanted is None or wanted not in (self.name_after(xa), self.graph_after.canon(self.name_after(xa))):
-                return "other"
+                return Change.REWRITE
             # the dtypes the value passes through after the pass, against those it passed through before:
             # a cast the model has itself is not the pass's round trip
             through_before = _dtypes_on_the_way(self.graph_before, self.name_before(xb))
-            return "same" if _dtypes_on_the_way(self.graph_after, self.name_after(xa)) <= through_before else "dtype"
+            through_after = _dtypes_on_the_way(self.graph_after, self.name_after(xa))
+            return Change.SAME if through_after <= through_before else Change.FOLLOW
         if isinstance(xb, relax.Tuple) and isinstance(xa, relax.Tuple):
             return self._args(xb.fields, xa.fields)
         if isinstance(xb, tvm.ir.GlobalVar) and isinstance(xa, tvm.ir.GlobalVar):
-            return "same" if self._same_callee(xb, xa) else "other"
+            return _same_or_rewrite(self._same_callee(xb, xa))
         if isinstance(xb, TENSOR_CONSTANT):
             return constant_change(xb, self._cast_of_constant(xa))
-        return "same" if tvm_ffi.structural_equal(xb, xa, map_free_vars=True) else "other"
+        return _same_or_rewrite(tvm_ffi.structural_equal(xb, xa, map_free_vars=True))
 
     def _cast_of_constant(self, xa):
         """``xa`` if a constant, the constant a var casts (``astype`` of a constant), else None."""
@@ -190,6 +191,10 @@ def rewrites(before: tvm.IRModule, after: tvm.IRModule) -> list:
     order, then the functions it changed (a function can always be put back)."""
     correspondence = Correspondence(before, after)
     return correspondence.binding_places() + [(p, True) for p in correspondence.function_places()]
+
+
+def _same_or_rewrite(same) -> Change:
+    return Change.SAME if same else Change.REWRITE
 
 
 def _same_attrs(a, b) -> bool:
