@@ -7,7 +7,9 @@ Ctrl-C 130. Nothing from deep inside TVM reaches the user as a traceback.
 
 from __future__ import annotations
 
+import os
 import platform
+import signal
 import sys
 import warnings
 
@@ -17,7 +19,8 @@ from .. import __version__
 from ..errors import BUG_REPORT, ImportFailure, InternalError, UsageError, summarize_error
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
-from .console import Interrupted
+from .console import Interrupted, Invocation
+from .interrupt import InterruptDeadline
 from ..flags import FLAG
 from .check import Check
 from .reduce import Reduce
@@ -57,47 +60,64 @@ for _command in COMMANDS + (Check(), Regress(), Reduce()):
 def main(argv=None) -> None:
     """The console script: run ``numguard ARGS`` and exit with its code."""
     words = list(sys.argv[1:] if argv is None else argv)
+    invocation = Invocation()
+    with InterruptDeadline(invocation.interrupted_line):
+        code = _run(argv, words, invocation)
+    if argv is None:  # the console script: the interpreter's exit after it ends with 130 on a Ctrl-C too
+        signal.signal(signal.SIGINT, _exit_interrupted)
+    sys.exit(code)
+
+
+def _exit_interrupted(signum, frame) -> None:
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(130)
+
+
+def _run(argv, words: list, invocation: Invocation) -> int:
+    """``main``'s body: every way a command ends, as a line and the exit code."""
     try:
         # what TVM (C++ log lines) and torch (FutureWarnings) write to stderr is held back
         # (kept in a JSON report's diagnostics), so stderr has numguard's own lines; -v lets it through
         with captured_stderr(enabled=not {"-v", "--verbose"} & set(words)) as captured, warnings.catch_warnings():
+            invocation.captured = captured
             # TVM's own Python warnings (e.g. "Tag 'broadcast' declared via TagScope was not used") are
             # about TVM's internals; the user asked numguard a question and gets its answer
             warnings.filterwarnings("ignore", module=r"tvm(\.|$)")
-            code = cli.main(args=argv, prog_name="numguard", standalone_mode=False, obj=captured)
+            code = cli.main(args=argv, prog_name="numguard", standalone_mode=False, obj=invocation)
             held = len(captured.lines())
         if held and not {"-q", "--quiet"} & set(words):
             click.echo(f"numguard: {held} line(s) that TVM or the frontend wrote to stderr were held back "
                        "(a --json report keeps them as diagnostics; -v shows them)", err=True)
     except UsageError as err:
         click.echo(f"{ERROR} {err.said_with(FLAG)}", err=True)
-        sys.exit(2)
+        return 2
     except ImportFailure as err:  # a finding about TVM's import, delivered like a verdict
         click.echo(f"numguard: IMPORT: {err}", err=True)
         if err.repro:
             click.echo("numguard: TVM alone shows it:\n" + err.repro, err=True)
-        sys.exit(1)
+        return 1
     except InternalError as err:
         click.echo(f"{ERROR} internal error: {err}", err=True)
-        sys.exit(3)
+        return 3
     except Interrupted as err:
         click.echo(f"numguard: {err}", err=True)
-        sys.exit(130)
+        return 130
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("numguard: interrupted", err=True)
-        sys.exit(130)
+        return 130
     except click.UsageError as err:
         hint = f" (see 'numguard {err.ctx.info_name} --help')" if err.ctx is not None and err.ctx.parent else \
             " (see 'numguard --help')"
         click.echo(f"{ERROR} {err.format_message()}{hint}", err=True)
-        sys.exit(2)
+        return 2
     except click.ClickException as err:
         click.echo(f"{ERROR} {err.format_message()}", err=True)
-        sys.exit(2)
+        return 2
     except Exception as err:  # a bug of ours, or a failure nobody turned into a clear error
         click.echo(f"{ERROR} internal error: {summarize_error(err)} ({BUG_REPORT})", err=True)
-        sys.exit(3)
-    sys.exit(code if isinstance(code, int) else 0)
+        return 3
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

@@ -69,7 +69,8 @@ class Command:
 
     @staticmethod
     def console(outputs: Outputs) -> Console:
-        return Console(outputs.verbose, outputs.quiet)
+        ctx = click.get_current_context(silent=True)
+        return Console(outputs.verbose, outputs.quiet, getattr(ctx, "obj", None) if ctx is not None else None)
 
 
 def invoked_as(argv0: Optional[str] = None) -> str:
@@ -112,7 +113,8 @@ def deliver_build_failure(err, outputs: Optional[Outputs], command: str) -> int:
 def held_back() -> list:
     """What TVM and the frontends wrote to stderr so far in this command (``main`` holds it back)."""
     ctx = click.get_current_context(silent=True)
-    captured = getattr(ctx, "obj", None) if ctx is not None else None
+    invocation = getattr(ctx, "obj", None) if ctx is not None else None
+    captured = getattr(invocation, "captured", None)
     return captured.lines() if captured is not None else []
 
 

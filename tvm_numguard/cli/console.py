@@ -6,6 +6,7 @@ import contextlib
 import shutil
 import sys
 import time
+from typing import Optional
 
 import click
 
@@ -18,6 +19,21 @@ class Interrupted(Exception):
     """Ctrl-C: ``main`` prints the message and exits 130."""
 
 
+class Invocation:
+    """What one ``numguard`` command line shares between ``main`` and its
+    command (click's ``obj``): what TVM wrote to stderr (``captured``) and
+    where a violation's witness was kept, for the line a Ctrl-C ends with."""
+
+    def __init__(self):
+        self.captured = None
+        self.witness_path = None
+
+    def interrupted_line(self) -> str:
+        kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
+                else "no violation had been found yet")
+        return f"interrupted; {kept}"
+
+
 class Console:
     """Progress on stderr, also when stderr is not a terminal (a CI log must not
     sit silent for minutes): every phase with the time since the command
@@ -27,13 +43,13 @@ class Console:
     prints nothing; ``-v`` adds the opt-bisect style trace of every build. It
     remembers where a violation's witness was kept, to say so on Ctrl-C."""
 
-    def __init__(self, verbose: bool = False, quiet: bool = False):
+    def __init__(self, verbose: bool = False, quiet: bool = False, invocation: Optional[Invocation] = None):
+        self.invocation = invocation or Invocation()
         self.verbose = verbose
         self.quiet = quiet
         self.interactive = sys.stderr.isatty()
         self.started = time.perf_counter()
         self.builds = 0
-        self.witness_path = None
         self._step_shown = False  # a step line is on the terminal, to be overwritten
 
     @contextlib.contextmanager
@@ -42,11 +58,17 @@ class Console:
         try:
             yield
         except KeyboardInterrupt:
-            kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
-                    else "no violation had been found yet")
-            raise Interrupted(f"interrupted; {kept}") from None
+            raise Interrupted(self.invocation.interrupted_line()) from None
         finally:
             self._end_step()
+
+    @property
+    def witness_path(self) -> Optional[str]:
+        return self.invocation.witness_path
+
+    @witness_path.setter
+    def witness_path(self, path: str) -> None:
+        self.invocation.witness_path = path
 
     def progress(self, message: str) -> None:
         if self.quiet:

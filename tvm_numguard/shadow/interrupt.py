@@ -25,7 +25,9 @@ class InterruptWatch:
         self._previous = None
 
     def __enter__(self) -> "InterruptWatch":
-        if threading.current_thread() is threading.main_thread():
+        # a process started with SIGINT ignored (nohup, a script's background job) keeps ignoring it
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self._previous = signal.getsignal(signal.SIGINT)
             signal.signal(signal.SIGINT, self._on_sigint)
         return self

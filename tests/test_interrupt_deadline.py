@@ -1,0 +1,106 @@
+"""Ctrl-C ends numguard within seconds, even where TVM swallows the KeyboardInterrupt."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# a main thread that swallows every KeyboardInterrupt, as a TVM pass does with the one
+# raised in its instrument hook, with a forked worker busy beside it
+SWALLOWER = textwrap.dedent("""
+    import multiprocessing, signal, sys, time
+    from tvm_numguard.cli.interrupt import InterruptDeadline
+
+    def busy():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as numguard's workers do
+        time.sleep(120)
+
+    if __name__ == "__main__":
+        worker = multiprocessing.get_context("fork").Process(target=busy)
+        worker.start()
+        with InterruptDeadline(lambda: "interrupted; the witness is kept in w.npz"):
+            print(worker.pid, flush=True)
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:
+                    time.sleep(0.05)
+                except KeyboardInterrupt:
+                    pass
+        print("ran to the end", flush=True)
+""")
+
+
+def _start(code: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_a_swallowed_ctrl_c_still_ends_the_process_with_130_and_its_last_words():
+    child = _start(SWALLOWER)
+    worker = int(child.stdout.readline())
+    time.sleep(0.5)
+    sent = time.perf_counter()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 130 and time.perf_counter() - sent < 3.0
+    assert err.strip().splitlines()[-1] == "numguard: interrupted; the witness is kept in w.npz"
+    assert "ran to the end" not in out
+    time.sleep(0.2)
+    assert _gone(worker)  # the worker went with it
+
+
+def _gone(pid: int) -> bool:
+    """Ended: no such process, or a zombie nobody reaped yet (a container's init may never)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_run_that_ends_by_itself_is_not_cut_short():
+    child = _start(textwrap.dedent("""
+        import time
+        from tvm_numguard.cli.interrupt import InterruptDeadline
+        with InterruptDeadline(lambda: "cut short", grace=0.5):
+            print("started", flush=True)
+            try:
+                time.sleep(30)
+            except KeyboardInterrupt:
+                time.sleep(0.2)  # writing the last words takes a moment: within the grace
+                print("interrupted in order", flush=True)
+    """))
+    assert child.stdout.readline().strip() == "started"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0 and "interrupted in order" in out and "cut short" not in err
+
+
+def test_a_process_that_ignores_sigint_goes_on_ignoring_it_during_builds():
+    from tvm_numguard.shadow.interrupt import InterruptWatch
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with InterruptWatch() as watch:
+            signal.raise_signal(signal.SIGINT)
+        assert not watch.interrupted and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.slow  # two whole bisect runs interrupted as they build and search (~40 s)
+@pytest.mark.parametrize("at", [2.0, 9.0])
+def test_ctrl_c_ends_a_real_bisect_within_three_seconds(tmp_path, at):
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from interrupt_latency import one
+
+    took, code, last = one(os.path.join(ROOT, "examples", "mlp", "mlp.onnx"), at,
+                           ["--pipeline", "ToMixedPrecision,default", "--budget", "400"], str(tmp_path))
+    assert code == 130 and took is not None and took <= 3.0, last
