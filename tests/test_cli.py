@@ -254,13 +254,16 @@ def test_a_default_witness_never_overwrites_an_earlier_one(tmp_path, monkeypatch
     """Two runs in one folder keep both witnesses (issue 25); the name is chosen once per command."""
     from tvm_numguard.cli.groups import Outputs
 
+    import time
+
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(time, "strftime", lambda fmt: "20261126-154512")
     first = Outputs()
-    assert first.witness_path == "numguard-witness.npz"
-    (tmp_path / "numguard-witness.npz").write_bytes(b"earlier run")
-    assert first.witness_path == "numguard-witness.npz"  # the same command keeps its own name
+    assert first.witness_path == "numguard-witness-20261126-154512.npz"  # says which run: when it started
+    (tmp_path / first.witness_path).write_bytes(b"earlier run")
+    assert first.witness_path == "numguard-witness-20261126-154512.npz"  # the same command keeps its own name
     second = Outputs()
-    assert second.witness_path == "numguard-witness-2.npz"
+    assert second.witness_path == "numguard-witness-20261126-154512-2.npz"
     assert Outputs(json="r.json").witness_path == "r.witness.npz"
 
 
@@ -275,3 +278,10 @@ def test_a_missing_model_file_is_said_before_tvm_is_imported(tmp_path):
                           text=True, timeout=60)
     assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr)
     assert "model file not found" in done.stderr
+
+
+def test_check_help_says_it_builds_nothing(capsys):
+    code, out, err = run_cli(capsys, "check", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "in the pipeline the check reads (it builds nothing)" in text
+    assert "in every build" not in text

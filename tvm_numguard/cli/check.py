@@ -26,7 +26,7 @@ class Check(Command):
             "dtype for inputs in the range, and which part of the range drives them there.")
 
     def groups(self) -> dict:
-        return {"outputs": OutputArgs("json"), "options": RangeCheckArgs(), "config": CompileArgs(),
+        return {"outputs": OutputArgs("json"), "options": RangeCheckArgs(), "config": CompileArgs(builds=False),
                 "model": ModelArgs()}
 
     def run(self, outputs, options, config, model) -> int:

@@ -106,7 +106,7 @@ def deliver_build_failure(err, outputs: Optional[Outputs], command: str) -> int:
     if outputs is not None and outputs.json:
         data = build_failure_document(err.failure, err.config, err.model, command, held_back())
         write_atomic(outputs.json, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
-    click.echo(build_failure_summary(err.failure, err.config, err.model, f"{invoked_as()} {command}"))
+    click.echo(build_failure_summary(err.failure, err.config, err.model, f"numguard {command}"))  # the head is greppable
     return 1
 
 

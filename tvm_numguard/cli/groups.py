@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import os
 import re
+import time
 from typing import Optional
 
 import click
@@ -75,7 +76,21 @@ def parse_shapes(texts) -> dict:
 
 
 class CompileArgs(OptionGroup):
-    options = (
+    """The compile configuration. ``builds``: the command builds the model (the
+    range check does not: it reads the pipeline's module, and says so)."""
+
+    def __init__(self, builds: bool = True):
+        where = "in every build" if builds else "in the pipeline the check reads (it builds nothing)"
+        self.options = self._common + (
+            click.option(FLAG["disable"], multiple=True, metavar="EVENT",
+                         help=f"Skip this pass event (an id from 'numguard passes', e.g. FoldConstant#0) {where}"
+                              + (": check that switching it off fixes a violation." if builds else ".")),
+            click.option(FLAG["fix"], "apply_fix", type=click.Path(), metavar="FIX.json",
+                         help=f"Apply this fix (written by 'numguard fix') {where}"
+                              + (": check the fixed build." if builds else ".")),
+        )
+
+    _common = (
         click.option(FLAG["pipeline"], default="default", show_default=True,
                      help="Comma-separated Relax parts: zero, default, a relax.transform pass name, "
                           "module:callable."),
@@ -83,11 +98,6 @@ class CompileArgs(OptionGroup):
                      help="Comma-separated TIR parts around 'default'."),
         click.option(FLAG["target"], default="llvm", show_default=True, help="The TVM target to build for."),
         click.option(FLAG["opt_level"], default=3, show_default=True, type=int, help="The PassContext opt_level (0-4)."),
-        click.option(FLAG["disable"], multiple=True, metavar="EVENT",
-                     help="Skip this pass event (an id from 'numguard passes', e.g. FoldConstant#0) in every "
-                          "build: check that switching it off fixes a violation."),
-        click.option(FLAG["fix"], "apply_fix", type=click.Path(), metavar="FIX.json",
-                     help="Apply this fix (written by 'numguard fix') in every build: check the fixed build."),
     )
 
     def parse(self, values: dict) -> "CompileConfig":
@@ -231,17 +241,20 @@ class Outputs:
     @functools.cached_property
     def witness_path(self) -> str:
         """Every violation keeps its witness, asked for or not: --save-inputs, else
-        next to the JSON report, else in the working directory under a name no
-        earlier run's witness has (``numguard-witness-2.npz``, ...): a witness
-        nobody asked to replace is never overwritten. Chosen once per command."""
+        next to the JSON report, else in the working directory under a name that
+        says which run it is (``numguard-witness-20261126-154512.npz``: when the
+        command started; ``-2`` ... after it where two start in one second): a
+        witness nobody asked to replace is never overwritten, and the folder
+        tells them apart. Chosen once per command."""
         if self.save_inputs:
             return self.save_inputs
         if self.json:
             return os.path.splitext(self.json)[0] + ".witness.npz"
-        path, k = "numguard-witness.npz", 1
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path, k = f"numguard-witness-{stamp}.npz", 1
         while os.path.exists(path):
             k += 1
-            path = f"numguard-witness-{k}.npz"
+            path = f"numguard-witness-{stamp}-{k}.npz"
         return path
 
 
