@@ -391,6 +391,37 @@ def test_time_limit_ends_the_check_and_says_what_was_not_finished(mlp):
         assert np.array_equal(run(ex, x), run(unguarded, x))
     with pytest.raises(UsageError, match="time_limit"):
         numguard.guard(LOW, HIGH, time_limit=0)
+
+
+def test_the_guard_is_bounded_by_default_by_the_compile_it_wraps(mlp, monkeypatch):
+    """No time_limit given: the limit follows the compile as written (here made 1x, no
+    floor, so that a check of several builds cannot fit), and the warning says what to do."""
+    from tvm_numguard.guard import clock
+
+    monkeypatch.setattr(clock, "AUTO_FACTOR", 1.0)
+    monkeypatch.setattr(clock, "AUTO_FLOOR_S", 0.0)
+    with pytest.warns(GuardWarning, match="time limit of .* s ran out while") as caught:
+        with numguard.guard(LOW, HIGH, progress=None) as g:
+            tvm.compile(user_pipeline(mlp), "llvm")
+    assert "time_limit=" in str(caught[0].message) and "cache=" in str(caught[0].message)
+    assert len(g.report) == 0
+
+
+def test_the_default_time_limit_is_a_multiple_of_the_compile_with_a_floor():
+    from tvm_numguard.guard.clock import AUTO_FLOOR_S, Deadline, TimeLimitReached, auto_time_limit
+    from tvm_numguard.guard.settings import GuardSettings
+
+    assert auto_time_limit(0.5) == AUTO_FLOOR_S and auto_time_limit(60.0) == 1200.0
+    deadline = Deadline("auto", lambda message: None)
+    deadline("a step")  # no limit before the compile as written is timed
+    deadline.compiled(60.0)
+    assert deadline.seconds == 1200.0
+    deadline.at = deadline.started  # as if the 1200 s had passed
+    with pytest.raises(TimeLimitReached):
+        deadline("the next step")
+    assert GuardSettings().time_limit == "auto" and GuardSettings(time_limit=None).time_limit is None
+    with pytest.raises(UsageError, match="time_limit"):
+        GuardSettings(time_limit=True)
 @pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_a_long_check_talks_on_stderr_by_default(mlp, capsys):
     from tvm_numguard.guard.clock import LateProgress

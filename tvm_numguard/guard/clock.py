@@ -18,6 +18,15 @@ from typing import Callable, Optional
 from ..progress import Detail
 
 PREFIX = "numguard guard:"
+# the default limit of one guarded compile ("auto"): this many times the compile it
+# wraps (a check builds the model several times and runs it), never under the floor
+AUTO_FACTOR = 20.0
+AUTO_FLOOR_S = 120.0
+
+
+def auto_time_limit(compile_seconds: float) -> float:
+    """The default limit of a guarded compile whose build as written took ``compile_seconds``."""
+    return max(AUTO_FLOOR_S, AUTO_FACTOR * compile_seconds)
 
 
 class TimeLimitReached(BaseException):
@@ -26,7 +35,8 @@ class TimeLimitReached(BaseException):
     (a probe made untestable, a range check skipped) may take it for its own failure."""
 
     def __init__(self, seconds: float, doing: str):
-        super().__init__(f"the time limit of {seconds:g} s ran out while {doing}")
+        super().__init__(f"the time limit of {seconds:g} s ran out while {doing} (time_limit= gives the check "
+                         "more, cache= keeps a verdict for the next compile)")
         self.seconds, self.doing = seconds, doing
         self.executable = None  # the build as written, where it was made before the limit
 
@@ -59,13 +69,22 @@ class LateProgress:
 
 class Deadline:
     """A progress callback in front of ``progress`` that raises TimeLimitReached
-    at the first step past ``seconds`` from now (None: no limit)."""
+    at the first step past ``seconds`` from now (None: no limit; ``"auto"``:
+    none until ``compiled`` says how long the compile as written took)."""
 
-    def __init__(self, seconds: Optional[float], progress: Callable[[str], None]):
-        self.seconds = seconds
-        self.at = None if seconds is None else time.perf_counter() + seconds
+    def __init__(self, seconds, progress: Callable[[str], None]):
+        self.started = time.perf_counter()
+        self.auto = seconds == "auto"
+        self.seconds = None if self.auto else seconds
+        self.at = None if self.seconds is None else self.started + self.seconds
         self.progress = progress
         self.doing = "starting the check"
+
+    def compiled(self, seconds: float) -> None:
+        """The build as written took ``seconds``: an ``"auto"`` limit is set from it."""
+        if self.auto:
+            self.seconds = round(auto_time_limit(seconds), 1)
+            self.at = self.started + self.seconds
 
     def left(self) -> Optional[float]:
         return None if self.at is None else max(0.0, self.at - time.perf_counter())

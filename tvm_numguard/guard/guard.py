@@ -188,6 +188,7 @@ class Guard:
                     session.hold_reference(self.workers)
                 session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
                                           record=False, fingerprint=self.cache is not None)
+                self.progress.compiled(session.optimized.seconds)
                 key = self._cache_key(model, config, ranges, session.optimized.fingerprint)
                 cached = self._from_cache(self.cache.get(key), session) if self.cache else None
                 if cached is not None:

@@ -35,7 +35,9 @@ class GuardSettings:
     framework beside TVM so that a difference TVM's import makes is refused
     too (a warning, as no pass can be switched off for it); ``time_limit``:
     seconds one guarded compile may take in all (past it, the build as written
-    is returned with a GuardWarning saying what was not finished); ``fix``:
+    is returned with a GuardWarning saying what was not finished); the default
+    ``"auto"`` is 20 times the compile as written, at least 120 s (``clock.
+    auto_time_limit``); None checks however long it takes; ``fix``:
     how ``disable`` keeps a culprit out, one of FIXES: ``"narrow"`` (the pass
     kept from acting only at the places that break the model: numguard fix's
     narrowing, verified like a disable; the whole pass off where no narrow
@@ -54,7 +56,7 @@ class GuardSettings:
     oracle: bool = True
     progress: Union[str, None, Callable[[str], None]] = "auto"
     jobs: Optional[int] = None
-    time_limit: Optional[float] = None
+    time_limit: object = "auto"
     model: Optional[object] = None
     fix: str = "narrow"
 
@@ -67,8 +69,11 @@ class GuardSettings:
             raise UsageError(f"unknown guard action '{self.action}'; choose one of {', '.join(ACTIONS)}", "action")
         if self.report_path is not None:
             check_writable(self.report_path)
-        if self.time_limit is not None and not (isinstance(self.time_limit, (int, float)) and self.time_limit > 0):
-            raise UsageError(f"time_limit must be a number of seconds > 0, got {self.time_limit!r}", "time_limit")
+        if self.time_limit not in (None, "auto") and not (
+                isinstance(self.time_limit, (int, float)) and not isinstance(self.time_limit, bool)
+                and self.time_limit > 0):
+            raise UsageError(f"time_limit must be a number of seconds > 0, 'auto' or None, got {self.time_limit!r}",
+                             "time_limit")
         self.workers  # noqa: B018 - a bad jobs fails here
 
     def options(self, low: Optional[float], high: Optional[float]) -> Options:
