@@ -36,7 +36,7 @@ def one(model: str, at: float, extra: list, workdir: str) -> tuple:
     _, err = child.communicate()
     took = time.perf_counter() - sent
     time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-f", model], capture_output=True, text=True).stdout.split()
+    left = subprocess.run(["pgrep", "-f", f"{NUMGUARD} bisect {model}"], capture_output=True, text=True).stdout.split()
     if left:  # forked workers that outlived the run
         err += f"\n{len(left)} worker process(es) left running"
         took = None
