@@ -194,3 +194,13 @@ def test_a_fix_search_round_ends_verified_or_says_why_without_building():
     search.narrowings["FastExp#0"] = Narrowing(CulpritFix("FastExp#0", "off"), 3)
     ended = search.decide(_fake_finding(violation=True, bisection=_Blame(("FastExp#0",))), None, 9, first=False)
     assert ended == (False, "FastExp#0 is switched off and a violation remains on seed 9")
+
+
+def test_a_bisection_says_the_time_left_from_the_probes_so_far():
+    from tvm_numguard.bisect.driver import time_left
+
+    assert time_left(30.0, 1, 5) == "; ~2 min left"  # 120 s is said in minutes
+    assert time_left(10.0, 1, 5) == "; ~40 s left"  # 4 more at 10 s each
+    assert time_left(600.0, 2, 6) == "; ~20 min left"
+    assert time_left(0.2, 1, 5) == ""  # under a second: nothing worth saying
+    assert time_left(10.0, 5, 5) == ""

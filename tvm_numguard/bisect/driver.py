@@ -14,6 +14,7 @@ builds the same thing, and it cannot be the first bad event.
 from __future__ import annotations
 
 import math
+import time
 
 from typing import Mapping, Optional
 
@@ -84,6 +85,7 @@ class Bisection:
                 result.status = "nondeterministic"
                 return result
             n = len(events)
+            started = time.perf_counter()
 
             def probe(j: int) -> Optional[bool]:
                 k = ends[j]
@@ -92,9 +94,11 @@ class Bisection:
                 label = events[k - 1] if k else "(none)"
                 points = len(ends) - 1
                 expected = points if self.search is linear_scan else max(1, math.ceil(math.log2(max(points, 2))))
-                progress(Detail(f"bisection probe {len(result.probes)} of about {expected}: "
+                done = len(result.probes)
+                progress(Detail(f"bisection probe {done} of about {expected}: "
                                 f"prefix {k}/{n} (last run: {label}): {verdict.status}"
-                                + (f", score {verdict.score:.3g}" if verdict.score is not None else "")))
+                                + (f", score {verdict.score:.3g}" if verdict.score is not None else "")
+                                + time_left(time.perf_counter() - started, done, expected + 1)))
                 return None if verdict.status == UNTESTABLE else verdict.status == BAD
 
             def ahead(points):
@@ -153,3 +157,12 @@ class Bisection:
             result.status = "minimal_set"
             result.minimal_set = minimal
             result.minimal_set_complete = complete
+
+
+def time_left(spent: float, done: int, total: int) -> str:
+    """``; ~N s left`` after ``done`` of about ``total`` probes (the confirmation
+    included) that took ``spent`` seconds: each one left costs what they cost on average."""
+    left = max(total - done, 0) * spent / max(done, 1)
+    if left < 1.0:
+        return ""
+    return f"; ~{left:.0f} s left" if left < 120 else f"; ~{left / 60:.0f} min left"
