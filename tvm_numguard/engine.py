@@ -33,6 +33,7 @@ from .framework import open_framework
 from .shadow.oracle import Oracle, judge as judge_by_oracle
 from .shadow.session import ShadowSession
 from .source import FrameworkWatch
+from .source.cpu import judge_against_cpu, wants_cpu_reference
 from .context import RunContext
 
 # A search for a witness to bisect stops once a violation is this many times the
@@ -236,7 +237,23 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     return Finding(command=command, model=ModelInfo.of(session.model), config=session.config, options=options,
                    ranges=ranges, events=list(session.events), optional=frozenset(e.id for e in session.optional),
                    search=search, witness=witness, comparison=comparison, oracle=judgement, verdict=verdict,
-                   imports=imports)
+                   imports=imports, cpu_reference=cpu_stage(session, witness, watch, oracle))
+
+
+def cpu_stage(session: ShadowSession, witness, watch: Optional[FrameworkWatch], oracle: Oracle):
+    """The target's build against the LLVM build on the witness (None for plain llvm),
+    judged against the framework's float64 truth, else the oracle's."""
+    if not wants_cpu_reference(session.config.target):
+        return None
+    session.progress("building the pipeline for llvm: the CPU build is the target's second reference")
+
+    def oracle_truth(inputs) -> tuple:
+        try:
+            return oracle.outputs(inputs), "TVM's float64 build", None
+        except Exception:  # no truth: every difference counts against the target
+            return None, None, None
+
+    return judge_against_cpu(session, witness, watch.truth if watch is not None and watch.active else oracle_truth)
 
 
 def bisect_finding(finding: Finding, session: ShadowSession, options: Options,

@@ -24,9 +24,10 @@ from .shadow.info import WorkerInfo
 from .shadow.compare import Comparison
 from .shadow.oracle import OracleJudgement
 from .source import ImportJudgement
+from .source.cpu import CpuJudgement
 
 VERDICTS = ("violation", "clean", "benign")  # the pass question's
-STAGES = ("import", "pass", "lowering")  # where a difference can come in, in the order a model meets them
+STAGES = ("import", "pass", "target", "lowering")  # where a difference can come in, in the order a model meets them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +124,7 @@ class Finding:
     replay: Optional[str] = None  # how to rerun, when not the CLI line a report makes itself
     range_check: Optional["RangeCheckOutcome"] = None  # what numguard check said before the search
     imports: Optional[ImportJudgement] = None  # TVM's reference against the model's framework on the witness
+    cpu_reference: Optional[CpuJudgement] = None  # the target's build against the LLVM build (targets but llvm)
 
     @property
     def violation(self) -> bool:
@@ -139,7 +141,9 @@ class Finding:
         """The stages (STAGES) that make TVM compute other numbers than the model: a
         check fails (exit 1) when any does. Lowering is never one: its error is a
         property of float32, reported, never a failure."""
-        return [stage for stage, bad in (("import", self.import_differs), ("pass", self.violation)) if bad]
+        target_differs = self.cpu_reference is not None and self.cpu_reference.differs
+        return [stage for stage, bad in (("import", self.import_differs), ("pass", self.violation),
+                                         ("target", target_differs)) if bad]
 
     def attribution(self) -> dict:
         """Each stage's word: import (source.IMPORT_VERDICTS), pass (VERDICTS),
@@ -147,6 +151,7 @@ class Finding:
         lowering = self.imports.lowering if self.imports is not None else None
         return {"import": self.imports.verdict if self.imports is not None else "unchecked",
                 "pass": self.verdict,
+                "target": self.cpu_reference.verdict if self.cpu_reference is not None else "unchecked",
                 "lowering": "unchecked" if lowering is None else ("differs" if lowering > 1.0 else "agrees")}
 
     @classmethod
@@ -179,7 +184,8 @@ class Finding:
                    counts=BuildCount(builds["builds"], builds["build_seconds"], timings["total_s"],
                                      timings["optimized_build_s"]) if builds and timings else None,
                    workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"),
-                   imports=ImportJudgement.from_json(document.get("framework")), **layered)
+                   imports=ImportJudgement.from_json(document.get("framework")),
+                   cpu_reference=CpuJudgement.from_json(document.get("cpu_reference")), **layered)
 
     def blame(self) -> Blame:
         """What this finding blames and what a fix switches off (see bisect.result.Blame)."""

@@ -30,7 +30,7 @@ import sys
 import threading
 from typing import Callable
 
-GRACE = 1.5  # seconds the main thread has to end by itself: a run between two builds ends in far less
+GRACE = 1.0  # seconds the main thread has to end by itself: a run between two builds ends in far less
 
 
 class InterruptDeadline:

@@ -14,6 +14,11 @@ IMPORT_WORDS = {"agree": "agrees with the framework",
                           "tolerance or the output's conditioning, or not over 32 times as far off as the framework; "
                           "or a discontinuous operator flips)",
                 "unchecked": "not checked"}
+CPU_WORDS = {"agree": "agrees with the same pipeline built for llvm",
+             "benign": "differs from the LLVM build, not by the target's fault (against the float64 truth it is "
+                       "not worse: another rounding)",
+             "target": "differs from the LLVM build, and the target's build is the side at fault",
+             "unchecked": "not checked"}
 DIMS_WORDS = {"static": "", "symbolic": "dynamic dims kept symbolic at import (as the model is compiled), bound to "
                                         "the shapes run after",
               "fixed": "dynamic dims fixed at import to the shapes run (--fix-shapes)"}
@@ -27,7 +32,23 @@ def headline(data: dict) -> str:
         where = f" of {origin['node']}" if origin else ""
         also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
         return f"IMPORT: TVM's import{where} computes other numbers than the model's framework{also}"
+    if "target" in at_fault:
+        also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
+        return f"TARGET: the {data['cpu_reference']['target']} build computes other numbers than the LLVM build{also}"
     return ""
+
+
+def cpu_lines(data: dict) -> list:
+    """The target's build against the LLVM build (targets but plain llvm)."""
+    section = data.get("cpu_reference")
+    if not section:
+        return []
+    lines = [f"  cpu       the {section['target']} build {CPU_WORDS[section['verdict']]}"]
+    for extra in (section.get("reason"), section.get("truth") and f"truth: {section['truth']}"):
+        if extra:
+            lines.append(f"            {extra}")
+    return lines + [_output_line(out, f"the {section['target']} build", "the LLVM build")
+                    for out in section.get("outputs", []) if exceeds(out["score"])]
 
 
 def import_lines(data: dict) -> list:
@@ -50,8 +71,9 @@ def import_lines(data: dict) -> list:
         lines.append(f"  first     {_origin_text(origin)}")
     elif section["verdict"] == "import" and section.get("origin_note"):
         lines.append(f"  first     not named: {section['origin_note']}")
+    target = f"target: {attribution.get('target', 'unchecked')}   " if data.get("cpu_reference") else ""
     lines.append(f"  stages    import: {attribution.get('import', 'unchecked')}   pass: {attribution.get('pass')}   "
-                 f"lowering: {attribution.get('lowering', 'unchecked')} (float32 reference against TVM's float64 "
+                 f"{target}lowering: {attribution.get('lowering', 'unchecked')} (float32 reference against TVM's float64 "
                  "build)")
     if section["verdict"] == "import":
         lines += advice_lines(section)
@@ -72,12 +94,12 @@ def precision_lines(section: dict) -> list:
             f"            before tvm.compile: mod = tvm_numguard.keep_float32(mod, [{bindings}])"]
 
 
-def _output_line(out: dict) -> str:
+def _output_line(out: dict, mine: str = "TVM", theirs: str = "the framework") -> str:
     if out["shape_tvm"] != out["shape_framework"]:
-        return f"            output {out['index']}: TVM shape {out['shape_tvm']}, the model's {out['shape_framework']}"
+        return f"            output {out['index']}: {mine} shape {out['shape_tvm']}, {theirs}'s {out['shape_framework']}"
     errors = ""
     if out.get("max_err_tvm") is not None:
-        errors = (f"; against the truth TVM is off by {_num(out['max_err_tvm'])}, the framework by "
+        errors = (f"; against the truth {mine} is off by {_num(out['max_err_tvm'])}, {theirs} by "
                   f"{_num(out['max_err_framework'])}")
     return (f"            output {out['index']}: {out['violations']} elements differ, max abs {_num(out['max_abs'])}, "
             f"score {_num(out['score'])}{errors}")

@@ -7,7 +7,7 @@ import math
 from ..bisect.result import document_blame
 from ..numbers import exceeds
 from .advice import SCORE_RULE, as_invoked, fix_lines
-from .imports import DIMS_WORDS, headline, import_lines
+from .imports import DIMS_WORDS, cpu_lines, headline, import_lines
 
 
 def shorten(text: str, width: int) -> str:
@@ -105,6 +105,7 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     lines += _range_check_lines(data.get("range_check"))
     lines += _oracle_lines(data.get("oracle"))
     lines += import_lines(data)
+    lines += cpu_lines(data)
     bis = data.get("bisection")
     if bis:
         lines += _bisection_lines(bis)
