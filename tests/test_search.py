@@ -1,4 +1,4 @@
-"""Input search strategies and budgets, against synthetic score functions (no TVM builds)."""
+"""Input searches and budgets, against synthetic score functions (no TVM builds)."""
 
 import dataclasses
 import math

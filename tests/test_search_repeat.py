@@ -15,7 +15,7 @@ SPECS = [InputSpec("x", (2, 4), "float32"), InputSpec("n", (3,), "int32")]
 RANGES = {"x": InputRange(-1.0, 1.0), "n": InputRange(0, 9)}
 
 
-def _search(strategy, budget, slow=0.0):
+def _search(name, budget, slow=0.0):
     seen = []
 
     def evaluate(inputs):
@@ -23,22 +23,22 @@ def _search(strategy, budget, slow=0.0):
         time.sleep(slow)
         return float(np.abs(inputs["x"]).sum())  # a smooth score to climb
 
-    result = make_search(strategy, budget=parse_budget(budget)).run(evaluate, SPECS, RANGES, seed=5)
+    result = make_search(name, budget=parse_budget(budget)).run(evaluate, SPECS, RANGES, seed=5)
     return result, seen
 
 
-@pytest.mark.parametrize("strategy", ["evolve", "boundary", "random"])
-def test_a_time_cut_search_is_repeated_by_its_budget(strategy):
-    cut, seen = _search(strategy, "300,0.15s", slow=0.004)
+@pytest.mark.parametrize("search", ["evolve", "boundary", "random"])
+def test_a_time_cut_search_is_repeated_by_its_budget(search):
+    cut, seen = _search(search, "300,0.15s", slow=0.004)
     assert cut.stopped_by == "time" and 1 <= cut.evaluations < 300
     assert cut.repeat_budget == f"{cut.evaluations}/300"
-    again, seen_again = _search(strategy, cut.repeat_budget)
+    again, seen_again = _search(search, cut.repeat_budget)
     assert again.evaluations == cut.evaluations and again.stopped_by == "evaluations"
     assert len(seen) == len(seen_again)
     for a, b in zip(seen, seen_again):
         assert all(np.array_equal(a[k], b[k]) for k in a)
     # ... and they are the first inputs of the uncut search
-    full, seen_full = _search(strategy, "300")
+    full, seen_full = _search(search, "300")
     for a, b in zip(seen, seen_full):
         assert all(np.array_equal(a[k], b[k]) for k in a)
 
