@@ -63,9 +63,18 @@ def main(argv=None) -> None:
     invocation = Invocation()
     with InterruptDeadline(invocation.interrupted_line):
         code = _run(argv, words, invocation)
-    if argv is None:  # the console script: the interpreter's exit after it ends with 130 on a Ctrl-C too
-        signal.signal(signal.SIGINT, _exit_interrupted)
+    if argv is None:  # the console script: what the interpreter's exit does after numguard's last line
+        signal.signal(signal.SIGINT, _exit_interrupted)  # ends with 130 on a Ctrl-C too,
+        _quiet_teardown()  # and TVM's destructors ("BlockBuilder destroyed ...") say nothing after it
     sys.exit(code)
+
+
+def _quiet_teardown() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
 
 
 def _exit_interrupted(signum, frame) -> None:
