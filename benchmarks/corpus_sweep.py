@@ -240,7 +240,8 @@ def baseline_error(case: dict, inputs) -> dict:
 
     from tvm_numguard.model import load_model
     from tvm_numguard.pipeline import CompileConfig
-    from tvm_numguard.shadow.compare import Tolerance, compare_outputs
+    from tvm_numguard.shadow.compare import compare_outputs
+    from tvm_numguard.tolerance import Tolerance
     from tvm_numguard.context import RunContext
     from tvm_numguard.shadow.session import ShadowSession
 

@@ -53,7 +53,7 @@ from tvm_numguard.search.aimed import Aim  # noqa: E402
 from tvm_numguard.search.budget import Budget  # noqa: E402
 from tvm_numguard.search.ranges import resolve_ranges  # noqa: E402
 from tvm_numguard.search.searches import make_search  # noqa: E402
-from tvm_numguard.shadow.compare import Tolerance  # noqa: E402
+from tvm_numguard.tolerance import Tolerance  # noqa: E402
 from tvm_numguard.context import RunContext  # noqa: E402
 from tvm_numguard.shadow.session import ShadowSession  # noqa: E402
 from tvm_numguard.workers import Workers  # noqa: E402
