@@ -5,6 +5,7 @@ import os
 import types
 
 import numpy as np
+import pytest
 
 from tvm_numguard.model import load_model
 from tvm_numguard.pipeline import CompileConfig
@@ -47,6 +48,7 @@ def test_the_target_is_at_fault_only_where_it_is_worse_against_the_truth():
     assert said.verdict == "benign"
 
 
+@pytest.mark.slow  # end to end (~15 s): the fast tier keeps judge_against_cpu's clauses above
 def test_bisect_on_another_cpu_target_reports_the_cpu_stage(capsys, tmp_path):
     document = tmp_path / "r.json"
     code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--budget", "8",

@@ -393,6 +393,7 @@ def test_time_limit_ends_the_check_and_says_what_was_not_finished(mlp):
         numguard.guard(LOW, HIGH, time_limit=0)
 
 
+@pytest.mark.slow  # end to end; the fast tier keeps the default limit's rule (the test below)
 def test_the_guard_is_bounded_by_default_by_the_compile_it_wraps(mlp, monkeypatch):
     """No time_limit given: the limit follows the compile as written (here made 1x, no
     floor, so that a check of several builds cannot fit), and the warning says what to do."""

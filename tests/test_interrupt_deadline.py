@@ -70,8 +70,8 @@ def test_a_run_that_ends_by_itself_is_not_cut_short():
         import time
         from tvm_numguard.cli.interrupt import InterruptDeadline
         with InterruptDeadline(lambda: "cut short", grace=0.5):
-            print("started", flush=True)
-            try:
+            try:  # the Ctrl-C comes once "started" is read: inside the try
+                print("started", flush=True)
                 time.sleep(30)
             except KeyboardInterrupt:
                 time.sleep(0.2)  # writing the last words takes a moment: within the grace
