@@ -10,6 +10,7 @@ phase level).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -33,6 +34,7 @@ from .framework import open_framework
 from .shadow.oracle import Oracle, judge as judge_by_oracle
 from .shadow.session import ShadowSession
 from .source import FrameworkWatch
+from .source.watch import oracle_truth
 from .source.cpu import judge_against_cpu, wants_cpu_reference
 from .context import RunContext
 
@@ -246,14 +248,8 @@ def cpu_stage(session: ShadowSession, witness, watch: Optional[FrameworkWatch], 
     if not wants_cpu_reference(session.config.target):
         return None
     session.progress("building the pipeline for llvm: the CPU build is the target's second reference")
-
-    def oracle_truth(inputs) -> tuple:
-        try:
-            return oracle.outputs(inputs), "TVM's float64 build", None
-        except Exception:  # no truth: every difference counts against the target
-            return None, None, None
-
-    return judge_against_cpu(session, witness, watch.truth if watch is not None and watch.active else oracle_truth)
+    truth = watch.truth if watch is not None and watch.active else functools.partial(oracle_truth, oracle)
+    return judge_against_cpu(session, witness, truth)
 
 
 def bisect_finding(finding: Finding, session: ShadowSession, options: Options,

@@ -19,6 +19,15 @@ from .localize import first_difference
 from .precision import narrow_dtype, precision_fix, widened_entries
 
 
+def oracle_truth(oracle, inputs, note: str = "TVM's float64 build is the truth") -> tuple:
+    """(the oracle's outputs on ``inputs``, their name, ``note``: why they are the
+    truth), or (None, None, why there is none): then every difference counts against TVM."""
+    try:
+        return oracle.outputs(inputs), "TVM's float64 build", note
+    except Exception as err:  # no truth at all
+        return None, None, f"{note}, and it cannot be made either ({type(err).__name__})"
+
+
 class FrameworkWatch:
     """``framework`` (a Framework, or a NoFramework) beside ``session``: the
     search scores an input by the worse of the pass question (the session's
@@ -161,11 +170,7 @@ class FrameworkWatch:
         try:
             return self.framework.truth(inputs), f"{self.framework.name} in float64", None
         except FrameworkError as err:
-            note = f"{err}; TVM's float64 build is the truth"
-        try:
-            return self.oracle.outputs(inputs), "TVM's float64 build", note
-        except Exception as err:  # no truth at all: every difference counts against TVM
-            return None, None, f"{note}, and it cannot be made either ({type(err).__name__})"
+            return oracle_truth(self.oracle, inputs, f"{err}; TVM's float64 build is the truth")
 
     def lowering(self, witness) -> Optional[float]:
         """How far TVM's float32 reference is from TVM's own float64 build, where that was made."""
