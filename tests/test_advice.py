@@ -51,11 +51,12 @@ RUNNER = textwrap.dedent("""
 """)
 
 
-def fresh_process_scores(tmp_path, witness: str, programs: list) -> list:
-    """Each program's score on the witness, all run in one new Python process."""
+def fresh_process_scores(tmp_path, witness: str, programs: list, cwd=None) -> list:
+    """Each program's score on the witness, all run in one new Python process (in ``cwd``)."""
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"model": DEMO, "witness": witness, "programs": programs}))
-    out = subprocess.run([sys.executable, "-c", RUNNER, str(spec)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", RUNNER, str(spec)], capture_output=True, text=True, timeout=300,
+                         cwd=cwd)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 

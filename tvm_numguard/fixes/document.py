@@ -139,3 +139,17 @@ def load(path: str) -> Fix:
     except Exception as err:  # jsonschema's ValidationError: one line saying where
         raise FixError(f"{path} breaks the fix schema: {getattr(err, 'message', err)}") from None
     return Fix(document, path)
+
+
+def switch_off(*events: str) -> Fix:
+    """A fix that switches the pass events ``events`` (ids as numguard names
+    them: ``FoldConstant#0``, ``dlight.gpu.Reduction@fused_mean#0``) off, and
+    nothing else: for the events ``disabled_pass`` cannot reach, one dlight rule
+    on one kernel among them. Use it as a loaded fix::
+
+        with tvm_numguard.fixes.switch_off("dlight.gpu.Reduction@fused_mean#0").pass_context(opt_level=3):
+            executable = tvm.compile(mod, target)
+    """
+    if not events or not all(isinstance(e, str) and e for e in events):
+        raise FixError("switch_off takes the ids of the pass events to switch off, at least one")
+    return Fix({"kind": "fix", "culprits": [{"event": e, "remedy": "off", "places": []} for e in events]})

@@ -16,6 +16,7 @@ the counters).
 
 from __future__ import annotations
 
+from . import schedule_rules
 from .events import EventPath, PassEvent
 
 
@@ -28,11 +29,20 @@ class EventInstrument:
     def set_phase(self, phase: str) -> None:
         self.path.set_phase(phase)
 
-    # TVM's hooks: they keep the path, then ask the subclass
+    # TVM's hooks: they keep the path, then ask the subclass. While a context holds
+    # one of numguard's instruments, dlight's rules are events of their own (schedule_rules)
+    def enter_pass_ctx(self):
+        schedule_rules.entered()
+
+    def exit_pass_ctx(self):
+        schedule_rules.left()
+
     def should_run(self, mod, info):
         return self.decide(self.path.propose(info.name, info.opt_level), mod)
 
     def run_before_pass(self, mod, info):
+        if info.name == schedule_rules.RULE_WRAPPER:
+            schedule_rules.kernels_of(mod)
         self.entered(self.path.enter(info.name, info.opt_level), mod)
 
     def run_after_pass(self, mod, info):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .schedule_rules import is_rule_event
+
 
 REQUIRED_PASSES = frozenset(
     {
@@ -133,7 +135,9 @@ UNDER_TEST_END = "numguard.UnderTestEnd"
 # (they change nothing), never optional; they only say where that pass's events are.
 MARKERS = frozenset({UNDER_TEST_BEGIN, UNDER_TEST_END})
 
-_WRAPPER_NAMES = frozenset({"sequential", "_pipeline", "f_zero_pipeline"})
+# ApplyDefaultSchedule only runs its rules, which are events of their own
+# (schedule_rules: one per rule and kernel); wrapping them, it is never skipped itself
+_WRAPPER_NAMES = frozenset({"sequential", "_pipeline", "f_zero_pipeline", "ApplyDefaultSchedule"})
 
 
 def is_wrapper(name: str) -> bool:
@@ -143,6 +147,10 @@ def is_wrapper(name: str) -> bool:
 
 def is_required(name: str) -> bool:
     return name in REQUIRED_PASSES or name in GPU_REQUIRED_PASSES or name in MARKERS
+
+
+def skips_every_rule_event(skip) -> bool:
+    return EVERY_RULE_EVENT in skip
 
 
 def is_optional(event) -> bool:
@@ -162,13 +170,27 @@ def under_test_span(events) -> Optional[tuple]:
     return first, end
 
 
+# A skip set that holds every rule event (schedule_rules: dlight's rule on one
+# kernel) that changed the build as written holds this too, and its build skips
+# every rule event, those of kernels the build as written never had included.
+# Rule events are named for their kernel, and a kernel's name comes from the
+# passes before it: with FuseOps and FuseTIR skipped the kernels are others
+# ("matmul1" for "fused_matmul1_add1") whose rule events no skip set can name,
+# so without this a prefix that skips the fusion would still run a planted rule
+# on the unfused kernels, and a bisection would blame the fusion.
+EVERY_RULE_EVENT = "dlight.*"
+
+
 def close_skip_set(skip, events) -> frozenset:
-    """Add to ``skip`` what must go with it (DEPENDS_ON), given events in order.
+    """Add to ``skip`` what must go with it (DEPENDS_ON, EVERY_RULE_EVENT), given events in order.
 
     A FuseOps event depends on the next FuseTIR event at the same nesting
     level: when that FuseTIR is skipped, the FuseOps is skipped too.
     """
     skip = set(skip)
+    rules = {e.id for e in events if is_rule_event(e.name) and e.changed is not False}
+    if rules and rules <= skip:
+        skip.add(EVERY_RULE_EVENT)
     for i, event in enumerate(events):
         needed = DEPENDS_ON.get(event.name)
         if needed is None or event.id in skip:

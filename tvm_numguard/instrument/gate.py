@@ -19,7 +19,8 @@ from typing import Iterable, Optional
 
 import tvm
 
-from .catalog import UNDER_TEST_BEGIN, UNDER_TEST_END, is_optional
+from .catalog import UNDER_TEST_BEGIN, UNDER_TEST_END, is_optional, skips_every_rule_event
+from .schedule_rules import is_rule_event
 from .base import EventInstrument
 from .events import PassEvent
 
@@ -48,17 +49,20 @@ class EveryOptional:
 
 @tvm.instrument.pass_instrument
 class PassGate(EventInstrument):
-    """Skips the pass events whose ids are in ``skip``, and those ``every_optional`` skips."""
+    """Skips the pass events whose ids are in ``skip``, those ``every_optional``
+    skips, and every optional rule event where ``skip`` holds EVERY_RULE_EVENT."""
 
     def __init__(self, skip: Iterable[str] = (), every_optional: Optional[EveryOptional] = None):
         super().__init__()
         self.skip = frozenset(skip)
+        self.every_rule = skips_every_rule_event(self.skip)
         self.every_optional = every_optional
         self.trace: list[str] = []
         self.skipped: list[str] = []
 
     def decide(self, event, mod):
-        run = event.id not in self.skip and not (self.every_optional is not None and self.every_optional.skips(event))
+        run = not (event.id in self.skip or (self.every_optional is not None and self.every_optional.skips(event))
+                   or (self.every_rule and is_rule_event(event.name) and is_optional(event)))
         verb = "running" if run else "NOT running"
         self.trace.append(f"BISECT: {verb} pass ({event.index}) {event.id} [{event.level}]")
         if not run:

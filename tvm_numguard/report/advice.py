@@ -17,6 +17,7 @@ import shlex
 import textwrap
 
 from ..bisect.result import document_blame
+from ..instrument.schedule_rules import is_rule_event
 from ..targets import parse_target
 
 SCORE_RULE = ("= |optimized - reference| / max(atol, rtol * |reference|), worst element; "
@@ -64,10 +65,12 @@ def _wrap(line: str, width: int = 110) -> list:
 
 def switch_off_lines(cfg: dict, events: list, prelude=(), guarded: bool = False) -> list:
     """Code that switches the passes of ``events`` (event descriptions:
-    ``name``, ``disabled_pass_reaches``) off in the user's build of
+    ``id``, ``name``, ``disabled_pass_reaches``) off in the user's build of
     ``cfg`` (``pipeline``, ``target``, ``opt_level``); ``prelude``: the passes a
     guarded user applied before the compile call; ``guarded``: the pipeline is
     the user's objects, not text to spell."""
+    rules = [e for e in events if is_rule_event(e["name"])]
+    events = [e for e in events if not is_rule_event(e["name"])]
     names = sorted({e["name"] for e in events})
     direct = sorted({e["name"] for e in events if not e.get("disabled_pass_reaches", True)})
     lines = []
@@ -75,6 +78,26 @@ def switch_off_lines(cfg: dict, events: list, prelude=(), guarded: bool = False)
         lines += _disable_lines(cfg, [n for n in names if n not in direct], guarded)
     if direct:
         lines += _direct_lines(direct, set(prelude), lines == [])
+    if rules:
+        lines += _rule_lines(cfg, sorted(e["id"] for e in rules), lines == [], guarded)
+    return lines
+
+
+def _rule_lines(cfg: dict, ids: list, first: bool, guarded: bool) -> list:
+    """A fix of numguard's that switches one dlight rule off for one kernel each
+    (schedule_rules): no PassContext option reaches a rule, let alone one kernel."""
+    said = " and ".join(f"{rule_name} on {kernel}" for rule_name, _, kernel in
+                        (i.rpartition("#")[0].partition("@") for i in ids))
+    head = "  fix       " if first else NOTE + "and "
+    lines = [head + f"switch {said} off, and keep every other schedule (each such kernel gets the next "
+             "rule that schedules it; no PassContext option reaches one rule on one kernel):"]
+    pipeline = None if guarded else pipeline_code(cfg["pipeline"])
+    lines += [CODE + line for line in setup_code(cfg["target"], pipeline)]
+    quoted = ", ".join(repr(i) for i in ids)
+    lines += [CODE + "import tvm_numguard",
+              CODE + f"with tvm_numguard.fixes.switch_off({quoted}).pass_context(opt_level={cfg['opt_level']}):",
+              CODE + "    executable = tvm.compile(mod, target, relax_pipeline=pipeline)"
+              + ("  # your relax_pipeline" if guarded else "")]
     return lines
 
 

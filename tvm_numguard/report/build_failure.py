@@ -45,7 +45,7 @@ def build_failure_summary(failure, config, model, command: str = "numguard") -> 
                   f"  bisection {failure.builds} builds over {len(failure.events)} optional events, on "
                   "'builds / does not build'"]
         cfg = {"pipeline": config.pipeline, "target": config.target, "opt_level": config.opt_level}
-        lines += switch_off_lines(cfg, [{"name": failure.culprit_name,
+        lines += switch_off_lines(cfg, [{"id": failure.culprit, "name": failure.culprit_name,
                                          "disabled_pass_reaches": failure.disabled_pass_reaches}])
     else:
         lines.append(f"  reference {failure.reference_error}")

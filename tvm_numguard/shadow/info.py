@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
+from ..instrument.catalog import EVERY_RULE_EVENT
+
 
 @dataclasses.dataclass(frozen=True)
 class UntestableBuild:
@@ -47,6 +49,7 @@ class WorkerInfo:
 
 def describe_skip(skip: frozenset, optional: Sequence[str]) -> str:
     """A skip set in words: a prefix of the optional events, or the events skipped."""
+    skip = skip - {EVERY_RULE_EVENT}  # goes with the rule events it names, says nothing more
     if not skip:
         return "the pipeline as written"
     order = [e for e in optional if e in skip] + sorted(e for e in skip if e not in optional)
