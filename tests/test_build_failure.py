@@ -18,12 +18,15 @@ BREAKER = os.path.join(ROOT, "tests", "build_breakers.py") + ":reject_float16"
 PIPELINE = f"FoldConstant,ToMixedPrecision,{BREAKER},default"
 
 
-def test_passes_names_the_pass_that_breaks_the_build(capsys, tmp_path):
+def test_passes_lists_the_events_up_to_where_the_build_stopped_and_bisects_nothing(capsys, tmp_path):
     document = tmp_path / "passes.json"
     code, out, err = run_cli(capsys, "passes", DEMO, "--pipeline", PIPELINE, "--json", str(document))
     assert code == 1, err
-    assert "passes: BUILD FAILURE: pass RejectFloat16#0 breaks the build" in out
-    assert json.loads(document.read_text())["build_failure"]["culprit"] == "RejectFloat16#0"
+    assert "the build stopped in RejectFloat16#0 or after it: ValueError: RejectFloat16: float16 tensors" in out
+    assert "numguard bisect" in out and "BUILD FAILURE" not in out and "probe" not in err  # listed, not bisected
+    rows = json.loads(document.read_text())["events"]
+    assert [r["id"] for r in rows][-1] == "RejectFloat16#0" and "build_error" in rows[-1]
+    assert "ToMixedPrecision#0" in [r["id"] for r in rows]  # the events before it are listed
 
 
 def test_bisect_and_check_name_the_pass_that_breaks_the_build(capsys, tmp_path):

@@ -14,7 +14,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from . import engine
-from .errors import BuildError, PipelineBuildError
+from .errors import BuildError, PipelineBuildError, first_line
 from .options import DEFAULT_SEARCHES, Options
 from .pipeline import CompileConfig
 from .progress import Progress
@@ -37,13 +37,22 @@ def event_table(session: ShadowSession) -> list:
 
 def list_passes(model, config: Optional[CompileConfig] = None, progress: Progress = None,
                 on_build: Optional[Callable] = None) -> list:
-    """The pass events of one compilation (``numguard passes``)."""
+    """The pass events of one compilation (``numguard passes``): the pipeline as
+    written is built once, nothing else. Where it does not build, the events
+    that ran until it stopped, the last top-level one with ``build_error`` (the
+    error's first line: the build stopped in that event or after it); which
+    pass breaks the build is ``bisect``'s question, not this one's."""
     context = RunContext.of(progress, on_build).in_process()
     with ShadowSession(engine.as_model(model), config or CompileConfig(), context=context) as session:
         try:
-            session.prepare()
-        except PipelineBuildError:  # which pass breaks the build: a finding, as for every command
-            engine.raise_build_failure(session)
+            session.prepare_optimized()
+        except PipelineBuildError:
+            rows = [dict(row) for row in event_table(session)]
+            last = next((r for r in reversed(rows) if "/" not in r["id"]), None)
+            if last is None:  # it failed before any pass ran
+                raise
+            last["build_error"] = first_line(session.optimized.error or "the build failed")
+            return rows
         return event_table(session)
 
 

@@ -220,7 +220,8 @@ class Trace(Command):
 class Passes(Command):
     name = "passes"
     help = ("List the pass events of one compilation: id, level, kind, changed, time. Top-level events only "
-            "(what a bisection may skip); --all adds the nested ones.")
+            "(what a bisection may skip); --all adds the nested ones. A pipeline that does not build lists the "
+            "events up to where it stopped and exits 1 (numguard bisect names the pass that breaks it).")
 
     def groups(self) -> dict:
         return {"outputs": OutputArgs("json"), "config": CompileArgs(), "model": ModelArgs()}
@@ -239,7 +240,8 @@ class Passes(Command):
         if outputs.json:
             write_atomic(outputs.json, (json.dumps({"events": rows}, indent=2) + "\n").encode())
         click.echo(event_table(rows, nested_hidden=not show_all))
-        return 0
+        # a pipeline that does not build is a finding (exit 1), as for every command
+        return 1 if any("build_error" in r for r in rows) else 0
 
 
 class Replay(Command):

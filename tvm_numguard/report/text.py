@@ -245,6 +245,10 @@ def event_table(rows: list, nested_hidden: bool = False) -> str:
     optional = sum(1 for r in rows if r["optional"])
     lines.append(f"{len(rows)} events ran, {optional} optional (a bisection may skip them)"
                  + ("; nested events hidden (--all shows them)" if nested_hidden else ""))
+    failed = next((r for r in rows if "build_error" in r), None)
+    if failed is not None:
+        lines.append(f"the build stopped in {failed['id']} or after it: {failed['build_error']}")
+        lines.append("(numguard bisect, with the same pipeline, names the pass that breaks the build)")
     return "\n".join(lines)
 
 
