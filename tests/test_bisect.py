@@ -93,3 +93,31 @@ def test_a_report_document_reads_back_into_its_finding(demo_report, search):
     for section in set(written) - {"schema_version", "kind", "tool", "environment", "witness", "range_check"}:
         assert again.get(section) == kept[section], section
     assert Finding.from_json(written).blame() == report.blame()
+
+
+def test_the_plan_counts_the_probes_and_what_each_costs():
+    from tvm_numguard.bisect.driver import probe_plan
+
+    # 14 changed events: 4 prefix probes and the confirmation, each a build, its VM and a run
+    assert probe_plan(14, False, 2.0, 98.0, 0.5) == (
+        "about 5 probes at ~100 s each (a build 2.0 s, its VM 98.0 s, a run 0.50 s): ~8 min")
+    assert probe_plan(14, True, 1.0, 0.0, 0.0).startswith("about 15 probes at ~1 s each")  # linear: every one
+
+
+def test_a_vm_that_takes_longer_than_the_build_is_said_to_be_where_the_time_goes():
+    from types import SimpleNamespace
+
+    from tvm_numguard.engine import bisection_plan
+
+    def session(vm_seconds, pipeline="ToMixedPrecision,default"):
+        return SimpleNamespace(optimized=SimpleNamespace(seconds=15.3),
+                               optional=[SimpleNamespace(changed=c) for c in (True, True, False, True)],
+                               runs=SimpleNamespace(call_seconds=0.3, vm_seconds=vm_seconds),
+                               config=ng.CompileConfig(pipeline=pipeline))
+
+    options = ng.Options(low=0.0, high=1.0)
+    slow = bisection_plan(session(98.0), options)
+    assert slow.startswith("about 3 probes at ~114 s each") and "creating a build's VM (98 s" in slow
+    assert "float16 arithmetic is emulated on a CPU" in slow
+    assert "where the time goes" not in bisection_plan(session(1.2), options)  # the build itself dominates
+    assert "float16" not in bisection_plan(session(98.0, pipeline="default"), options)

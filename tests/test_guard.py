@@ -393,6 +393,26 @@ def test_time_limit_ends_the_check_and_says_what_was_not_finished(mlp):
         numguard.guard(LOW, HIGH, time_limit=0)
 
 
+def test_a_probe_planned_past_the_limit_is_not_started(mlp, monkeypatch):
+    """A step is not cut short once started, so one that cannot end in time is not
+    started: here every VM is made to look as slow to make as a float16 build's on a
+    CPU (1000 s, planned, not waited for), and the bisection stops before its first probe."""
+    from tvm_numguard.shadow.build import Build
+
+    made = Build.vm
+
+    def slow_to_make(self):
+        vm = made(self)
+        self.vm_seconds = max(self.vm_seconds, 1000.0)
+        return vm
+
+    monkeypatch.setattr(Build, "vm", slow_to_make)
+    with pytest.warns(GuardWarning, match=r"the next step, a bisection probe, needs ~10\d\d s and \d+ s were left"):
+        with numguard.guard(LOW, HIGH, time_limit=600, progress=None) as g:
+            tvm.compile(user_pipeline(mlp), "llvm")
+    assert len(g.report) == 0  # no verdict was reached, none is claimed
+
+
 @pytest.mark.slow  # end to end; the fast tier keeps the default limit's rule (the test below)
 def test_the_guard_is_bounded_by_default_by_the_compile_it_wraps(mlp, monkeypatch):
     """No time_limit given: the limit follows the compile as written (here made 1x, no
@@ -419,6 +439,9 @@ def test_the_default_time_limit_is_a_multiple_of_the_compile_with_a_floor(monkey
     deadline("a step")  # no limit before the compile as written is timed
     deadline.compiled(60.0)
     assert deadline.seconds == 1200.0
+    deadline.afford(600.0, "a probe")  # it fits
+    with pytest.raises(TimeLimitReached, match="the next step, a probe, needs ~1500 s"):
+        deadline.afford(1500.0, "a probe")
     deadline.at = deadline.started  # as if the 1200 s had passed
     with pytest.raises(TimeLimitReached):
         deadline("the next step")

@@ -148,6 +148,23 @@ def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
     data = json.load(open(report))
     validate(data)
     assert data["command"] == "trace" and data["trace"]["origin"]["op"] == "relax.matmul"
+    # the graph speaks the model's own tensor names (the demo's ONNX outputs h, t, l, y) beside TVM's
+    names = {n["model_name"] for n in data["trace"]["graph"]["nodes"]} - {None}
+    assert names and names <= {"h", "t", "l", "y"}, names
+    assert any(f'label="{name}\\n' in open(dot).read() for name in names)
+    assert "white-space: pre-wrap" in page  # long command lines fold, no sideways scrolling
+
+
+def test_graph_boxes_show_the_models_name_first_and_tvms_beside_it():
+    from tvm_numguard.report.graph import propagation_dot
+
+    nodes = [{"id": "lv2", "op": "relax.matmul", "matched": "lv", "score": 58.0, "model_name": "h",
+              "origin": True, "output": False},
+             {"id": "lv7", "op": "relax.add", "matched": "lv5", "score": 3.0, "model_name": None,
+              "origin": False, "output": True}]
+    dot = propagation_dot({"nodes": nodes, "edges": [{"src": "lv2", "dst": "lv7", "on_path": True}]})
+    assert 'label="h\\nrelax.matmul (lv2)\\nscore 58"' in dot  # the user's name, then TVM's
+    assert 'label="lv7\\nrelax.add\\nscore 3"' in dot  # a value a pass made: TVM's name only
 
 
 def test_clean_pipeline_has_nothing_to_trace_and_its_page_says_so(capsys, tmp_path):

@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .bisect import Bisection, bisect_session
+from .bisect.driver import probe_parts, probe_plan
 from .bisect.build_failure import bisect_build_failure
 from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
 from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
@@ -29,7 +30,7 @@ from .pipeline import CompileConfig
 from .progress import Detail
 from .search import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
 from .search.aimed import Aim
-from .targets import parse_target, require_device
+from .targets import is_gpu, parse_target, require_device
 from .framework import open_framework
 from .shadow.oracle import Oracle, judge as judge_by_oracle
 from .shadow.session import ShadowSession
@@ -259,10 +260,28 @@ def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
     that bisection, its first round under way."""
     session.ensure_recorded()
     session.progress(f"violation (score {finding.comparison.score:.3g}); "
-                     f"bisecting {len(session.optional)} optional events")
+                     f"bisecting {len(session.optional)} optional events: " + bisection_plan(session, options))
     bisection = bisect_session(session, finding.witness, options.strategy, started=started)
     return dataclasses.replace(finding, events=list(session.events), bisection=bisection,
                                optional=frozenset(e.id for e in session.optional))
+
+
+def bisection_plan(session: ShadowSession, options: Options) -> str:
+    """The bisection's cost planned from the build as written (``driver.probe_plan``),
+    and where the time goes when creating a VM is most of it."""
+    build_s, vm_s, call_s = probe_parts(session)
+    points = sum(1 for e in session.optional if e.changed is not False)
+    plan = probe_plan(points, options.strategy == "linear", build_s, vm_s, call_s)
+    if vm_s >= max(10.0, build_s):
+        plan += (f"; where the time goes: creating a build's VM ({vm_s:.0f} s), when TVM generates its kernels' "
+                 "machine code"
+                 + ("; float16 arithmetic is emulated on a CPU" if vm_emulates_float16(session) else ""))
+    return plan
+
+
+def vm_emulates_float16(session: ShadowSession) -> bool:
+    """A CPU build of a pipeline that makes float16 kernels (ToMixedPrecision), whose VM takes long to make."""
+    return "MixedPrecision" in session.config.pipeline and not is_gpu(session.config.make_target())
 
 
 def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:

@@ -87,6 +87,16 @@ def torch_labels(env: Mapping) -> dict:
     return labels
 
 
+def model_name(provenance: Mapping, name: Optional[str], op: Optional[str]) -> Optional[str]:
+    """The value's own name in the user's model (an ONNX tensor, an FX node), or
+    None where ``describe`` could not say one: made by a pass, or inside a conversion."""
+    origin = provenance.get(name) if provenance else None
+    if origin is None or origin.inside or not origin.key or (op is not None and origin.op is not None
+                                                             and origin.op != op):
+        return None
+    return origin.key
+
+
 def describe(provenance: Mapping, name: Optional[str], op: Optional[str]) -> str:
     """Where the value ``name`` (an ``op`` binding of a module made from the model)
     comes from in the user's model, or why that cannot be said."""

@@ -61,6 +61,7 @@ class Bisection:
         # prefix lengths over E that end right after a changed event
         self.ends = [0] + [i + 1 for i, e in enumerate(session.optional) if e.changed is not False]
         self.question = WitnessQuestion(session, witness)
+        self.probe_seconds = sum(probe_parts(session))
 
     def skip_after(self, j: int) -> frozenset:
         """The skip set of the j-th probed prefix: past the last changed event
@@ -87,13 +88,16 @@ class Bisection:
             n = len(events)
             started = time.perf_counter()
 
+            afford = getattr(progress, "afford", None)  # a guard's Deadline: a probe that cannot fit is not started
+
             def probe(j: int) -> Optional[bool]:
                 k = ends[j]
+                if afford is not None:
+                    afford(self.probe_seconds, "a bisection probe")
                 verdict = self.question.ask(self.skip_after(j))
                 result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
                 label = events[k - 1] if k else "(none)"
-                points = len(ends) - 1
-                expected = points if self.search is linear_scan else max(1, math.ceil(math.log2(max(points, 2))))
+                expected = expected_probes(len(ends) - 1, self.search is linear_scan)
                 done = len(result.probes)
                 progress(Detail(f"bisection probe {done} of about {expected}: "
                                 f"prefix {k}/{n} (last run: {label}): {verdict.status}"
@@ -157,6 +161,34 @@ class Bisection:
             result.status = "minimal_set"
             result.minimal_set = minimal
             result.minimal_set_complete = complete
+
+
+def probe_parts(session: ShadowSession) -> tuple:
+    """A probe's planned seconds, as the builds so far took: a build (the pipeline
+    as written's compile), its VM (the longest creation so far) and a run."""
+    build_s = session.optimized.seconds if session.optimized is not None else 0.0
+    return build_s, session.runs.vm_seconds, session.runs.call_seconds
+
+
+def expected_probes(points: int, linear: bool) -> int:
+    """The probes a search over ``points`` prefixes asks about, the confirmation not counted."""
+    return points if linear else max(1, math.ceil(math.log2(max(points, 2))))
+
+
+def probe_plan(points: int, linear: bool, build_s: float, vm_s: float, call_s: float) -> str:
+    """What a bisection over ``points`` prefixes will take, planned before its first
+    probe from what the build as written took: each probe builds the model
+    (``build_s``), creates that build's VM (``vm_s``) and runs it once on the
+    witness (``call_s``); the confirmation is one probe more, and delta debugging,
+    where no single event explains the violation, more still (not planned)."""
+    probes = expected_probes(points, linear) + 1
+    each = build_s + vm_s + call_s
+    return (f"about {probes} probes at ~{_duration(each)} each (a build {build_s:.1f} s, its VM {vm_s:.1f} s, "
+            f"a run {call_s:.2f} s): ~{_duration(probes * each)}")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def time_left(spent: float, done: int, total: int) -> str:

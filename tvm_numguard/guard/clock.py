@@ -5,8 +5,10 @@ A guarded compile that takes a second stays silent; one that takes minutes
 (a float16 build runs 18 s per inference on a 2-core CPU) says each phase and
 step on stderr once it has run ``LateProgress.after`` seconds, as the CLI does.
 ``Deadline`` ends a check between two of its steps (each progress message is
-one: a search round, a bisection probe, a table row) once its time is spent;
-a step under way (one inference, one build) is not cut short.
+one: a search round, a bisection probe, a table row) once its time is spent,
+or before a step whose planned time (``afford``: a bisection probe, planned from
+the build as written) would end past it; a step under way (one inference, one
+build) is not cut short.
 """
 
 from __future__ import annotations
@@ -88,6 +90,16 @@ class Deadline:
 
     def left(self) -> Optional[float]:
         return None if self.at is None else max(0.0, self.at - time.perf_counter())
+
+    def afford(self, seconds: float, step: str) -> None:
+        """Raise TimeLimitReached now where ``step``, planned to take ``seconds``,
+        cannot end before the limit: a step is not cut short once started, so
+        one that cannot fit is not started (a float16 build's probe whose VM
+        takes minutes to make)."""
+        left = self.left()
+        if left is not None and seconds > left:
+            raise TimeLimitReached(self.seconds, f"{self.doing}: the next step, {step}, needs ~{seconds:.0f} s "
+                                                 f"and {left:.0f} s were left")
 
     def __call__(self, message: str) -> None:
         if self.at is not None and time.perf_counter() > self.at:

@@ -35,8 +35,11 @@ def _colour(score) -> str:
 
 
 def _label(node) -> str:
+    """The user's name for the value first (where the model has one), then TVM's op and name, then the error."""
     score = _score(node)
     error = "unmatched" if node.get("matched") is None else f"score {score:.3g}" if score is not None else "no value"
+    if node.get("model_name"):
+        return f"{node['model_name']}\\n{node['op']} ({node['id']})\\n{error}"
     return f"{node['id']}\\n{node['op']}\\n{error}"
 
 

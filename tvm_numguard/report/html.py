@@ -22,8 +22,7 @@ body { font-family: sans-serif; margin: 2em; max-width: 1200px; }
 table { border-collapse: collapse; font-size: 13px; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 tr.culprit td { background: #fdd; font-weight: bold; }
-pre { background: #f6f6f6; padding: 8px; overflow-x: auto; font-size: 12px; }
-pre.wrap { white-space: pre-wrap; }
+pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
 .bad { color: #b00; font-weight: bold; } .good { color: #070; }
 .summary td:first-child { font-weight: bold; }
 #propagation svg { max-width: 100%; height: auto; }
@@ -122,7 +121,7 @@ def _imports(data: dict) -> str:
     if origin:
         parts.append(f"<p>First value TVM computes differently: <b id='import-origin'>{_e(origin['node'])}</b> "
                      f"(TVM makes <code>{_e(origin.get('op'))}</code> of it).</p>")
-    parts.append(f"<pre class='wrap'>{_e(chr(10).join(line[2:] for line in import_lines(data)))}</pre>")
+    parts.append(f"<pre>{_e(chr(10).join(line[2:] for line in import_lines(data)))}</pre>")
     return "\n".join(parts)
 
 

@@ -89,6 +89,7 @@ class Build:
     relax_phase: Optional[RelaxPhase] = None  # the pipeline as written's: what a TIR-only skip set starts from
     # what the configuration's fix could not do: places it lacks, culprit events that never ran
     fix_problems: tuple = ()
+    vm_seconds: float = 0.0  # creating its VirtualMachine (0 until made)
 
     @property
     def ok(self) -> bool:
@@ -98,7 +99,9 @@ class Build:
         """The build's VirtualMachine (its first creation generates the machine
         code: as long as a build on a CNN)."""
         if self._vm is None:
+            start = time.perf_counter()
             self._vm = relax.VirtualMachine(self.executable, self.device)
+            self.vm_seconds = time.perf_counter() - start
         return self._vm
 
 

@@ -40,7 +40,9 @@ class Runs:
         self._names, self.tol = list(input_names), tol
         self._start_reference, self._reference_ready, self._attempts = start_reference, reference_ready, attempts
         self.optimized: Optional[Build] = None
-        self.run_seconds = 0.0  # the longest run so far
+        self.run_seconds = 0.0  # the longest run so far, its VM's creation included (what a worker may take)
+        self.call_seconds = 0.0  # the longest call of a VM already made
+        self.vm_seconds = 0.0  # the longest creation of a VM (a build recorded anew makes its own later)
         self._ref_runs = Recent()  # (inputs,) -> the reference's Started run
         # the best-scored input's runs, remembered past the last few (the search's
         # witness is judged and reported after it)
@@ -61,10 +63,15 @@ class Runs:
     def run(self, build: Build, inputs: Mapping[str, np.ndarray]) -> list:
         start = time.perf_counter()
         try:
+            build.vm()  # made once, and timed, by the build
+            called = time.perf_counter()
             outputs = run_build(build, self._names, inputs)
         except Exception as err:  # a VM error means: this build is unusable
             raise RunFailure(summarize_error(err)) from None
-        self.run_seconds = max(self.run_seconds, time.perf_counter() - start)
+        done = time.perf_counter()
+        self.run_seconds = max(self.run_seconds, done - start)
+        self.call_seconds = max(self.call_seconds, done - called)
+        self.vm_seconds = max(self.vm_seconds, build.vm_seconds)
         return outputs
 
     def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:

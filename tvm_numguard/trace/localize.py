@@ -62,9 +62,11 @@ def find_origin(after: ValueGraph, errors: dict) -> Optional[str]:
     return None
 
 
-def propagation_graph(after: ValueGraph, matching: Matching, errors: dict, origin: Optional[str]) -> dict:
+def propagation_graph(after: ValueGraph, matching: Matching, errors: dict, origin: Optional[str],
+                      before: ValueGraph) -> dict:
     """The values downstream of ``origin`` (casts looked through), their errors,
-    and which lie on a path from it to a violating output."""
+    and which lie on a path from it to a violating output; ``op_before``: the op
+    of the value each is matched with in ``before`` (what its provenance is checked by)."""
     if origin is None:
         return {"nodes": [], "edges": []}
     users = after.users()
@@ -90,6 +92,7 @@ def propagation_graph(after: ValueGraph, matching: Matching, errors: dict, origi
         nodes.append({
             "id": name, "op": node.op, "kernel": node.kernel, "shape": list(node.shape or []),
             "dtype": node.dtype, "matched": matching.pairs.get(name), "score": score, "max_abs": max_abs,
+            "op_before": before.nodes[matching.pairs[name]].op if name in matching.pairs else None,
             "origin": name == origin, "output": name in outputs, "violating": name in violating,
             "on_path": name in upstream,
         })
@@ -141,7 +144,7 @@ def localize_relax(before_mod: tvm.IRModule, after_mod: tvm.IRModule, input_name
     matching = match_values(before, after)
     errors = value_errors(before, after, matching, values[0], values[1], tol)
     origin = find_origin(after, errors)
-    graph = propagation_graph(after, matching, errors, origin)
+    graph = propagation_graph(after, matching, errors, origin, before)
     if origin is None:
         return Localization(None, matching.to_json(), graph, "no matched value violates the tolerance")
     return Localization(_origin_json(after, before, matching, errors, origin), matching.to_json(), graph)
@@ -156,7 +159,7 @@ def localize_kernels(graph: ValueGraph, values_before: dict, values_after: dict,
                         [n for n in graph.order if graph.nodes[n].kind in ("kernel", "param")])
     errors = value_errors(graph, graph, matching, values_before, values_after, tol)
     origin = find_origin(graph, errors)
-    prop = propagation_graph(graph, matching, errors, origin)
+    prop = propagation_graph(graph, matching, errors, origin, graph)
     if origin is None:
         return Localization(None, matching.to_json(), prop, "no kernel output violates the tolerance")
     found = _origin_json(graph, graph, matching, errors, origin)

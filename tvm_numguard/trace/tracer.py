@@ -19,7 +19,7 @@ from .. import engine
 from ..finding import Finding
 from ..instrument.snapshot import EventSnapshot
 from ..options import Options
-from ..provenance import describe as describe_provenance
+from ..provenance import describe as describe_provenance, model_name
 from ..pipeline import CompileConfig
 from ..progress import Progress
 from ..report import Report
@@ -85,6 +85,8 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
     if localization.origin is not None:
         origin = localization.origin
         origin["provenance"] = describe_provenance(session.model.provenance, origin["value_before"], origin["op_before"])
+    for node in localization.graph["nodes"]:  # the graph speaks the user's names where the model has them
+        node["model_name"] = model_name(session.model.provenance, node["matched"], node["op_before"])
     rows = table.rows()
     return TraceResult(rows, table.snapshot_builds, table.gated_builds, culprit, localization)
 
