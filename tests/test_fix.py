@@ -456,3 +456,36 @@ def test_fix_says_an_import_difference_it_meets_and_exits_1(tmp_path, capsys):
     assert "nothing to fix" not in out
     document = json.loads(fix.read_text())
     assert not document["verified"] and "TVM's import" in document["reason"]
+
+
+def _fix_document(remedies, times, target="llvm"):
+    culprits = [{"event": f"P#{k}", "remedy": r, "rewrites": 2, "kept": 1 if r == "narrow" else 0, "follows": 0,
+                 "places": [{"binding": "lv", "function": "main", "op": "relax.exp", "provenance": "ONNX Exp node"}]
+                 if r == "narrow" else [], "reason": None if r == "narrow" else "both places must be undone"}
+                for k, r in enumerate(remedies)]
+    cost = [{"build": b, "median_ms": t, "weight_bytes": 8, "rewrites_kept": 0, "runs": 21, "error": None}
+            for b, t in zip(("unsafe", "narrow", "pass off"), times)]
+    return {"verified": True, "reason": None, "culprits": culprits, "cost": cost, "configuration": {"target": target, "pipeline": "P"},
+            "verification": {"seed": 1, "budget": "200", "verdict": "clean", "score": 0.0,
+                             "range_warnings_reached": []}, "model": {"path": "m.onnx"}}
+
+
+def test_a_fix_that_switches_everything_off_shows_one_safe_row_and_says_why():
+    from tvm_numguard.report.fix import fix_html, fix_summary
+
+    document = _fix_document(["off"], (2.65, 0.31, 0.31))
+    text = fix_summary(document, "numguard", "f.json")
+    assert "narrow " not in text.split("cost of safety")[1]  # the narrow row was the pass off again
+    assert "the fix is the pass off" in text
+    assert "safety is faster here: the unsafe build takes 8.5x the safe one's time" in text and "on a CPU" in text
+    page = fix_html(document)
+    assert "Why: both places must be undone" in page and "safety is faster here" in page and "Verified on" in page
+
+
+def test_a_narrow_fix_keeps_its_row_its_places_provenance_and_says_nothing_when_the_pass_pays():
+    from tvm_numguard.report.fix import fix_html, fix_summary
+
+    document = _fix_document(["narrow"], (0.3, 0.4, 0.9), target='{"kind": "cuda", "arch": "sm_90"}')
+    text = fix_summary(document, "numguard", "f.json")
+    assert "narrow " in text and "note" not in text  # slower when safe: the pass buys speed, nothing to say
+    assert "ONNX Exp node" in fix_html(document)  # the place's provenance (it was read as 'origin' before)

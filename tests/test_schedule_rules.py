@@ -143,3 +143,18 @@ def test_a_rule_that_raises_on_one_kernel_is_the_build_failure_and_switching_it_
             tvm.compile(load_model(MLP).mod, target, relax_pipeline=pipeline)
     with ng.fixes.switch_off("dlight.RaisesOnMax@softmax#0").pass_context(opt_level=3):
         assert tvm.compile(load_model(MLP).mod, target, relax_pipeline=pipeline) is not None
+
+
+def test_the_guard_switches_the_planted_rule_off_and_says_why_it_is_not_narrower(monkeypatch):
+    import warnings
+
+    monkeypatch.chdir(os.path.dirname(os.path.abspath(__file__)))
+    target = tvm.target.Target("llvm")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with ng.guard(0, 1, progress=None, fix="narrow") as g:
+            tvm.compile(load_model(MLP).mod, target, relax_pipeline=relax_pipeline(PLANTED, target))
+    section = g.report[0].data["guard"]
+    assert section["returned"] == "culprit disabled" and section["disabled"] == HALF_SUMS  # the marker is not said
+    message = " ".join(str(w.message) for w in caught)
+    assert "(no narrow fix: dlight.HalfAccumulator@" in message and section["not_narrowed"] in message

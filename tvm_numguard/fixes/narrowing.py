@@ -152,3 +152,25 @@ def _named(place: Place, provenance: Mapping) -> Place:
     if made_by is None or (made_by.op is not None and made_by.op != place.op):
         return place
     return dataclasses.replace(place, provenance=made_by.text())
+
+
+def narrow_all(session, events, checks, progress) -> tuple:
+    """(build, FixPlan, None) with each of ``events`` narrowed on ``checks`` (a
+    guard's witness and fresh inputs) and the fixed build verified on them;
+    (None, None, why) where a culprit has no narrow remedy or the narrowed build
+    does not verify (the guard then switches the culprits off and says why)."""
+    plan = FixPlan()
+    for event in events:
+        progress(f"narrowing {event}: where must it be kept from acting?")
+        found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, checks,
+                               provenance=session.model.provenance)
+        if found.remedy != "narrow":
+            return None, None, f"{event}: {found.reason or 'no narrower set of places verified'}"
+        plan = plan.with_culprit(found.fix)
+    build = compile_model(session.model.mod, dataclasses.replace(session.config, fix=plan))
+    session.memo.note(build)
+    if not build.ok or build.fix_problems:
+        return None, None, f"the narrowed build fails: {build.error or '; '.join(build.fix_problems)}"
+    if not all(session.runs.compare(build, x).score <= 1.0 for x in checks):
+        return None, None, "the narrowed build differs on the inputs it was checked on"
+    return build, plan, None

@@ -26,9 +26,10 @@ from tvm import relax
 from .. import __version__, engine
 from ..errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
-from ..fixes.narrowing import narrow_culprit
+from ..fixes.narrowing import narrow_all
 from ..frontends import provenance_of
 from ..model import from_irmodule
+from ..instrument.catalog import EVERY_RULE_EVENT
 from ..narrow import FixPlan
 from ..relax_ir import pristine
 from ..pipeline import pass_context
@@ -222,8 +223,10 @@ class Guard:
                                       f"(pipeline {config.pipeline}; tir {config.tir_pipeline})")
         build, skip = session.optimized, frozenset()
         if finding.violation and self.action == "disable":
-            build, skip, info.verified_inputs, info.returned, plan = self._disable(session, finding, ranges)
-            info.disabled, info.fix = sorted(skip), plan.to_json() if plan else []
+            build, skip, info.verified_inputs, info.returned, plan, info.not_narrowed = \
+                self._disable(session, finding, ranges)
+            # the skip set's EVERY_RULE_EVENT goes with the rule events it names: they say it
+            info.disabled, info.fix = sorted(skip - {EVERY_RULE_EVENT}), plan.to_json() if plan else []
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
     def _workers(self, config: CallConfig) -> tuple:
@@ -253,7 +256,8 @@ class Guard:
         return make_search(self.options.search, budget=budget)
 
     def _disable(self, session: ShadowSession, finding, ranges) -> tuple:
-        """(build, skip set, inputs verified on, what it is, narrow fix or None):
+        """(build, skip set, inputs verified on, what it is, narrow fix or None,
+        why ``fix="narrow"`` kept no narrow fix or None):
         the build with what the finding blames kept out (``fix="narrow"``: kept
         from acting where it breaks the model, else switched off), if it
         matches the reference on the witness and on fresh inputs; else the
@@ -263,35 +267,17 @@ class Guard:
         checks = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
                                       for _ in range(FRESH_INPUTS)]
         checks = [x for x in checks if is_finite_outputs(session.runs.reference_outputs(x))]
+        why = None
         if blame.disable and self.settings.fix == "narrow":
-            narrow = self._narrow(session, blame.disable, checks)
-            if narrow is not None:
-                build, plan = narrow
-                return build, frozenset(), len(checks), "narrow fix", plan
+            build, plan, why = narrow_all(session, blame.disable, checks, self.progress)
+            if build is not None:
+                return build, frozenset(), len(checks), "narrow fix", plan, None
         if blame.disable:
             skip = session.close(blame.disable)
             build = session.build(skip)
             if build.ok and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
-                return build, skip, len(checks), "culprit disabled", None
-        return session.reference, session.reference_skip, len(checks), "reference", None
-
-    def _narrow(self, session: ShadowSession, events, checks) -> Optional[tuple]:
-        """(build, FixPlan) with each blamed event narrowed on ``checks`` (the
-        witness and fresh inputs) and verified on them; None where a culprit
-        has no narrow remedy."""
-        plan = FixPlan()
-        for event in events:
-            self.progress(f"narrowing {event}: where must it be kept from acting?")
-            found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, checks,
-                                   provenance=session.model.provenance)
-            if found.remedy != "narrow":
-                return None
-            plan = plan.with_culprit(found.fix)
-        build = compile_model(session.model.mod, dataclasses.replace(session.config, fix=plan))
-        session.memo.note(build)
-        if build.ok and not build.fix_problems and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
-            return build, plan
-        return None
+                return build, skip, len(checks), "culprit disabled", None, why
+        return session.reference, session.reference_skip, len(checks), "reference", None, why
 
     # -- outcome -------------------------------------------------------
     def _record(self, report: Report, key: str, hint: str, skip: frozenset, fix: list) -> None:
@@ -333,6 +319,8 @@ class Guard:
             what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \
                 "every optional pass (disabling what the bisection blames did not verify)"
             message += f"; disabled {what}, verified on {info.verified_inputs} inputs"
+            if info.not_narrowed:  # fix="narrow" asked for less: say why it got the whole pass off
+                message += f" (no narrow fix: {info.not_narrowed})"
         else:
             message += "; returned the build as written (action='report')"
         warnings.warn(message, NumericalRiskWarning, stacklevel=5)

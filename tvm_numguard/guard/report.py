@@ -31,13 +31,15 @@ class GuardInfo:
     returned: str = "optimized"
     chain: Optional[ChainVerdict] = None
     fix: list = dataclasses.field(default_factory=list)  # a narrow fix's culprits (narrow.FixPlan.to_json)
+    not_narrowed: Optional[str] = None  # why fix="narrow" returned no narrow fix, where it did not
 
     def to_json(self) -> dict:
         return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,
                 "builds": self.builds,
                 "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
                 "verified_inputs": self.verified_inputs, "returned": self.returned,
-                "chain": self.chain.to_json() if self.chain is not None else None, "fix": list(self.fix)}
+                "chain": self.chain.to_json() if self.chain is not None else None, "fix": list(self.fix),
+                "not_narrowed": self.not_narrowed}
 
     @classmethod
     def from_json(cls, data: dict) -> "GuardInfo":
@@ -47,7 +49,7 @@ class GuardInfo:
                    list(data.get("prelude", [])), data.get("builds", "in-process"), bool(data.get("cached")),
                    list(data.get("disabled", [])), int(data.get("verified_inputs", 0)),
                    data.get("returned", "optimized"), ChainVerdict.from_json(chain) if chain else None,
-                   list(data.get("fix", [])))
+                   list(data.get("fix", [])), data.get("not_narrowed"))
 
 
 

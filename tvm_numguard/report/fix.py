@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 
 from ..numbers import from_json_number
 from .advice import as_invoked
@@ -34,11 +35,48 @@ def fix_summary(document: dict, command: str, path: str) -> str:
                         if check["range_warnings_reached"] else ""))
     if document["cost"]:
         lines.append("  cost of safety (median of {} runs, TVM time evaluator):".format(document["cost"][0]["runs"]))
-        lines.extend("    " + row for row in cost_rows(document["cost"]))
+        lines.extend("    " + row for row in cost_rows(shown_cost(document)))
+        lines.extend(f"  note      {note}" for note in cost_notes(document))
     lines.append(f"  fix       {path}")
     if document.get("check_command"):
         lines.append(f"  check     {as_invoked(document['check_command'], command)}")
     return "\n".join(lines)
+
+
+def switches_everything_off(document: dict) -> bool:
+    """Every culprit switched off: the narrow fix is the pass off, one build."""
+    return bool(document["culprits"]) and all(c["remedy"] == "off" for c in document["culprits"])
+
+
+def shown_cost(document: dict) -> list:
+    """The cost rows worth showing: a narrow row that is the pass-off build again is left out."""
+    if not switches_everything_off(document):
+        return document["cost"]
+    return [r for r in document["cost"] if r["build"] != "narrow"]
+
+
+def cost_notes(document: dict) -> list:
+    """What the cost table means, where a number alone would mislead."""
+    notes = []
+    if switches_everything_off(document):
+        notes.append("no culprit could be kept from acting at fewer places than all: the fix is the pass off")
+    times = {r["build"]: r["median_ms"] for r in document["cost"] if r["median_ms"] is not None}
+    safe = times.get("pass off") if switches_everything_off(document) else times.get("narrow")
+    unsafe = times.get("unsafe")
+    if safe and unsafe and safe < 0.9 * unsafe:
+        cpu = _target_kind(document["configuration"]["target"]) in ("llvm", "c")
+        notes.append(f"safety is faster here: the unsafe build takes {unsafe / safe:.1f}x the safe one's time, so the "
+                     "pass costs speed on this target instead of buying it"
+                     + (" (float16 arithmetic and fast transcendental functions are emulated or slow on a CPU)"
+                        if cpu else ""))
+    return notes
+
+
+def _target_kind(text: str) -> str:
+    """The kind of a target as a report spells it (a kind, TVM's JSON form, or the old string form)."""
+    if text.strip().startswith("{"):
+        return str(json.loads(text).get("kind", ""))
+    return text.split()[0] if text.split() else ""
 
 
 def cost_rows(cost: list) -> list:
@@ -71,17 +109,26 @@ def fix_section(document: dict, level: int = 2) -> str:
     if document["reason"]:
         body.append(f"<p>{esc(document['reason'])}</p>")
     for culprit in document["culprits"]:
-        body.append(f"<h{level}>{esc(culprit['event'])}: {esc(culprit['remedy'])}, keeps {culprit['kept']} of "
-                    f"{culprit['rewrites']} rewrites</h{level}><ul>")
-        body += [f"<li>{esc(p['binding'] or p['function'])} ({esc(p['op'])}): {esc(p.get('origin') or '')}</li>"
-                 for p in culprit["places"]]
+        remedy = "switched off" if culprit["remedy"] == "off" else "kept from acting at the places below"
+        body.append(f"<h{level}>{esc(culprit['event'])}: {remedy}, keeps {culprit['kept']} of "
+                    f"{culprit['rewrites']} rewrites</h{level}>")
+        if culprit["remedy"] == "off":
+            body.append(f"<p>Why: {esc(culprit.get('reason') or 'no narrower set of places verified')}</p>")
+        body.append("<ul>")
+        body += [f"<li>{esc(p['binding'] or p['function'])} ({esc(p['op'])}): "
+                 f"{esc(p.get('provenance') or p.get('origin') or '')}</li>" for p in culprit["places"]]
         body.append("</ul>")
+    check = document.get("verification")
+    if check is not None:
+        body.append(f"<p>Verified on a fresh search (seed {check['seed']}, budget {esc(str(check['budget']))}): "
+                    f"{esc(check['verdict'])}, score {from_json_number(check['score']):.3g}</p>")
     if document["cost"]:
         body.append(f"<h{level}>Cost of safety</h{level}><table border='1' cellpadding='4'><tr><th>build</th>"
                     "<th>median ms</th><th>weight bytes</th><th>rewrites kept</th></tr>")
-        for r in document["cost"]:
+        for r in shown_cost(document):
             ms = "-" if r["median_ms"] is None else f"{r['median_ms']:.4f}"
             body.append(f"<tr><td>{esc(r['build'])}</td><td>{ms}</td><td>{r['weight_bytes']}</td>"
                         f"<td>{r['rewrites_kept']}</td></tr>")
         body.append("</table>")
+        body += [f"<p>{esc(note)}</p>" for note in cost_notes(document)]
     return "\n".join(body)
