@@ -101,6 +101,7 @@ def test_disabled_pass_reaches_only_the_passes_a_sequential_runs():
     assert disabled_pass_reaches(recorder.events) == {"CountMe#1"}
 
 
+@pytest.mark.slow  # a fresh Python process; the snippets' text and the switch-off rule stay fast
 def test_pipeline_fix_snippets_clear_the_violation_in_a_fresh_process(tmp_path, capsys):
     witness = str(tmp_path / "w.npz")
     code, out, _ = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline",

@@ -400,6 +400,7 @@ def test_skipping_a_required_pass_fails(catalog_results, name, pipeline):
     assert name in REQUIRED_PASSES, f"skipping {name} breaks '{model}' ({_describe(row)}): keep it in REQUIRED_PASSES"
 
 
+@pytest.mark.slow  # a catalog proof (three builds in fresh processes); is_required's rule stays in the fast tier
 def test_legalize_ops_is_required_by_name_not_by_occurrence(catalog_results):
     """In ``zero`` either LegalizeOps alone is enough; only skipping both fails."""
     results = catalog_results[("cnn", "zero")]
@@ -439,16 +440,16 @@ def test_each_optional_event_can_be_skipped_alone(catalog_results, model, pipeli
 
 @pytest.mark.parametrize(
     "model, pipeline",
-    [
-        ("cnn", "default"),
+    [  # catalog proofs, each in fresh processes: every end-to-end test of the fast tier builds a reference too
+        _slow("cnn", "default"),
         _slow("cnn", "zero"),
         _slow("squeezenet", "default"),
         _slow("squeezenet", "zero"),
-        ("symbolic", "default"),
+        _slow("symbolic", "default"),
         _slow("symbolic", "zero"),
         _slow("bigconv", "default"),
         _slow("bigconv", "zero"),
-        ("bf16", "default"),
+        _slow("bf16", "default"),
     ],
 )
 def test_reference_build_builds_and_runs(catalog_results, model, pipeline):

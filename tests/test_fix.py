@@ -343,6 +343,7 @@ def three_exps() -> tvm.IRModule:
     return bb.get()
 
 
+@pytest.mark.slow  # end to end; the matcher's renaming rule stays fast (test_trace: casts and renamed values)
 def test_a_user_pass_that_renames_what_it_rewrites_is_narrowed_to_its_one_unsafe_place():
     from tvm_numguard import api
     from tvm_numguard.fixes import find_fix

@@ -18,6 +18,7 @@ from tvm_numguard.generate.validate import invalid_reason
 from tvm_numguard.regress.corpus import collect, random_models
 
 
+@pytest.mark.slow  # builds and runs every generated model; the generator's own tests stay fast
 def test_generated_models_build_and_are_finite_everywhere_in_their_range():
     graphs = [generate(7, index) for index in range(30)]
     reasons = [(invalid_reason(g), g) for g in graphs]

@@ -59,6 +59,7 @@ def test_a_hanging_configuration_times_out_and_is_untestable():
     assert report.minimal_set == ["RoundWeightsFP16#0", "PackRoundedWeights#0"]
 
 
+@pytest.mark.slow  # a fresh pytest process; the memory accounting (private_bytes) stays fast
 def test_a_worker_past_its_memory_share_is_stopped_and_its_configuration_is_untestable():
     # a worker's private memory counts what it touches of its parent's heap: in a test process that
     # built other models before, the 64 MiB floor is crossed for the parent's sake; a fresh one is what
