@@ -19,7 +19,7 @@ import numpy as np
 from .bisect import Bisection, bisect_session
 from .bisect.driver import probe_parts, probe_plan
 from .bisect.build_failure import bisect_build_failure
-from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
+from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, UsageError, summarize_error
 from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
 from .model import Model, load_model
 from .rangecheck import check_domains
@@ -30,7 +30,7 @@ from .pipeline import CompileConfig
 from .progress import Detail
 from .search import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
 from .search.aimed import Aim
-from .targets import is_gpu, parse_target, require_device
+from .targets import CUDA_STARTED, cuda_started_here, is_gpu, local_target, parse_target, require_device
 from .framework import open_framework
 from .shadow.oracle import Oracle, judge as judge_by_oracle
 from .shadow.session import ShadowSession
@@ -59,11 +59,11 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     target = parse_target(config.target)
     require_device(target)  # one line where the target's device is missing, before any build
     if target.is_gpu and context.workers.count > 0:
-        # this process runs the optimized build, which initializes CUDA; a worker forked after that
-        # cannot use it (cudaErrorInitializationError): every build stays here
-        context.progress("GPU target: every build runs in this process (a worker forked after CUDA starts "
-                         "cannot use it)")
-        context = context.in_process()
+        # a worker forked after this process initialized CUDA could not use it: this process
+        # compiles, workers run (--jobs 0 keeps everything here, device included, and forks nothing)
+        context = context.runs_in_workers()
+        if cuda_started_here():  # a caller's own GPU work came first: a forked worker would fail on every run
+            raise UsageError(CUDA_STARTED)
     if config.fix and config.fix_model and config.fix_model != model.sha256:
         raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
                        f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")
@@ -314,7 +314,7 @@ def invalid_causes(session: ShadowSession) -> list:
     causes = []
     for sample in session.runs.invalid_samples:
         try:
-            calls = check_domains(session.model.mod, sample, target=session.config.target)
+            calls = check_domains(session.model.mod, sample, target=local_target(session.config.target))
         except Exception:  # explaining is best effort; the count is reported anyway
             continue
         for call in calls:

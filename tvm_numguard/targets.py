@@ -15,6 +15,7 @@ present is asked the same way (``gpu_archs``), never through ``tvm.cuda(0)``.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import json
 import shutil
@@ -30,6 +31,9 @@ GPU_FALLBACK = "numguard.GpuFallback"  # the pass name of ``gpu_fallback``: requ
 # the arch TVM falls back to when it finds no CUDA device (its target_kind.cc): a GPU
 # target built where no GPU is (numguard passes, check) compiles for it
 FALLBACK_ARCH = "sm_50"
+CUDA_STARTED = ("CUDA was initialized in this process before numguard ran (a run on the GPU, torch.cuda, "
+                "tvm.cuda().exist): numguard's workers are forked from this process and could not use the GPU; "
+                "call numguard before anything touches the GPU, or run it from the command line")
 NO_GPU = ("no CUDA device on this machine (target {kind}): bisect, search, trace, fix and the guard run the "
           "model; numguard passes and check still work (they compile only)")
 
@@ -93,6 +97,17 @@ def parse_target(text: str, archs: Optional[list] = None) -> TargetSpec:
     return TargetSpec(config, note)
 
 
+def local_target(text: str) -> str:
+    """The target of the builds numguard's own process makes and runs to
+    diagnose (the float64 oracle, value captures, domain checks, the precision
+    widening): ``text``, or plain ``llvm`` for a GPU target, whose device this
+    process never initializes (``Workers.runs_in_workers``). Those builds ask
+    what values a model computes, which a CPU build answers; the builds judged
+    (the pipeline as written, the reference, a bisection's) run on the device,
+    in workers."""
+    return "llvm" if parse_target(text, archs=[]).is_gpu else text
+
+
 def gpu_archs() -> list:
     """The archs (``sm_90``) of this machine's CUDA GPUs, asked of nvidia-smi in
     its own process (this one initializes nothing); [] where there is none."""
@@ -110,6 +125,19 @@ def gpu_archs() -> list:
         if major.isdigit() and minor.isdigit():
             archs.append(f"sm_{major}{minor}")
     return archs
+
+
+def cuda_started_here() -> bool:
+    """Whether this process has initialized the CUDA driver (``cuInit``),
+    asked without initializing it: until then every driver call, here
+    ``cuCtxGetCurrent``, answers CUDA_ERROR_NOT_INITIALIZED (3). False where
+    the driver library does not load (no GPU driver)."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    context = ctypes.c_void_p()
+    return driver.cuCtxGetCurrent(ctypes.byref(context)) != 3
 
 
 def require_device(spec: TargetSpec, archs: Optional[list] = None) -> None:

@@ -22,6 +22,9 @@ from ..numbers import measured, unmeasured
 from ..pipeline import CompileConfig
 from ..relax_ir import TENSOR_CONSTANT
 from ..shadow.build import compile_model, device_array
+from ..targets import is_gpu
+from ..workers import ForkPool, can_fork
+from ..workers import memory
 
 RUNS = 21  # timed calls per build (the issue asks for a median of at least 10)
 
@@ -58,7 +61,29 @@ def cost_table(mod: tvm.IRModule, config: CompileConfig, plan: FixPlan, narrowin
     rows = [("unsafe", base, sum(n.rewrites for n in narrowings)),
             ("narrow", dataclasses.replace(base, fix=plan or None), sum(n.kept for n in narrowings)),
             ("pass off", dataclasses.replace(base, fix=off or None), 0)]
-    return measure_all([(label, cfg, kept) for label, cfg, kept in rows], mod, inputs, input_names)
+    if is_gpu(config.make_target()) and can_fork():
+        return measure_in_worker(rows, mod, inputs, input_names)
+    return measure_all(rows, mod, inputs, input_names)
+
+
+def measure_in_worker(rows: Sequence, mod: tvm.IRModule, inputs: Mapping, input_names: Sequence[str]) -> list:
+    """``measure_all`` in a worker forked for it: a GPU target's builds run on
+    the device, which numguard's own process never initializes (a process that
+    did could fork no worker that uses it). Where the worker gives no answer,
+    every row's ``error`` says why."""
+    pool = ForkPool(lambda: (rows, mod, inputs, input_names), 1, memory.machine_bytes())
+
+    def lost(why: str) -> list:
+        return [BuildCost(label, float("nan"), 0, kept, 0, why) for label, _, kept in rows]
+
+    try:
+        return pool.submit(_measure_all, lost=lost).result()
+    finally:
+        pool.stop()
+
+
+def _measure_all(context: tuple) -> list:
+    return measure_all(*context)
 
 
 def measure_all(rows: Sequence, mod: tvm.IRModule, inputs: Mapping, input_names: Sequence[str]) -> list:

@@ -19,7 +19,6 @@ import tvm
 
 from ..bisect import prefix_bisect
 from ..search import Budget, make_search
-from ..shadow.build import run_build
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from .call import describe
 
@@ -63,7 +62,7 @@ def judge_chain(session, modules: Sequence[tvm.IRModule], passes: Sequence, rang
     def outputs(index: int, inputs):
         build = session.build_module(modules[index])
         built[index] = build.ok
-        return run_build(build, names, inputs) if build.ok else None  # a module that does not build alone
+        return session.run(build, inputs) if build.ok else None  # a module that does not build alone
 
     def evaluate(x):
         ref = outputs(0, x)

@@ -34,6 +34,7 @@ from ..model import load_model
 from ..pipeline import CompileConfig
 from ..shadow.compare import Comparison, compare_output, compare_outputs
 from ..tolerance import Tolerance
+from ..targets import local_target
 from ..context import RunContext
 from ..shadow.session import ShadowSession
 from ..shadow.tasks import RunFailure
@@ -241,7 +242,7 @@ def _verify(question: PassQuestion, candidate: CutModule, inputs: dict, config: 
     verified = {"violates_with_pass": True, "reproduced_twice": bool(again is not None and again.violated),
                 "clean_without_pass": None, "oracle_builds": 0}
     try:
-        oracle = Float64Build(candidate.mod, [n for n, _ in candidate.inputs], config.target)
+        oracle = Float64Build(candidate.mod, [n for n, _ in candidate.inputs], local_target(config.target))
         verified["oracle_builds"] = 1
         truth = oracle.run(inputs)
         if again is not None:

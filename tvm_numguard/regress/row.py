@@ -191,10 +191,11 @@ def _not_finite(session: ShadowSession, err: InvalidReferenceError) -> tuple:
     untestable (the model itself overflows in this range)."""
     from ..shadow.compare import is_finite_outputs
     from ..shadow.float64 import Float64Build
+    from ..targets import local_target
 
     if session.runs.invalid_samples:
         try:
-            oracle = Float64Build(session.model.mod, session.model.input_names(), session.config.target)
+            oracle = Float64Build(session.model.mod, session.model.input_names(), local_target(session.config.target))
             if is_finite_outputs(oracle.run(session.runs.invalid_samples[0])):
                 return "broken", ("the pipeline without the pass gives NaN/Inf where float64 is finite: "
                                   "it is broken already")

@@ -20,6 +20,7 @@ from ..errors import summarize_error
 from .recent import Recent
 from .compare import differences, element_scores
 from ..tolerance import Tolerance
+from ..targets import local_target
 from .float64 import Float64Build
 
 
@@ -163,7 +164,7 @@ class Oracle:
         if self._build is None:
             model = self._session.model
             try:
-                self._build = Float64Build(model.mod, model.input_names(), target=self._session.config.target)
+                self._build = Float64Build(model.mod, model.input_names(), target=local_target(self._session.config.target))
             except Exception as err:  # an oracle is a help, not a requirement
                 self._error = err
                 raise

@@ -50,6 +50,7 @@ class Runs:
         self._opt_outputs = Recent()  # (build, inputs) -> outputs
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
         self.constancy = ConstancyWatch()
+        self.elsewhere = None  # a RunWorker where this process runs no build (Workers.runs_in_workers)
 
     def use(self, optimized: Build) -> None:
         """``optimized`` is the pipeline as written from now on."""
@@ -61,18 +62,25 @@ class Runs:
         return recent + ([self._best.optimized] if self._best is not None else [])
 
     def run(self, build: Build, inputs: Mapping[str, np.ndarray]) -> list:
+        """``build``'s outputs on ``inputs``: run here, or by ``elsewhere``
+        (a ``RunWorker``) where this process runs no build; RunFailure where it fails."""
         start = time.perf_counter()
+        runner = self.elsewhere.run if self.elsewhere is not None else self.run_here
+        outputs, vm_seconds, call_seconds = runner(build, inputs)
+        self.run_seconds = max(self.run_seconds, time.perf_counter() - start)
+        self.call_seconds = max(self.call_seconds, call_seconds)
+        self.vm_seconds = max(self.vm_seconds, vm_seconds)
+        return outputs
+
+    def run_here(self, build: Build, inputs: Mapping[str, np.ndarray]) -> tuple:
+        """(outputs, seconds its VM took to make, seconds of the call) of ``build`` run in this process."""
         try:
             build.vm()  # made once, and timed, by the build
             called = time.perf_counter()
             outputs = run_build(build, self._names, inputs)
         except Exception as err:  # a VM error means: this build is unusable
             raise RunFailure(summarize_error(err)) from None
-        done = time.perf_counter()
-        self.run_seconds = max(self.run_seconds, done - start)
-        self.call_seconds = max(self.call_seconds, done - called)
-        self.vm_seconds = max(self.vm_seconds, build.vm_seconds)
-        return outputs
+        return outputs, build.vm_seconds, time.perf_counter() - called
 
     def reference_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
         """The reference's outputs; the last few input sets are remembered."""

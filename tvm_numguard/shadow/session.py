@@ -31,6 +31,7 @@ from .info import WorkerInfo
 from .build import BuildRequest
 from .memo import BuildMemo
 from .reference import Reference
+from .run_worker import RunWorker
 from .runs import Runs
 from .tasks import INPUT_MODULE, RunFailure, Started
 
@@ -50,6 +51,8 @@ class ShadowSession:
         self.attempts = Attempts(self, context.workers)
         self.reference_site = Reference(self)
         self.runs = Runs(model.input_names(), tol, self.reference_site.start, self._reference_made, self.attempts)
+        if context.workers.runs_elsewhere:  # a GPU target's: this process never initializes the device
+            self.runs.elsewhere = RunWorker(self, self._worker_timeout)
         self.optimized: Optional[Build] = None
         self.events: list = []
         self.optional: list = []
@@ -68,6 +71,7 @@ class ShadowSession:
         reports nothing (its parent counts and shows its Attempts)."""
         self.context = self.context.quiet()
         self.memo.silence()
+        self.runs.elsewhere = None  # the worker is where runs are made
         return self
 
     # -- builds ---------------------------------------------------------
@@ -145,6 +149,8 @@ class ShadowSession:
         """Stop the worker pool (a later attempt forks a new one) and the reference's worker."""
         self.attempts.stop()
         self.reference_site.stop()
+        if self.runs.elsewhere is not None:
+            self.runs.elsewhere.stop()
 
     def workers_info(self) -> WorkerInfo:
         """How builds were made, for the report's ``workers`` section."""

@@ -153,7 +153,8 @@ class ReferenceRun:
             attempt.untestable = f"does not build: {build.error}"
             return attempt
         try:
-            build.vm()  # the machine code now, before the first input asks for it
+            if not self.inputs:  # a held worker's first task: the machine code now, before an input asks for it
+                build.vm()
             attempt.outputs = [session.run(build, x) for x in self.inputs]
         except Exception as err:  # RunFailure, or TVM's own error making the VM
             attempt.untestable = f"does not run: {summarize_error(err)}"

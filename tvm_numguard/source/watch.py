@@ -13,6 +13,7 @@ from ..search.sampling import Observation
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from ..shadow.recent import Recent
 from ..shadow.oracle import Oracle
+from ..targets import local_target
 from .agreement import CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, perturbed, spread_of
 from .judgement import ImportJudgement
 from .localize import first_difference
@@ -107,7 +108,7 @@ class FrameworkWatch:
         if at_fault and reason is None:
             self.session.progress("TVM's import differs from the model's framework: finding the first node")
             check.origin, check.origin_note = first_difference(self.session.model, self.framework, witness,
-                                                               self.session.config.target, tol)
+                                                               local_target(self.session.config.target), tol)
             self._explain(check, witness)
         return check
 
@@ -124,7 +125,7 @@ class FrameworkWatch:
         model = self.session.model
         checks = [(witness, self._accepts(witness))] + [(seen, self._accepts(seen)) for (seen,), _ in self._outputs
                                                        if seen is not witness]
-        widened = precision_fix(model, self.session.config.target, origin.binding if origin else None, checks)
+        widened = precision_fix(model, local_target(self.session.config.target), origin.binding if origin else None, checks)
         if widened:
             check.verdict = "precision"
             check.widened = widened_entries(model, widened)

@@ -24,12 +24,18 @@ from ..pipeline import CompileConfig
 from ..progress import Progress
 from ..report import Report
 from ..shadow.session import ShadowSession
+from ..targets import local_target, target_of
 from ..context import RunContext
 from ..workers import Workers
 from ..capture.kernels import capture_values
 from ..values.graph import value_graph
 from .localize import Localization, localize_kernels, localize_relax
 from .passes import PassTable
+
+# a TIR pass's error is found by capturing every kernel's values, which a GPU
+# target's build would give only on the device, in this process
+TIR_NOT_LOCALIZED = ("not localized: a TIR pass is localized by capturing kernel values in numguard's own "
+                     "process, which never runs on the GPU (the per-pass table still measures it)")
 
 
 @dataclasses.dataclass
@@ -77,9 +83,9 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
         progress(f"localizing the error of {culprit}")
         event = next(e for e in session.events if e.id == culprit)
         if event.level == "relax":
-            before = _snapshot_before(session, event)
-            localization = localize_relax(before, session.optimized.snapshots[culprit], session.model.input_names(),
-                                          witness, session.config.make_target(), tol, session.build_module)
+            localization = _localize_relax(session, event, witness, tol)
+        elif session.runs.elsewhere is not None:
+            localization = Localization(None, None, {"nodes": [], "edges": []}, TIR_NOT_LOCALIZED)
         else:
             localization = _localize_tir(session, culprit, witness, tol)
     if localization.origin is not None:
@@ -89,6 +95,17 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
         node["model_name"] = model_name(session.model.provenance, node["matched"], node["op_before"])
     rows = table.rows()
     return TraceResult(rows, table.snapshot_builds, table.gated_builds, culprit, localization)
+
+
+def _localize_relax(session: ShadowSession, event, witness, tol) -> Localization:
+    """The Relax event's snapshots before and after, each built alone and its
+    values captured in this process: for the session's target, or plain LLVM
+    where this process runs no build (a GPU target: ``targets.local_target``)."""
+    before = _snapshot_before(session, event)
+    here = session.runs.elsewhere is None
+    target = target_of(session.config.target if here else local_target(session.config.target))
+    return localize_relax(before, session.optimized.snapshots[event.id], session.model.input_names(), witness,
+                          target, tol, session.build_module if here else None)
 
 
 def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:

@@ -58,11 +58,14 @@ class Workers:
     """How builds are made: ``jobs`` worker processes (0: in this process),
     each build given ``build_timeout`` seconds (None: scaled from the recorded
     build), the workers' private memory together under ``max_memory`` bytes
-    (None: DEFAULT_SHARE of the machine)."""
+    (None: DEFAULT_SHARE of the machine). ``runs_in_workers``: this process
+    runs no build at all, even one it made (a GPU target's: a process that
+    initialized CUDA cannot fork workers that use it), where it can fork."""
 
     jobs: Optional[int] = None  # None: one per core
     build_timeout: Optional[float] = None
     max_memory: Optional[int] = None
+    runs_in_workers: bool = False
 
     def __post_init__(self):
         if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 0):
@@ -81,6 +84,11 @@ class Workers:
     @property
     def mode(self) -> str:
         return WORKERS if self.count > 0 and can_fork() else IN_PROCESS
+
+    @property
+    def runs_elsewhere(self) -> bool:
+        """Whether every run of a build is made in a worker (``runs_in_workers``, where fork is)."""
+        return self.runs_in_workers and can_fork()
 
     @property
     def memory_cap(self) -> int:

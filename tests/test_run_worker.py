@@ -1,0 +1,184 @@
+"""Runs in workers (``Workers.runs_in_workers``, what a GPU target sets): numguard's
+own process compiles and runs no build, so it never initializes a device and a
+worker forked at any moment can use it. Tested on LLVM, where a run made in
+this process is seen (``Build.vm`` called here); a GPU target's flow is tested
+as far as this machine (no GPU) lets it go."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+import tvm
+
+import tvm_numguard as ng
+from tvm_numguard.context import RunContext
+from tvm_numguard.narrow import FixPlan
+from tvm_numguard.errors import BuildError, UsageError
+from tvm_numguard.shadow import build as build_module
+from tvm_numguard.shadow.run_worker import RunWorker
+from tvm_numguard.shadow.session import ShadowSession
+from tvm_numguard.shadow.tasks import RunFailure
+from tvm_numguard.targets import local_target
+from tvm_numguard.workers import Workers, can_fork
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
+needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are forked (Linux)")
+
+
+@pytest.fixture
+def vms_made_here(monkeypatch):
+    """The builds whose VM numguard's own process made (a worker's are not counted)."""
+    here, made = os.getpid(), []
+    real = build_module.Build.vm
+
+    def watched(self):
+        if os.getpid() == here and self._vm is None:
+            made.append(self.skip)
+        return real(self)
+
+    monkeypatch.setattr(build_module.Build, "vm", watched)
+    return made
+
+
+@needs_fork
+@pytest.mark.parametrize("jobs", [0, 2])
+def test_the_demo_bisects_alike_with_every_run_in_a_worker_and_no_vm_here(vms_made_here, jobs):
+    options = ng.Options(low=0.0, high=1.0, budget="30")
+    config = ng.CompileConfig(pipeline="ToMixedPrecision,default")
+    report = ng.bisect(MLP, config, options, workers=Workers(jobs=jobs, runs_in_workers=True))
+    assert report.culprit == "ToMixedPrecision#0"
+    assert vms_made_here == []  # the optimized build, the reference and every probe ran in a worker
+
+
+@needs_fork
+def test_the_run_worker_forks_again_only_for_a_build_made_after_it_forked(vms_made_here):
+    model = ng.load_model(MLP)
+    context = RunContext(workers=Workers(jobs=0, runs_in_workers=True))
+    inputs = {model.input_names()[0]: np.full(model.inputs[0].shape, 0.5, "float32")}
+    with ShadowSession(model, ng.CompileConfig(), context=context) as session:
+        session.prepare()
+        worker = session.runs.elsewhere
+        assert isinstance(worker, RunWorker)
+        first = session.run(session.optimized, inputs)
+        again = session.run(session.optimized, inputs)
+        assert worker.forks == 1  # the same worker, its VM kept
+        other = session.run(session.build(["FuseOps#0"]), inputs)
+        assert worker.forks == 2  # made after the fork: a new worker has it
+        here = session.runs.run_here(session.optimized, inputs)[0]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert all(np.array_equal(a, b) for a, b in zip(first, here))
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(first, other))
+    assert vms_made_here == [frozenset()]  # only the run_here asked of this process
+
+
+@needs_fork
+def test_a_run_that_crashes_its_worker_is_a_run_failure_and_the_next_run_works(monkeypatch):
+    model = ng.load_model(MLP)
+    context = RunContext(workers=Workers(jobs=0, runs_in_workers=True))
+    inputs = {model.input_names()[0]: np.zeros(model.inputs[0].shape, "float32")}
+    with ShadowSession(model, ng.CompileConfig(), context=context) as session:
+        session.prepare()
+        real = session.runs.run_here
+        monkeypatch.setattr(session.runs, "run_here", lambda build, x: os.kill(os.getpid(), signal.SIGKILL))  # inherited by the fork
+        with pytest.raises(RunFailure, match="killed by SIGKILL"):
+            session.run(session.optimized, inputs)
+        monkeypatch.setattr(session.runs, "run_here", real)
+        session.runs.elsewhere.stop()  # the next worker forks with the real method
+        assert len(session.run(session.optimized, inputs)) == 1
+
+
+def test_a_gpu_targets_diagnostic_builds_are_made_for_the_cpu():
+    assert local_target('{"kind": "cuda", "arch": "sm_90"}') == "llvm"
+    assert local_target("cuda") == "llvm"
+    assert local_target("llvm -mcpu=skylake") == "llvm -mcpu=skylake"
+
+
+def test_a_gpu_session_runs_nothing_on_the_device_in_this_process(monkeypatch):
+    """On a GPU target (compiled here, no GPU to run on) numguard's process
+    makes no VM and no tensor on the device: the first run goes to a worker,
+    whose failure (no CUDA here) is the error."""
+    made_here, here = [], os.getpid()
+    real_tensor, real_vm = tvm.runtime.tensor, tvm.relax.VirtualMachine
+
+    def on_device(device) -> bool:
+        return os.getpid() == here and device is not None and device.dlpack_device_type() != 1  # 1: kDLCPU
+
+    def watched_tensor(value, device=None, *args, **kwargs):
+        made_here.extend(["tensor"] if on_device(device) else [])
+        return real_tensor(value, device, *args, **kwargs)
+
+    def watched_vm(executable, device, *args, **kwargs):
+        made_here.extend(["vm"] if on_device(device) else [])
+        return real_vm(executable, device, *args, **kwargs)
+
+    monkeypatch.setattr(tvm.runtime, "tensor", watched_tensor)
+    monkeypatch.setattr(tvm.relax, "VirtualMachine", watched_vm)
+    model = ng.load_model(MLP)
+    config = ng.CompileConfig(target='{"kind": "cuda", "arch": "sm_90"}')
+    context = RunContext(workers=Workers(jobs=0)).runs_in_workers()
+    inputs = {model.input_names()[0]: np.zeros(model.inputs[0].shape, "float32")}
+    with ShadowSession(model, config, context=context) as session:
+        session.prepare()
+        if not can_fork():
+            pytest.skip("worker processes are forked (Linux)")
+        with pytest.raises(BuildError, match="fails to run"):
+            session.runs.optimized_outputs(inputs)
+    assert made_here == []
+
+
+CUDA = '{"kind": "cuda", "arch": "sm_90"}'
+
+
+def test_a_caller_whose_process_started_cuda_gets_one_line_before_any_build(monkeypatch):
+    from tvm_numguard import engine
+
+    monkeypatch.setattr(engine, "require_device", lambda spec: None)  # as if a GPU were here
+    monkeypatch.setattr(engine, "cuda_started_here", lambda: True)
+    with pytest.raises(UsageError, match="CUDA was initialized in this process before numguard ran"):
+        ng.bisect(MLP, ng.CompileConfig(target=CUDA), ng.Options(low=0.0, high=1.0), workers=Workers(jobs=1))
+
+
+@needs_fork
+def test_the_guard_says_why_it_cannot_check_a_gpu_compile_after_cuda_started(monkeypatch):
+    from tvm_numguard.guard import GuardWarning
+    import importlib
+
+    guard_module = importlib.import_module("tvm_numguard.guard.guard")
+
+    monkeypatch.setattr(guard_module, "cuda_started_here", lambda: True)
+    mod = ng.load_model(MLP).mod
+    with pytest.warns(GuardWarning, match="compile not checked: CUDA was initialized"):
+        with ng.guard(0.0, 1.0, jobs=1):
+            executable = tvm.compile(mod, target=tvm.target.Target(CUDA))
+    assert executable is not None  # the compile as written
+
+
+@needs_fork
+def test_the_cost_of_safety_on_a_gpu_target_is_timed_in_a_worker(vms_made_here, monkeypatch):
+    from tvm_numguard.fixes import cost
+
+    monkeypatch.setattr(cost, "is_gpu", lambda target: True)  # LLVM builds, measured as a GPU's would be
+    model = ng.load_model(MLP)
+    inputs = {model.input_names()[0]: np.full(model.inputs[0].shape, 0.5, "float32")}
+    plan = FixPlan(())
+    rows = cost.cost_table(model.mod, ng.CompileConfig(), plan, [], inputs, model.input_names())
+    assert [r.label for r in rows] == ["unsafe", "narrow", "pass off"]
+    assert all(r.median_ms > 0 and not r.error for r in rows)
+    assert vms_made_here == []  # every build was made and timed in the worker
+
+
+@needs_fork
+def test_a_trace_with_every_run_in_a_worker_localizes_a_relax_culprit_and_says_why_not_a_tir_one(vms_made_here):
+    from tvm_numguard.trace.tracer import TIR_NOT_LOCALIZED
+
+    options = ng.Options(low=0.0, high=1.0, budget="30")
+    workers = Workers(jobs=0, runs_in_workers=True)
+    relax_level = ng.trace(MLP, ng.CompileConfig(pipeline="ToMixedPrecision,default"), options, workers=workers)
+    assert relax_level.culprit == "ToMixedPrecision#0"
+    assert relax_level.data["trace"]["origin"] is not None, relax_level.data["trace"]["reason"]
+    tir_level = ng.trace(MLP, ng.CompileConfig(tir_pipeline="default,patches.tir_tf32:make_pass"), options,
+                         workers=workers)
+    assert tir_level.culprit and tir_level.data["trace"]["reason"] == TIR_NOT_LOCALIZED
+    assert vms_made_here == []
