@@ -182,3 +182,25 @@ def test_a_trace_with_every_run_in_a_worker_localizes_a_relax_culprit_and_says_w
                          workers=workers)
     assert tir_level.culprit and tir_level.data["trace"]["reason"] == TIR_NOT_LOCALIZED
     assert vms_made_here == []
+
+
+@needs_fork
+def test_a_guard_that_runs_nothing_here_checks_and_returns_a_safe_build(vms_made_here, monkeypatch):
+    """The guard of a GPU target's compile (is_gpu patched: LLVM builds) runs
+    every build in a worker, the user's prelude pass (not recreatable in a
+    worker) included, and still finds, switches off and verifies."""
+    import importlib
+
+    from tvm import relax
+
+    guard_module = importlib.import_module("tvm_numguard.guard.guard")
+    monkeypatch.setattr(guard_module, "is_gpu", lambda target: True)
+    mod = ng.load_model(MLP).mod
+    with pytest.warns(Warning):
+        with ng.guard(0.0, 1.0, fix="off", jobs=1) as guarded:
+            executable = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
+    (entry,) = guarded.report
+    assert entry.culprit == "ToMixedPrecision#0" and entry.data["guard"]["returned"] == "culprit disabled"
+    assert "every run in a worker" in entry.data["guard"]["builds"]
+    assert vms_made_here == []
+    assert executable is not None
