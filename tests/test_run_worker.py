@@ -204,3 +204,23 @@ def test_a_guard_that_runs_nothing_here_checks_and_returns_a_safe_build(vms_made
     assert "every run in a worker" in entry.data["guard"]["builds"]
     assert vms_made_here == []
     assert executable is not None
+
+
+@pytest.mark.parametrize("target, kind, own", [(CUDA, "llvm", False), ("llvm", "llvm", True)])
+def test_a_relax_localization_is_built_for_the_local_target_however_builds_run(monkeypatch, target, kind, own):
+    """As the oracle is (``local_target``), with ``--jobs 0`` too: a GPU target's snapshots are built for
+    plain LLVM (not by the session, which builds for the GPU); a CPU target's by the session."""
+    from types import SimpleNamespace
+
+    from tvm_numguard.trace import tracer
+
+    seen = {}
+    monkeypatch.setattr(tracer, "localize_relax",
+                        lambda before, after, names, witness, tgt, tol, build: seen.update(kind=tgt.kind.name,
+                                                                                           build=build))
+    session = SimpleNamespace(config=SimpleNamespace(target=target), build_module=object(), events=[],
+                              model=SimpleNamespace(mod="input", input_names=lambda: ["x"]),
+                              optimized=SimpleNamespace(snapshots={"P#0": "after"}),
+                              runs=SimpleNamespace(elsewhere=None))  # --jobs 0: builds run here
+    tracer._localize_relax(session, SimpleNamespace(id="P#0", index=0), {}, None)
+    assert seen["kind"] == kind and (seen["build"] is session.build_module) == own

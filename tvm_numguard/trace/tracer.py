@@ -99,13 +99,13 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
 
 def _localize_relax(session: ShadowSession, event, witness, tol) -> Localization:
     """The Relax event's snapshots before and after, each built alone and its
-    values captured in this process: for the session's target, or plain LLVM
-    where this process runs no build (a GPU target: ``targets.local_target``)."""
-    before = _snapshot_before(session, event)
-    here = session.runs.elsewhere is None
-    target = target_of(session.config.target if here else local_target(session.config.target))
-    return localize_relax(before, session.optimized.snapshots[event.id], session.model.input_names(), witness,
-                          target, tol, session.build_module if here else None)
+    values captured in this process, for its ``targets.local_target`` (the
+    session's target, or plain LLVM for a GPU target) as the oracle is: the
+    session builds and counts them where that is its own target."""
+    text = local_target(session.config.target)
+    own = session.build_module if text == session.config.target else None
+    return localize_relax(_snapshot_before(session, event), session.optimized.snapshots[event.id],
+                          session.model.input_names(), witness, target_of(text), tol, own)
 
 
 def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:
