@@ -117,7 +117,7 @@ def test_a_gpu_session_runs_nothing_on_the_device_in_this_process(monkeypatch):
     monkeypatch.setattr(tvm.relax, "VirtualMachine", watched_vm)
     model = ng.load_model(MLP)
     config = ng.CompileConfig(target='{"kind": "cuda", "arch": "sm_90"}')
-    context = RunContext(workers=Workers(jobs=0)).runs_in_workers()
+    context = RunContext(workers=Workers(jobs=0, runs_in_workers=True))
     inputs = {model.input_names()[0]: np.zeros(model.inputs[0].shape, "float32")}
     with ShadowSession(model, config, context=context) as session:
         session.prepare()
@@ -155,6 +155,27 @@ def test_the_guard_says_why_it_cannot_check_a_gpu_compile_after_cuda_started(mon
     assert executable is not None  # the compile as written
 
 
+def test_one_rule_says_where_a_gpu_builds_runs_go():
+    assert Workers(jobs=2).for_target(gpu=True).runs_in_workers is can_fork()
+    assert not Workers(jobs=2).for_target(gpu=False).runs_in_workers
+    assert not Workers(jobs=0).for_target(gpu=True).runs_in_workers  # --jobs 0: nothing forks, the device is used here
+    assert Workers(jobs=0, runs_in_workers=True).for_target(gpu=False).runs_in_workers  # a caller's choice stands
+    kept = Workers(jobs=3, build_timeout=7.0).for_target(gpu=True)
+    assert (kept.jobs, kept.build_timeout) == (3, 7.0)
+
+
+def test_with_jobs_0_the_cost_of_safety_on_a_gpu_target_is_timed_here_like_the_search(vms_made_here, monkeypatch):
+    from tvm_numguard.fixes import cost
+
+    monkeypatch.setattr(cost, "is_gpu", lambda target: True)
+    model = ng.load_model(MLP)
+    inputs = {model.input_names()[0]: np.full(model.inputs[0].shape, 0.5, "float32")}
+    rows = cost.cost_table(model.mod, ng.CompileConfig(), FixPlan(()), [], inputs, model.input_names(),
+                           Workers(jobs=0))
+    assert all(r.median_ms > 0 and not r.error for r in rows)
+    assert len(vms_made_here) == 3  # a worker forked after this process used the device could not use it
+
+
 @needs_fork
 def test_the_cost_of_safety_on_a_gpu_target_is_timed_in_a_worker(vms_made_here, monkeypatch):
     from tvm_numguard.fixes import cost
@@ -163,7 +184,7 @@ def test_the_cost_of_safety_on_a_gpu_target_is_timed_in_a_worker(vms_made_here, 
     model = ng.load_model(MLP)
     inputs = {model.input_names()[0]: np.full(model.inputs[0].shape, 0.5, "float32")}
     plan = FixPlan(())
-    rows = cost.cost_table(model.mod, ng.CompileConfig(), plan, [], inputs, model.input_names())
+    rows = cost.cost_table(model.mod, ng.CompileConfig(), plan, [], inputs, model.input_names(), Workers(jobs=1))
     assert [r.label for r in rows] == ["unsafe", "narrow", "pass off"]
     assert all(r.median_ms > 0 and not r.error for r in rows)
     assert vms_made_here == []  # every build was made and timed in the worker

@@ -36,10 +36,6 @@ class RunContext:
         """The same hooks, every build made in this process."""
         return dataclasses.replace(self, workers=Workers(jobs=0))
 
-    def runs_in_workers(self) -> "RunContext":
-        """The same hooks and workers; no build runs in this process (``Workers.runs_in_workers``)."""
-        return dataclasses.replace(self, workers=dataclasses.replace(self.workers, runs_in_workers=True))
-
     def quiet(self) -> "RunContext":
         """The same workers, no hooks (a worker's: its parent reports)."""
         return RunContext(workers=self.workers)

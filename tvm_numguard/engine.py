@@ -58,12 +58,9 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     model = as_model(model)
     target = parse_target(config.target)
     require_device(target)  # one line where the target's device is missing, before any build
-    if target.is_gpu and context.workers.count > 0:
-        # a worker forked after this process initialized CUDA could not use it: this process
-        # compiles, workers run (--jobs 0 keeps everything here, device included, and forks nothing)
-        context = context.runs_in_workers()
-        if cuda_started_here():  # a caller's own GPU work came first: a forked worker would fail on every run
-            raise UsageError(CUDA_STARTED)
+    context = dataclasses.replace(context, workers=context.workers.for_target(target.is_gpu))
+    if context.workers.runs_elsewhere and cuda_started_here():
+        raise UsageError(CUDA_STARTED)  # a caller's own GPU work came first: a forked worker would fail on every run
     if config.fix and config.fix_model and config.fix_model != model.sha256:
         raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
                        f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")

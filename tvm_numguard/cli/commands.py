@@ -310,7 +310,7 @@ class Fix(Command):
             if outcome.narrowings and not no_cost:
                 console.progress("measuring the cost of safety (unsafe, narrow fix, pass off)")
                 cost = cost_table(model.mod, config, outcome.plan, list(outcome.narrowings.values()),
-                                  outcome.first.witness, model.input_names())
+                                  outcome.first.witness, model.input_names(), workers)
         document = fix_document(outcome, model, config, options, cost, fix_path)
         validate(document, FIX_SCHEMA)
         write_atomic(fix_path, (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())

@@ -23,7 +23,7 @@ from ..pipeline import CompileConfig
 from ..relax_ir import TENSOR_CONSTANT
 from ..shadow.build import compile_model, device_array
 from ..targets import is_gpu
-from ..workers import ForkPool, can_fork
+from ..workers import ForkPool, Workers
 from ..workers import memory
 
 RUNS = 21  # timed calls per build (the issue asks for a median of at least 10)
@@ -52,16 +52,18 @@ class BuildCost:
 
 
 def cost_table(mod: tvm.IRModule, config: CompileConfig, plan: FixPlan, narrowings: Sequence,
-               inputs: Mapping, input_names: Sequence[str]) -> list:
+               inputs: Mapping, input_names: Sequence[str], workers: Workers = Workers()) -> list:
     """[unsafe, narrow, pass off] BuildCosts of ``mod`` under ``config`` (whose
     own fix, if any, is left out), the fix ``plan`` (whose ``narrowings`` give
-    the rewrite counts), and the same culprits switched off."""
+    the rewrite counts), and the same culprits switched off; timed in a worker
+    where ``workers`` run a GPU target's builds in workers (``for_target``), as
+    the fix's own search did, else here."""
     base = dataclasses.replace(config, fix=None)
     off = FixPlan(tuple(n.fix.switched_off() for n in narrowings))
     rows = [("unsafe", base, sum(n.rewrites for n in narrowings)),
             ("narrow", dataclasses.replace(base, fix=plan or None), sum(n.kept for n in narrowings)),
             ("pass off", dataclasses.replace(base, fix=off or None), 0)]
-    if is_gpu(config.make_target()) and can_fork():
+    if workers.for_target(is_gpu(config.make_target())).runs_elsewhere:
         return measure_in_worker(rows, mod, inputs, input_names)
     return measure_all(rows, mod, inputs, input_names)
 

@@ -172,7 +172,7 @@ class Guard:
         except UsageError:  # a target TVM cannot build for: its own error says it best
             return call.as_written()
         origin, config = start.origin, start.config
-        if is_gpu(config.target_obj) and self.workers.mode == WORKERS and cuda_started_here():
+        if self.workers.for_target(is_gpu(config.target_obj)).runs_elsewhere and cuda_started_here():
             warnings.warn(f"numguard: compile not checked: {CUDA_STARTED}", GuardWarning, stacklevel=4)
             return call.as_written()
         try:
@@ -241,15 +241,13 @@ class Guard:
         pristine copy of the module each time."""
         if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
-        # a GPU build run here would initialize CUDA, and every later compile's workers could not use it
-        gpu = is_gpu(config.target_obj)
-        runs = "; every run in a worker (GPU target)" if gpu else ""
+        workers = self.workers.for_target(is_gpu(config.target_obj))
+        runs = "; every run in a worker (GPU target)" if workers.runs_in_workers else ""
         if not config.recreatable:
-            return Workers(jobs=0, runs_in_workers=gpu), ("in-process: the pipeline holds pass objects of this "
+            return dataclasses.replace(workers, jobs=0), ("in-process: the pipeline holds pass objects of this "
                                                           "process (the reference, which skips every optional "
                                                           f"pass, in a forked worker){runs}")
-        return (dataclasses.replace(self.workers, runs_in_workers=gpu),
-                f"workers ({self.workers.count}; the reference in one more){runs}")
+        return workers, f"workers ({self.workers.count}; the reference in one more){runs}"
 
     def _strategy(self, session: ShadowSession, started: float):
         """The search: the user's budget, or the auto budget, scaled to this

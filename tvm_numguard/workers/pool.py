@@ -85,6 +85,14 @@ class Workers:
     def mode(self) -> str:
         return WORKERS if self.count > 0 and can_fork() else IN_PROCESS
 
+    def for_target(self, gpu: bool) -> "Workers":
+        """These workers for the builds of a GPU target (``gpu``) or not: the one
+        rule of where a GPU build runs. Wherever this process forks workers,
+        every run of a GPU build is made in one, since a process that initialized
+        CUDA can fork no worker that uses it; with ``jobs=0`` (or no fork) nothing
+        forks and the device is used here. A ``runs_in_workers`` already set stands."""
+        return dataclasses.replace(self, runs_in_workers=self.runs_in_workers or (gpu and self.mode == WORKERS))
+
     @property
     def runs_elsewhere(self) -> bool:
         """Whether every run of a build is made in a worker (``runs_in_workers``, where fork is)."""
