@@ -81,6 +81,22 @@ def test_stock_passes_raise_no_false_alarm_and_a_pass_that_changes_nothing_prove
     assert run.exit_code == EXIT_NOT_FIRED
 
 
+def test_a_row_whose_pass_changes_nothing_is_clean_without_a_build(tmp_path, monkeypatch):
+    import tvm
+
+    noop = os.path.join(HERE, "regress_passes.py")
+    built, real_build = [], tvm.relax.build
+    monkeypatch.setattr(tvm.relax, "build", lambda *a, **k: built.append(1) or real_build(*a, **k))
+    requests = [request(f"[{noop}:noop],zero", out_dir=str(tmp_path)), request("[FoldConstant],zero", out_dir=str(tmp_path))]
+    unchanged, folded = regress(requests, collect(["patches/fold_fp16"]), Workers(jobs=0)).rows
+    assert (unchanged.verdict, unchanged.fired, unchanged.reason) == ("clean", False, "the pass did not change the model")
+    assert unchanged.events == ["NoOpRewrite#0"]  # the pass's own events, as a build records them
+    assert folded.fired is True and len(built) >= 2  # a pass that fired: built with and without it, as before
+    built.clear()
+    regress(requests[:1], collect(["patches/fold_fp16"]), Workers(jobs=0))
+    assert built == []  # the Relax phase alone said the pass changed nothing: no lowering, no code generation
+
+
 def test_a_pass_that_crashes_the_compiler_is_one_untestable_row_and_the_run_goes_on(tmp_path):
     crash = os.path.join(HERE, "crash_passes.py")
     requests = [request(f"[{crash}:pack_crash],zero", out_dir=str(tmp_path)),

@@ -157,6 +157,29 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
                  relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference))
 
 
+def relax_phase_events(mod: tvm.IRModule, config: CompileConfig) -> Optional[list]:
+    """The recorded events (``changed`` known) of ``config``'s Relax pipeline
+    alone on a pristine copy of ``mod``: what a pass under test there did, and
+    that the module legalizes and lowers to the VM, without the TIR lowering and
+    code generation of a build (four fifths of a small model's build here).
+    None where that cannot be told so: the pass under test is a TIR one, or
+    the phase fails (a build then says how)."""
+    if not config.relax_under_test():
+        return None
+    target = config.make_target()
+    gate, recorder = PassGate(frozenset(config.disable)), PassRecorder(keep_snapshots=False, hash_modules=True)
+    with InterruptWatch() as watch:
+        try:
+            with pass_context(config, [gate, recorder]), target:
+                config.relax_pass(target)(pristine(mod))
+            events = recorder.finish()
+        except Exception:  # noqa: BLE001 - TVM raises many types; the full build reports the failure
+            events = None
+    if watch.interrupted:
+        raise KeyboardInterrupt
+    return events
+
+
 @dataclasses.dataclass(frozen=True)
 class BuildRequest:
     """What changes a build of a model under a configuration: ``skip`` (the
