@@ -226,3 +226,85 @@ def test_oracle_object_and_classify_on_a_real_difference(tmp_path):
     bad = ref.astype(np.float16).astype(np.float32)
     (v,) = classify([ref], [bad], [g])
     assert v.real > 0 and v.max_err_opt > v.max_err_ref
+
+
+# -- the oracle in a worker, beside the bisection ------------------------------
+def _parent_float64_builds(monkeypatch) -> list:
+    """The Float64Builds made in numguard's own process (a worker's append is its own)."""
+    from tvm_numguard.shadow import float64
+
+    here, made, real = os.getpid(), [], float64.Float64Build.__init__
+
+    def watched(self, *args, **kwargs):
+        made.extend([1] if os.getpid() == here else [])
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(float64.Float64Build, "__init__", watched)
+    return made
+
+
+def _bisect_mlp(lines: list):
+    import tvm_numguard as ng
+    from tvm_numguard.workers import Workers, can_fork
+
+    if not can_fork():
+        pytest.skip("worker processes are forked (Linux)")
+    return ng.bisect(MLP, CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0, budget="30"),
+                     progress=lambda line: lines.append(str(line)), workers=Workers(jobs=2))
+
+
+def test_the_culprit_comes_before_the_oracle_whose_build_is_made_in_a_worker(monkeypatch):
+    made_here, lines = _parent_float64_builds(monkeypatch), []
+    report = _bisect_mlp(lines)
+    assert report.culprit == "ToMixedPrecision#0" and report.data["oracle"]["available"]
+    assert report.data["oracle"]["real_violation"] and report.violation
+    assert made_here == []  # built and run in its worker
+    probes = [i for i, line in enumerate(lines) if "bisection probe" in line]
+    answer = [i for i, line in enumerate(lines) if "float64 oracle's answer from its worker" in line]
+    assert probes and answer and probes[-1] < answer[0]  # the bisection ran while the oracle was in its worker
+
+
+def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(monkeypatch):
+    import dataclasses
+
+    from tvm_numguard import engine
+
+    real = engine.judge_by_oracle
+    monkeypatch.setattr(engine, "judge_by_oracle",
+                        lambda *a, **k: dataclasses.replace(real(*a, **k), real_violation=False))
+    lines: list = []
+    report = _bisect_mlp(lines)
+    assert report.data["verdict"] == "benign" and report.culprit is None and report.data["bisection"] is None
+    # stopped at the first probe after the oracle answered, or (an oracle slower than the bisection) dropped
+    assert any("benign: the bisection stops" in line or "benign: the bisection's culprit is not reported" in line
+               for line in lines)
+
+
+def test_a_bisection_told_to_stop_gives_up_before_its_next_probe():
+    from tvm_numguard.bisect import Bisection, BisectionStopped
+    from tvm_numguard.context import RunContext
+    from tvm_numguard.shadow.session import ShadowSession
+    from tvm_numguard.workers import Workers
+
+    model = load_model(MLP)
+    asked: list = []
+    witness = {model.input_names()[0]: np.full(model.inputs[0].shape, 1.0, "float32")}
+    with ShadowSession(model, CompileConfig(pipeline="ToMixedPrecision,default"),
+                       context=RunContext(workers=Workers(jobs=0))) as session:
+        session.prepare()
+        bisection = Bisection(session, witness, stop=lambda: asked.append(1) or len(asked) > 1)
+        with pytest.raises(BisectionStopped):
+            bisection.run()
+    assert len(asked) == 2  # one probe asked, then given up before the second
+
+
+def test_a_float64_build_that_fails_in_its_worker_leaves_every_violation_real(monkeypatch):
+    from tvm_numguard.shadow import float64
+
+    def fails(self, *args, **kwargs):
+        raise RuntimeError("no float64 kernel in this test")
+
+    monkeypatch.setattr(float64.Float64Build, "__init__", fails)
+    report = _bisect_mlp([])
+    assert not report.data["oracle"]["available"] and "no float64 kernel in this test" in report.data["oracle"]["reason"]
+    assert report.violation and report.culprit == "ToMixedPrecision#0"

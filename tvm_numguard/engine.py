@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .bisect import Bisection, bisect_session
+from .bisect import Bisection, BisectionStopped, BisectResult, bisect_session
 from .bisect.driver import probe_parts, probe_plan
 from .bisect.build_failure import bisect_build_failure
 from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, UsageError, summarize_error
@@ -182,30 +182,70 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
         if stop_at is not None and results[-1].best_score > stop_at:
             break
     found = max(results, key=lambda r: r.best_score)
-    early: list = []
-
-    def start_bisection(witness) -> None:
-        # the workers build the bisection's first round while the oracle is built here;
-        # an unrecorded session is recorded (and its workers forked anew) first
-        if session.recorded:
-            early.append(Bisection(session, witness, options.strategy).start())
-
+    early: list = []  # the Bisection started before the oracle, or its result where it ran in full
     outcome_searched = SearchOutcome(found, options.budget if budget is None else budget,
                                      searches=results if len(results) > 1 or every_search else [])
-    finding = judge(session, options, ranges, outcome_searched, command,
-                    before_oracle=start_bisection if bisect else None, watch=watch, oracle=oracle)
+    try:
+        finding = judge(session, options, ranges, outcome_searched, command, watch=watch, oracle=oracle,
+                        before_oracle=functools.partial(bisect_beside_oracle, session, options, oracle, early)
+                        if bisect else None)
+    finally:
+        oracle.close()
     if checker is not None:
         outcome.checker = checker  # what reached() asks (a fix's verification asks it of a clean witness)
     if checker is not None and finding.witness is not None and finding.verdict != "clean":
         outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
     finding = dataclasses.replace(finding, range_check=outcome)
-    if finding.at_fault and session.context.on_witness is not None:
+    bisected = early[0] if early and isinstance(early[0], BisectResult) else None
+    if finding.at_fault and session.context.on_witness is not None and bisected is None:
         session.context.on_witness(finding.witness)
     if finding.violation and bisect:
         return bisect_finding(finding, session, options, early[0] if early else None)
+    if bisected is not None:
+        session.progress("the float64 oracle finds the difference benign: the bisection's culprit is not reported")
     elif early:
         early[0].cancel()  # benign: no bisection follows
     return finding
+
+
+def bisect_beside_oracle(session: ShadowSession, options: Options, oracle: Oracle, early: list, witness) -> None:
+    """Before the oracle judges a witness the builds differ on: the bisection
+    in full (its BisectResult into ``early``) while the oracle is built and run
+    in a worker, so the culprit comes first; where no worker can be forked, only
+    the bisection's first round, built by the workers while the oracle is built
+    here (a Bisection into ``early``). An unrecorded session is recorded (and
+    its workers forked anew) only once the oracle says the difference is real."""
+    if not session.recorded:
+        return
+    if options.oracle and oracle.start(witness, session.context.workers):
+        if session.context.on_witness is not None:  # kept whatever happens to the bisection
+            session.context.on_witness(witness)
+        score = session.runs.compare(session.optimized, witness).score
+        session.progress(f"the builds differ (score {score:.3g}); the float64 oracle judges it in a worker "
+                         f"meanwhile; bisecting {len(session.optional)} optional events: "
+                         + bisection_plan(session, options))
+        try:
+            early.append(Bisection(session, witness, options.strategy,
+                                   stop=oracle_finds_benign(session, options, oracle, witness)).run())
+        except BisectionStopped:
+            session.progress("the float64 oracle finds the difference benign: the bisection stops")
+    else:
+        early.append(Bisection(session, witness, options.strategy).start())
+
+
+def oracle_finds_benign(session: ShadowSession, options: Options, oracle: Oracle, witness) -> Callable[[], bool]:
+    """Asked before each probe of a bisection beside the oracle's worker:
+    whether the oracle, once it has answered, finds the difference benign
+    (judged once, when the answer is there; never waited for)."""
+    said: list = []
+
+    def benign() -> bool:
+        if not said and oracle.answered():
+            judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
+            said.append(judgement.available and not judgement.real_violation)
+        return bool(said) and said[0]
+
+    return benign
 
 
 def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutcome, command: str, *,
@@ -228,7 +268,7 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
         before_oracle(witness)
     oracle = oracle or Oracle(session)
     if comparison.violated and options.oracle:
-        progress("building the float64 oracle")
+        progress("the float64 oracle's answer from its worker" if oracle.in_worker else "building the float64 oracle")
         judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
         if judgement.available and not judgement.real_violation:
             verdict = "benign"
@@ -251,14 +291,17 @@ def cpu_stage(session: ShadowSession, witness, watch: Optional[FrameworkWatch], 
 
 
 def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
-                   started: Optional[Bisection] = None) -> Finding:
+                   started=None) -> Finding:
     """``finding`` with the bisection of the pipeline on its witness (and its
     events, recorded anew when the first build kept no hashes); ``started``:
-    that bisection, its first round under way."""
-    session.ensure_recorded()
-    session.progress(f"violation (score {finding.comparison.score:.3g}); "
-                     f"bisecting {len(session.optional)} optional events: " + bisection_plan(session, options))
-    bisection = bisect_session(session, finding.witness, options.strategy, started=started)
+    that bisection, its first round under way, or its BisectResult already."""
+    if isinstance(started, BisectResult):
+        bisection = started
+    else:
+        session.ensure_recorded()
+        session.progress(f"violation (score {finding.comparison.score:.3g}); "
+                         f"bisecting {len(session.optional)} optional events: " + bisection_plan(session, options))
+        bisection = bisect_session(session, finding.witness, options.strategy, started=started)
     return dataclasses.replace(finding, events=list(session.events), bisection=bisection,
                                optional=frozenset(e.id for e in session.optional))
 

@@ -1,7 +1,7 @@
 """Bisection over pass events: the question, the strategies, the driver."""
 
 from .question import BAD, GOOD, UNTESTABLE, Question, Verdict, WitnessQuestion
-from .driver import STRATEGIES, Bisection, BisectResult, bisect_session
+from .driver import STRATEGIES, Bisection, BisectionStopped, BisectResult, bisect_session
 from .strategies import ddmin, linear_scan, prefix_bisect
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "STRATEGIES",
     "UNTESTABLE",
     "BisectResult",
+    "BisectionStopped",
     "Bisection",
     "Question",
     "Verdict",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
@@ -42,6 +42,10 @@ def bisect_session(
     return bisection.run(ddmin_max_tests)
 
 
+class BisectionStopped(Exception):
+    """A bisection given up before a probe because its ``stop`` said so."""
+
+
 class Bisection:
     """One bisection of a session's optional events on a witness.
 
@@ -49,12 +53,16 @@ class Bisection:
     a caller can do other work meanwhile (judge the witness against the
     float64 oracle); ``run`` asks the questions and returns the result;
     ``cancel`` gives up what was started when no bisection follows.
+    ``stop``: asked before each probe; True gives the bisection up
+    (``BisectionStopped``), as when the oracle, judging meanwhile, finds the
+    difference benign.
     """
 
-    def __init__(self, session: ShadowSession, witness: Mapping[str, np.ndarray], strategy: str = "bisect"):
+    def __init__(self, session: ShadowSession, witness: Mapping[str, np.ndarray], strategy: str = "bisect",
+                 stop: Optional[Callable[[], bool]] = None):
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown strategy '{strategy}' (expected {', '.join(STRATEGIES)})")
-        self.session, self.witness, self.strategy = session, witness, strategy
+        self.session, self.witness, self.strategy, self.stop = session, witness, strategy, stop
         self.search = prefix_bisect if strategy == "bisect" else linear_scan
         self.events = [e.id for e in session.optional]
         self.changed = [e.id for e in session.optional if e.changed is not False]
@@ -92,6 +100,8 @@ class Bisection:
 
             def probe(j: int) -> Optional[bool]:
                 k = ends[j]
+                if self.stop is not None and self.stop():
+                    raise BisectionStopped
                 if afford is not None:
                     afford(self.probe_seconds, "a bisection probe")
                 verdict = self.question.ask(self.skip_after(j))

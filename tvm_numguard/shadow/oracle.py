@@ -22,6 +22,8 @@ from .compare import differences, element_scores
 from ..tolerance import Tolerance
 from ..targets import local_target
 from .float64 import Float64Build
+from ..workers import WORKERS, ForkPool
+from ..workers import memory
 
 
 # -- the benign rule ------------------------------------------------------
@@ -137,25 +139,76 @@ class OracleJudgement:
                    float(data["k"]), [OracleVerdict.from_json(v) for v in data["outputs"]])
 
 
+class OracleFailed(Exception):
+    """The float64 build failed in the worker that made it (the message is its error's line)."""
+
+
 class Oracle:
     """The oracle: TVM's float64 build of a session's model, made on first use
     (once) and run on inputs as asked, the last few remembered. It judges the
     pass question (benign or not) and is the import question's truth where
     the framework has no float64 kernels. ``outputs`` raises what building or
-    running it raised."""
+    running it raised.
+
+    ``start(inputs, workers)`` makes the build and its run on ``inputs`` in a
+    worker forked for it, so this process can bisect meanwhile (the culprit
+    comes before the verdict, and on a machine with cores to spare the oracle
+    costs no time); ``outputs(inputs)`` then waits for that answer, and
+    ``close`` stops the worker. Other inputs are still run here."""
 
     def __init__(self, session):
         self._session = session
         self._build: Optional[Float64Build] = None
         self._error: Optional[BaseException] = None
         self._runs = Recent()  # (inputs,) -> outputs
+        self._pool, self._pending, self._kept = None, None, []  # the worker's build: its pool, answer, kept ops
 
     @property
     def made(self) -> bool:
         """Has the float64 build been made (or tried)?"""
-        return self._build is not None or self._error is not None
+        return self._build is not None or self._error is not None or self._pending is not None
+
+    @property
+    def in_worker(self) -> bool:
+        """Was the float64 build made in a worker (``start``)?"""
+        return self._pending is not None
+
+    def start(self, inputs: Mapping[str, np.ndarray], workers) -> bool:
+        """Build and run on ``inputs`` in a worker; False (nothing started) where
+        ``workers`` fork none or the build was made already."""
+        if self.made or workers.mode != WORKERS:
+            return False
+        model = self._session.model
+        context = (model.mod, model.input_names(), local_target(self._session.config.target), inputs)
+        self._pool = ForkPool(lambda: context, 1, memory.machine_bytes())
+        self._pending = (inputs, self._pool.submit(
+            _float64_outputs, lost=lambda why: (None, [], f"the float64 build's worker gave no answer: {why}")))
+        return True
+
+    def answered(self) -> bool:
+        """Whether the worker ``start`` forked has answered (not waiting for it)."""
+        return self._pending is not None and (self._pending[1] is None or self._pending[1].done())
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.stop()
+
+    def _collect(self) -> None:
+        """The worker's answer, once: its outputs remembered, or its error kept."""
+        inputs, pending = self._pending
+        if pending is None:
+            return
+        outputs, self._kept, error = pending.result()
+        self._pending = (inputs, None)
+        self.close()
+        if error is not None:
+            self._error = OracleFailed(error)
+        else:
+            self._runs.add((inputs,), outputs)
 
     def outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
+        if self._pending is not None:
+            self._collect()
         remembered = self._runs.find(inputs)
         if remembered is not None:
             return remembered
@@ -175,7 +228,17 @@ class Oracle:
     @property
     def kept(self) -> list:
         """The ops left in float32 (no float64 kernel)."""
-        return list(self._build.kept) if self._build is not None else []
+        return list(self._build.kept) if self._build is not None else list(self._kept)
+
+
+def _float64_outputs(context: tuple) -> tuple:
+    """In the oracle's worker: (outputs, kept ops, None), or (None, [], the error's line)."""
+    mod, input_names, target, inputs = context
+    try:
+        build = Float64Build(mod, input_names, target=target)
+        return build.run(inputs), list(build.kept), None
+    except Exception as err:  # noqa: BLE001 - an oracle is a help, not a requirement: the parent says why
+        return None, [], summarize_error(err)
 
 
 def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float,
@@ -194,6 +257,7 @@ def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float,
 
 
 __all__ = [
+    "OracleFailed",
     "OracleJudgement",
     "OracleVerdict",
     "Oracle",
