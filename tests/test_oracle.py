@@ -243,10 +243,12 @@ def _parent_float64_builds(monkeypatch) -> list:
     return made
 
 
-def _bisect_mlp(lines: list):
+def _bisect_mlp(lines: list, monkeypatch, cores: int = 4):
     import tvm_numguard as ng
+    from tvm_numguard.shadow import oracle
     from tvm_numguard.workers import Workers, can_fork
 
+    monkeypatch.setattr(oracle, "available_cores", lambda: cores)  # the worker is for machines with cores to spare
     if not can_fork():
         pytest.skip("worker processes are forked (Linux)")
     return ng.bisect(MLP, CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0, budget="30"),
@@ -255,13 +257,20 @@ def _bisect_mlp(lines: list):
 
 def test_the_culprit_comes_before_the_oracle_whose_build_is_made_in_a_worker(monkeypatch):
     made_here, lines = _parent_float64_builds(monkeypatch), []
-    report = _bisect_mlp(lines)
+    report = _bisect_mlp(lines, monkeypatch)
     assert report.culprit == "ToMixedPrecision#0" and report.data["oracle"]["available"]
     assert report.data["oracle"]["real_violation"] and report.violation
     assert made_here == []  # built and run in its worker
     probes = [i for i, line in enumerate(lines) if "bisection probe" in line]
     answer = [i for i, line in enumerate(lines) if "float64 oracle's answer from its worker" in line]
     assert probes and answer and probes[-1] < answer[0]  # the bisection ran while the oracle was in its worker
+
+
+def test_on_two_cores_the_oracle_is_built_here_before_the_bisection(monkeypatch):
+    made_here, lines = _parent_float64_builds(monkeypatch), []
+    report = _bisect_mlp(lines, monkeypatch, cores=2)
+    assert report.culprit == "ToMixedPrecision#0" and made_here == [1]  # its own worker would only share the cores
+    assert not any("from its worker" in line for line in lines)
 
 
 def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(monkeypatch):
@@ -273,7 +282,7 @@ def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(m
     monkeypatch.setattr(engine, "judge_by_oracle",
                         lambda *a, **k: dataclasses.replace(real(*a, **k), real_violation=False))
     lines: list = []
-    report = _bisect_mlp(lines)
+    report = _bisect_mlp(lines, monkeypatch)
     assert report.data["verdict"] == "benign" and report.culprit is None and report.data["bisection"] is None
     # stopped at the first probe after the oracle answered, or (an oracle slower than the bisection) dropped
     assert any("benign: the bisection stops" in line or "benign: the bisection's culprit is not reported" in line
@@ -305,6 +314,6 @@ def test_a_float64_build_that_fails_in_its_worker_leaves_every_violation_real(mo
         raise RuntimeError("no float64 kernel in this test")
 
     monkeypatch.setattr(float64.Float64Build, "__init__", fails)
-    report = _bisect_mlp([])
+    report = _bisect_mlp([], monkeypatch)
     assert not report.data["oracle"]["available"] and "no float64 kernel in this test" in report.data["oracle"]["reason"]
     assert report.violation and report.culprit == "ToMixedPrecision#0"
