@@ -181,12 +181,11 @@ class Oracle:
         """Was the float64 build made in a worker (``start``)?"""
         return self._pending is not None
 
-    def start(self, inputs: Mapping[str, np.ndarray], workers, cores: Optional[int] = None) -> bool:
+    def start(self, inputs: Mapping[str, np.ndarray], workers) -> bool:
         """Build and run on ``inputs`` in a worker; False (nothing started) where
         ``workers`` fork none, the machine has fewer than ORACLE_WORKER_CORES
-        ``cores`` (None: this machine's), or the build was made already."""
-        cores = available_cores() if cores is None else cores
-        if self.made or workers.mode != WORKERS or cores < ORACLE_WORKER_CORES:
+        cores, or the build was made already."""
+        if self.made or workers.mode != WORKERS or available_cores() < ORACLE_WORKER_CORES:
             return False
         model = self._session.model
         context = (model.mod, model.input_names(), local_target(self._session.config.target), inputs)
