@@ -14,13 +14,14 @@ import tvm
 import tvm_numguard as ng
 from tvm_numguard.context import RunContext
 from tvm_numguard.narrow import FixPlan
-from tvm_numguard.errors import BuildError, UsageError
+from tvm_numguard import engine
+from tvm_numguard.errors import BuildError
 from tvm_numguard.shadow import build as build_module
 from tvm_numguard.shadow.run_worker import RunWorker
 from tvm_numguard.shadow.session import ShadowSession
 from tvm_numguard.shadow.tasks import RunFailure
 from tvm_numguard.targets import local_target
-from tvm_numguard.workers import Workers, can_fork
+from tvm_numguard.workers import IN_PROCESS, Workers, can_fork
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -131,28 +132,59 @@ def test_a_gpu_session_runs_nothing_on_the_device_in_this_process(monkeypatch):
 CUDA = '{"kind": "cuda", "arch": "sm_90"}'
 
 
-def test_a_caller_whose_process_started_cuda_gets_one_line_before_any_build(monkeypatch):
-    from tvm_numguard import engine
+@pytest.fixture
+def cuda_started(monkeypatch):
+    """As if a caller had used the GPU in this process before numguard ran; the
+    forks made from this process meanwhile are counted."""
+    import importlib
 
-    monkeypatch.setattr(engine, "require_device", lambda spec: None)  # as if a GPU were here
+    from tvm_numguard.workers import pool
+
+    forks, real_fork = [], os.fork
+    monkeypatch.setattr(pool, "cuda_started_here", lambda: True)
     monkeypatch.setattr(engine, "cuda_started_here", lambda: True)
-    with pytest.raises(UsageError, match="CUDA was initialized in this process before numguard ran"):
-        ng.bisect(MLP, ng.CompileConfig(target=CUDA), ng.Options(low=0.0, high=1.0), workers=Workers(jobs=1))
+    monkeypatch.setattr(importlib.import_module("tvm_numguard.guard.guard"), "cuda_started_here", lambda: True)
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    return forks
 
 
 @needs_fork
-def test_the_guard_says_why_it_cannot_check_a_gpu_compile_after_cuda_started(monkeypatch):
-    from tvm_numguard.guard import GuardWarning
+def test_a_caller_whose_process_started_cuda_is_checked_in_this_process(cuda_started, monkeypatch):
+    """The workers asked for cannot use the GPU: every build and run is made
+    here (an LLVM build, its target taken for a GPU's), said once, and bisected."""
+    from tvm_numguard.targets import TargetSpec
+
+    monkeypatch.setattr(TargetSpec, "is_gpu", property(lambda self: True))
+    monkeypatch.setattr(engine, "require_device", lambda spec: None)  # as if a GPU were here
+    said = []
+    report = ng.bisect(MLP, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+                       ng.Options(low=0.0, high=1.0, budget="20"), progress=said.append, workers=Workers(jobs=1))
+    assert report.culprit == "ToMixedPrecision#0"
+    assert [m for m in said if isinstance(m, str) and m.startswith("CUDA was initialized")]
+    assert cuda_started == []  # no worker forked
+
+
+@needs_fork
+def test_the_guard_checks_a_gpu_compile_after_cuda_started_here(cuda_started, monkeypatch):
+    """Not "compile not checked": the check is made in this process, which can use the device."""
     import importlib
+    import warnings
 
-    guard_module = importlib.import_module("tvm_numguard.guard.guard")
+    from tvm import relax
 
-    monkeypatch.setattr(guard_module, "cuda_started_here", lambda: True)
+    from tvm_numguard.guard import GuardWarning
+
+    monkeypatch.setattr(importlib.import_module("tvm_numguard.guard.guard"), "is_gpu", lambda target: True)
     mod = ng.load_model(MLP).mod
-    with pytest.warns(GuardWarning, match="compile not checked: CUDA was initialized"):
-        with ng.guard(0.0, 1.0, jobs=1):
-            executable = tvm.compile(mod, target=tvm.target.Target(CUDA))
-    assert executable is not None  # the compile as written
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with ng.guard(0.0, 1.0, fix="off", jobs=1) as guarded:
+            executable = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
+    assert not [w for w in caught if issubclass(w.category, GuardWarning) and "not checked" in str(w.message)]
+    (entry,) = guarded.report
+    assert entry.culprit == "ToMixedPrecision#0" and entry.data["guard"]["returned"] == "culprit disabled"
+    assert entry.data["guard"]["builds"].startswith("in-process: CUDA was initialized in this process")
+    assert cuda_started == [] and executable is not None
 
 
 def test_one_rule_says_where_a_gpu_builds_runs_go():
@@ -162,6 +194,13 @@ def test_one_rule_says_where_a_gpu_builds_runs_go():
     assert Workers(jobs=0, runs_in_workers=True).for_target(gpu=False).runs_in_workers  # a caller's choice stands
     kept = Workers(jobs=3, build_timeout=7.0).for_target(gpu=True)
     assert (kept.jobs, kept.build_timeout) == (3, 7.0)
+
+
+def test_after_cuda_started_here_a_gpu_targets_builds_all_stay_here(cuda_started):
+    for asked in (Workers(jobs=2), Workers(jobs=0, runs_in_workers=True)):
+        here = asked.for_target(gpu=True)
+        assert here.mode == IN_PROCESS and not here.runs_elsewhere
+    assert Workers(jobs=2).for_target(gpu=False) == Workers(jobs=2)  # a CPU target's workers can fork
 
 
 def test_with_jobs_0_the_cost_of_safety_on_a_gpu_target_is_timed_here_like_the_search(vms_made_here, monkeypatch):

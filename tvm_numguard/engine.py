@@ -19,7 +19,7 @@ import numpy as np
 from .bisect import Bisection, BisectionStopped, BisectResult, bisect_session
 from .bisect.driver import probe_parts, probe_plan
 from .bisect.build_failure import bisect_build_failure
-from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, UsageError, summarize_error
+from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
 from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
 from .model import Model, load_model
 from .rangecheck import check_domains
@@ -58,9 +58,9 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     model = as_model(model)
     target = parse_target(config.target)
     require_device(target)  # one line where the target's device is missing, before any build
+    if target.is_gpu and cuda_started_here():  # a caller's own GPU work came first: no worker could use the GPU
+        context.progress(CUDA_STARTED)
     context = dataclasses.replace(context, workers=context.workers.for_target(target.is_gpu))
-    if context.workers.runs_elsewhere and cuda_started_here():
-        raise UsageError(CUDA_STARTED)  # a caller's own GPU work came first: a forked worker would fail on every run
     if config.fix and config.fix_model and config.fix_model != model.sha256:
         raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
                        f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")

@@ -32,8 +32,9 @@ GPU_FALLBACK = "numguard.GpuFallback"  # the pass name of ``gpu_fallback``: requ
 # target built where no GPU is (numguard passes, check) compiles for it
 FALLBACK_ARCH = "sm_50"
 CUDA_STARTED = ("CUDA was initialized in this process before numguard ran (a run on the GPU, torch.cuda, "
-                "tvm.cuda().exist): numguard's workers are forked from this process and could not use the GPU; "
-                "call numguard before anything touches the GPU, or run it from the command line")
+                "tvm.cuda().exist), and no worker forked from it could use the GPU: every build and run is made "
+                "in this process (a crash inside TVM ends it; Ctrl-C waits for TVM's call in progress). Call "
+                "numguard before anything touches the GPU, or run it from the command line, to have workers")
 NO_GPU = ("no CUDA device on this machine (target {kind}): bisect, search, trace, fix and the guard run the "
           "model; numguard passes and check still work (they compile only)")
 

@@ -172,9 +172,6 @@ class Guard:
         except UsageError:  # a target TVM cannot build for: its own error says it best
             return call.as_written()
         origin, config = start.origin, start.config
-        if self.workers.for_target(is_gpu(config.target_obj)).runs_elsewhere and cuda_started_here():
-            warnings.warn(f"numguard: compile not checked: {CUDA_STARTED}", GuardWarning, stacklevel=4)
-            return call.as_written()
         try:
             given = self.settings.model
             model = from_irmodule(origin, f"<{call.kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}",
@@ -185,12 +182,14 @@ class Guard:
             return call.as_written()
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
         workers, builds = self._workers(config)
+        if is_gpu(config.target_obj) and cuda_started_here():
+            self.progress(CUDA_STARTED)
         session = ShadowSession(model, config, self.options.tolerance, RunContext(self.progress, workers=workers))
         hint = self._cache_key(model, config, ranges, None)
         with session:  # the workers stop however the check ends
             try:
                 if self.cache is None or not self.cache.expects(hint):  # a likely hit needs no reference
-                    session.hold_reference(self.workers)
+                    session.hold_reference(self.workers.for_target(is_gpu(config.target_obj)))
                 session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
                                           record=False, fingerprint=self.cache is not None)
                 self.progress.compiled(session.optimized.seconds)
@@ -242,6 +241,8 @@ class Guard:
         if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
         workers = self.workers.for_target(is_gpu(config.target_obj))
+        if workers.mode != WORKERS:
+            return workers, "in-process: CUDA was initialized in this process before the compile (no worker could use it)"
         runs = "; every run in a worker (GPU target)" if workers.runs_in_workers else ""
         if not config.recreatable:
             return dataclasses.replace(workers, jobs=0), ("in-process: the pipeline holds pass objects of this "

@@ -35,6 +35,7 @@ from typing import Callable, Optional
 from ..errors import UsageError
 from . import memory
 from ..quiet import stderr_to_devnull
+from ..targets import cuda_started_here
 
 IN_PROCESS, WORKERS = "in-process", "workers"
 MIN_TIMEOUT = 60.0  # seconds: the default build timeout is never shorter ...
@@ -90,7 +91,12 @@ class Workers:
         rule of where a GPU build runs. Wherever this process forks workers,
         every run of a GPU build is made in one, since a process that initialized
         CUDA can fork no worker that uses it; with ``jobs=0`` (or no fork) nothing
-        forks and the device is used here. A ``runs_in_workers`` already set stands."""
+        forks and the device is used here. A ``runs_in_workers`` already set
+        stands, except where this process has initialized CUDA already (a
+        caller's own GPU work, ``cuda_started_here``): then no worker forked now
+        could use the device, so every build and run of a GPU target is made here."""
+        if gpu and cuda_started_here():
+            return dataclasses.replace(self, jobs=0, runs_in_workers=False)
         return dataclasses.replace(self, runs_in_workers=self.runs_in_workers or (gpu and self.mode == WORKERS))
 
     @property
