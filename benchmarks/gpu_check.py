@@ -11,8 +11,10 @@ must check, never pass a model unchecked); ``numguard fix`` on a small CNN
 under ToMixedPrecision (one place breaks at [0, 15000]): verified, and the
 cost of safety timed on the device (TVM's time evaluator): unsafe, narrow and
 pass-off milliseconds and the share of the pass's speed-up the fix keeps.
-Last, whether numguard's own process initialized CUDA: it must not (it
+Then whether numguard's own process initialized CUDA: it must not (it
 compiles; workers run), so a worker forked at any moment can use the GPU.
+Last, the guard again after this process initialized CUDA itself, as a
+caller's own GPU work would: it must check in this process.
 Without a CUDA device it says so in one line and exits 2.
 """
 
@@ -53,7 +55,7 @@ def check(name: str, model, pipeline: str, target: str, budget: str, expect: str
             "ok": got == expect, "builds": report.data["builds"]["builds"], "seconds": seconds, "plain": plain}
 
 
-def guard_row(model, target: str, budget: str) -> dict:
+def guard_row(model, target: str, budget: str, case: str = "guard-demo") -> dict:
     import tvm
     from tvm import relax
 
@@ -73,9 +75,25 @@ def guard_row(model, target: str, budget: str) -> dict:
     data = guarded.report[0].data
     # checked, and what came back is not the unsafe build
     safe = data["verdict"] == "violation" and data["guard"].get("returned") != "optimized"
-    return {"case": "guard-demo", "verdict": data["verdict"], "culprit": guarded.report[0].culprit or "-",
+    return {"case": case, "builds_where": data["guard"]["builds"], "verdict": data["verdict"], "culprit": guarded.report[0].culprit or "-",
             "expect": "safe build back", "ok": safe, "builds": data["builds"]["builds"], "seconds": seconds,
             "plain": plain}
+
+
+def guard_after_cuda_row(model, target: str, budget: str) -> dict:
+    """The guard in a process whose own GPU work came first (``tvm.cuda(0).exist``
+    initializes CUDA): no worker could use the device, so it must check here
+    (its builds "in-process: CUDA was initialized ..."), never pass the compile unchecked."""
+    import tvm
+
+    from tvm_numguard.targets import parse_target
+
+    gpu = parse_target(target).is_gpu
+    if gpu:
+        assert tvm.cuda(0).exist, "no CUDA device answered"
+    row = guard_row(model, target, budget, "guard-after-cuda")
+    row["ok"] = row["ok"] and (not gpu or row["builds_where"].startswith("in-process: CUDA was initialized"))
+    return row
 
 
 def fix_row(target: str, budget: str, directory: str) -> dict:
@@ -137,18 +155,27 @@ def main() -> int:
                           args.budget, "clean"))
     rows.append(guard_row(mlp, target, args.budget))
     rows.append(fix_row(target, args.budget, directory))
-    print(f"{'case':20s} {'verdict':10s} {'culprit':22s} {'expected':20s} {'ok':4s} {'builds':>6s} "
-          f"{'check s':>8s} {'plain s':>8s} {'ratio':>6s}")
+    print_rows(rows)
+    from tvm_numguard.targets import cuda_started_here
+
+    started = cuda_started_here()
+    print(f"numguard's own process initialized CUDA: {'YES (a forked worker cannot use it)' if started else 'no'}")
+    after = guard_after_cuda_row(mlp, target, args.budget)  # last: it initializes CUDA in this process
+    print_rows([after], header=False)
+    return 0 if all(r["ok"] for r in rows + [after]) and not started else 1
+
+
+def print_rows(rows: list, header: bool = True) -> None:
+    if header:
+        print(f"{'case':20s} {'verdict':10s} {'culprit':22s} {'expected':20s} {'ok':4s} {'builds':>6s} "
+              f"{'check s':>8s} {'plain s':>8s} {'ratio':>6s}")
     for r in rows:
         print(f"{r['case']:20s} {r['verdict']:10s} {r['culprit']:22s} {r['expect']:20s} {'yes' if r['ok'] else 'NO':4s} "
               f"{'-' if r['builds'] is None else r['builds']:>6} {r['seconds']:8.1f} {r['plain']:8.2f} {r['seconds'] / r['plain']:6.1f}x")
         if r.get("cost"):
             print(f"{'':20s} cost of safety: {r['cost']}")
-    from tvm_numguard.targets import cuda_started_here
-
-    started = cuda_started_here()
-    print(f"numguard's own process initialized CUDA: {'YES (a forked worker cannot use it)' if started else 'no'}")
-    return 0 if all(r["ok"] for r in rows) and not started else 1
+        if r["case"] == "guard-after-cuda":
+            print(f"{'':20s} builds: {r['builds_where']}")
 
 
 if __name__ == "__main__":
