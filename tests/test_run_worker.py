@@ -138,10 +138,10 @@ def cuda_started(monkeypatch):
     forks made from this process meanwhile are counted."""
     import importlib
 
-    from tvm_numguard.workers import pool
+    from tvm_numguard import targets
 
     forks, real_fork = [], os.fork
-    monkeypatch.setattr(pool, "cuda_started_here", lambda: True)
+    monkeypatch.setattr(targets, "cuda_started_here", lambda: True)  # as Workers.for_target asks it
     monkeypatch.setattr(engine, "cuda_started_here", lambda: True)
     monkeypatch.setattr(importlib.import_module("tvm_numguard.guard.guard"), "cuda_started_here", lambda: True)
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())

@@ -35,7 +35,6 @@ from typing import Callable, Optional
 from ..errors import UsageError
 from . import memory
 from ..quiet import stderr_to_devnull
-from ..targets import cuda_started_here
 
 IN_PROCESS, WORKERS = "in-process", "workers"
 MIN_TIMEOUT = 60.0  # seconds: the default build timeout is never shorter ...
@@ -95,6 +94,8 @@ class Workers:
         stands, except where this process has initialized CUDA already (a
         caller's own GPU work, ``cuda_started_here``): then no worker forked now
         could use the device, so every build and run of a GPU target is made here."""
+        from ..targets import cuda_started_here  # here: targets imports TVM, which the CLI loads late
+
         if gpu and cuda_started_here():
             return dataclasses.replace(self, jobs=0, runs_in_workers=False)
         return dataclasses.replace(self, runs_in_workers=self.runs_in_workers or (gpu and self.mode == WORKERS))
