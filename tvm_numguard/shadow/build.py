@@ -167,12 +167,14 @@ def relax_phase_events(mod: tvm.IRModule, config: CompileConfig) -> Optional[lis
     if not config.relax_under_test():
         return None
     target = config.make_target()
-    gate, recorder = PassGate(frozenset(config.disable)), PassRecorder(keep_snapshots=False, hash_modules=True)
+    # a build's own instruments (its fix included), with hashes for ``changed`` but no snapshots
+    ours = dataclasses.replace(_Instruments.of(config, BuildRequest()),
+                               recorder=PassRecorder(keep_snapshots=False, hash_modules=True))
     with InterruptWatch() as watch:
         try:
-            with pass_context(config, [gate, recorder]), target:
+            with pass_context(config, ours.all), target:
                 config.relax_pass(target)(pristine(mod))
-            events = recorder.finish()
+            events = ours.recorder.finish()
         except Exception:  # noqa: BLE001 - TVM raises many types; the full build reports the failure
             events = None
     if watch.interrupted:
