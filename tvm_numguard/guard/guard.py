@@ -181,15 +181,17 @@ class Guard:
             warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
             return call.as_written()
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
-        workers, builds = self._workers(config)
-        if is_gpu(config.target_obj) and cuda_started_here():
+        gpu = is_gpu(config.target_obj)
+        placed = self.workers.for_target(gpu)  # where a build of this target may run
+        workers, builds = self._workers(config, placed)
+        if gpu and cuda_started_here():
             self.progress(CUDA_STARTED)
         session = ShadowSession(model, config, self.options.tolerance, RunContext(self.progress, workers=workers))
         hint = self._cache_key(model, config, ranges, None)
         with session:  # the workers stop however the check ends
             try:
                 if self.cache is None or not self.cache.expects(hint):  # a likely hit needs no reference
-                    session.hold_reference(self.workers.for_target(is_gpu(config.target_obj)))
+                    session.hold_reference(placed)
                 session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
                                           record=False, fingerprint=self.cache is not None)
                 self.progress.compiled(session.optimized.seconds)
@@ -232,23 +234,23 @@ class Guard:
             info.disabled, info.fix = sorted(skip - {EVERY_RULE_EVENT}), plan.to_json() if plan else []
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
-    def _workers(self, config: CallConfig) -> tuple:
+    def _workers(self, config: CallConfig, placed: Workers) -> tuple:
         """(Workers, what the report says about them). A pipeline given by name is
         re-created in forked workers, where a crashing configuration is only
         untestable; pass objects (closures, classes of ``__main__``, a prelude)
         and a user's PassContext settings stay in this process, built on a
-        pristine copy of the module each time."""
+        pristine copy of the module each time. ``placed``: these workers for
+        the call's target (``Workers.for_target``)."""
         if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
-        workers = self.workers.for_target(is_gpu(config.target_obj))
-        if workers.mode != WORKERS:
-            return workers, "in-process: CUDA was initialized in this process before the compile (no worker could use it)"
-        runs = "; every run in a worker (GPU target)" if workers.runs_in_workers else ""
+        if placed.mode != WORKERS:
+            return placed, "in-process: CUDA was initialized in this process before the compile (no worker could use it)"
+        runs = "; every run in a worker (GPU target)" if placed.runs_in_workers else ""
         if not config.recreatable:
-            return dataclasses.replace(workers, jobs=0), ("in-process: the pipeline holds pass objects of this "
-                                                          "process (the reference, which skips every optional "
-                                                          f"pass, in a forked worker){runs}")
-        return workers, f"workers ({self.workers.count}; the reference in one more){runs}"
+            return dataclasses.replace(placed, jobs=0), ("in-process: the pipeline holds pass objects of this "
+                                                         "process (the reference, which skips every optional "
+                                                         f"pass, in a forked worker){runs}")
+        return placed, f"workers ({self.workers.count}; the reference in one more){runs}"
 
     def _strategy(self, session: ShadowSession, started: float):
         """The search: the user's budget, or the auto budget, scaled to this
