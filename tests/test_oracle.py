@@ -317,3 +317,78 @@ def test_a_float64_build_that_fails_in_its_worker_leaves_every_violation_real(mo
     report = _bisect_mlp([], monkeypatch)
     assert not report.data["oracle"]["available"] and "no float64 kernel in this test" in report.data["oracle"]["reason"]
     assert report.violation and report.culprit == "ToMixedPrecision#0"
+
+
+# -- float16 models: the oracle is float64 too --------------------------------
+def _float16_sum_model():
+    """A float16 row sum of 512 values: accumulated in float16, it errs by many float16 ulps."""
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    @I.ir_module
+    class RowSum:
+        @R.function
+        def main(x: R.Tensor((4, 512), "float16")):
+            with R.dataflow():
+                y = R.sum(x, axis=[1])
+                R.output(y)
+            return y
+
+    return RowSum
+
+
+def _widen_sums_pass():
+    """A pass in users' style that computes every float16 sum in float32 (cast up, sum, cast back)."""
+    import tvm
+    from tvm.relax.expr_functor import PyExprMutator, mutator
+
+    @mutator
+    class _Widen(PyExprMutator):
+        def visit_call_(self, call):
+            call = super().visit_call_(call)
+            if isinstance(call.op, tvm.ir.Op) and call.op.name == "relax.sum" and str(call.ty.dtype) == "float16":
+                wide = relax.op.sum(relax.op.astype(call.args[0], "float32"), call.attrs.axis, call.attrs.keepdims)
+                return relax.op.astype(wide, "float16")
+            return call
+
+    @tvm.transform.module_pass(opt_level=0, name="WidenFloat16Sums")
+    def widen(mod, ctx):
+        out = mod.clone()
+        out["main"] = _Widen(mod).visit_expr(mod["main"])
+        return out
+
+    return widen
+
+
+def test_a_float16_models_oracle_computes_in_float64():
+    from tvm_numguard.shadow.float64 import Float64Build
+
+    x = np.random.default_rng(1).uniform(0.5, 1.0, (4, 512)).astype(np.float16)
+    (out,) = Float64Build(_float16_sum_model(), ["x"]).run({"x": x})
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, x.astype(np.float64).sum(axis=1), rtol=1e-12)
+
+
+def test_a_pass_that_makes_a_float16_model_more_accurate_is_benign(tmp_path):
+    # the reference accumulates in float16, the pass in float32: they differ by many float16 ulps, and the
+    # pass is the closer to float64. An oracle that kept float16 would match the reference exactly and
+    # blame the pass for being right
+    import sys
+    import types
+
+    import tvm_numguard as ng
+    from tvm_numguard.model import from_irmodule
+
+    module = types.ModuleType("widen_sums_for_test")
+    module.make_pass = _widen_sums_pass
+    sys.modules[module.__name__] = module
+    try:
+        report = ng.bisect(from_irmodule(_float16_sum_model(), "<row sum>", "row-sum"),
+                           CompileConfig(pipeline="widen_sums_for_test:make_pass,zero"),
+                           ng.Options(low=0.5, high=1.0, budget="10"))
+    finally:
+        del sys.modules[module.__name__]
+    assert report.data["metrics"][0]["violations"] > 0  # the builds do differ beyond float16's tolerance
+    oracle = report.data["oracle"]
+    assert oracle["available"] and not oracle["real_violation"], oracle
+    assert report.verdict == "benign" and report.exit_code == 0

@@ -140,13 +140,14 @@ def range_check(model, config: Optional[CompileConfig] = None, options: Optional
         (PipelineBreaksError where a bisection names the pass that breaks it).
     """
     from .rangecheck.check import check
+    from .framework.probe import EndsProbe
     from .rangecheck.indices import check_index_ranges
     from .search import resolve_ranges
 
     model = engine.as_model(model)
     options = options or Options()
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    check_index_ranges(model, ranges)
+    check_index_ranges(model, ranges, EndsProbe(model, ranges) if options.framework else None)
     config = config or CompileConfig()
     try:
         return check(model, config, ranges)

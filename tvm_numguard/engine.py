@@ -32,6 +32,7 @@ from .search import FixedInputs, make_search, parse_budget, resolve_ranges, scor
 from .search.aimed import Aim
 from .targets import CUDA_STARTED, cuda_started_here, is_gpu, local_target, parse_target, require_device
 from .framework import open_framework
+from .framework.probe import EndsProbe
 from .shadow.oracle import Oracle, judge as judge_by_oracle
 from .shadow.session import ShadowSession
 from .source import FrameworkWatch
@@ -65,7 +66,8 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
         raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
                        f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
-    check_index_ranges(model, ranges)  # a range past an index operator's bounds is the user's mistake
+    # a range past an index operator's bounds is the user's mistake, unless the model's own framework runs it
+    check_index_ranges(model, ranges, EndsProbe(model, ranges) if options.framework else None)
     for line in integer_note(model.inputs, ranges):
         context.progress(line)
     session = ShadowSession(model, config, options.tolerance, context)
@@ -109,13 +111,14 @@ def input_searches(options: Options, budget=None) -> list:
     return [make_search(name, budget=budget) for name in options.searches]
 
 
-def watch_framework(session: ShadowSession, options: Options, oracle: Oracle) -> Optional[FrameworkWatch]:
+def watch_framework(session: ShadowSession, options: Options, oracle: Oracle,
+                    ranges=None) -> Optional[FrameworkWatch]:
     """The model's framework beside ``session`` (None with ``--no-framework``);
-    ``oracle``: TVM's float64 build, its truth where it has none in float64."""
+    ``oracle``: TVM's float64 build (the lowering stage); ``ranges``: the inputs'."""
     if not options.framework:
         return None
     framework = open_framework(session.model.framework_source, session.model.input_names())
-    watch = FrameworkWatch(framework, session, oracle)
+    watch = FrameworkWatch(framework, session, oracle, ranges)
     session.progress(f"framework: {framework.name}" if watch.active else f"no framework: {watch.failure}")
     return watch
 
@@ -172,7 +175,7 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     Finding lists each search's result even when there was one."""
     stop_at = CERTAIN_SCORE if bisect else None
     oracle = Oracle(session)
-    watch = watch_framework(session, options, oracle)
+    watch = watch_framework(session, options, oracle, ranges)
     searching = not all(isinstance(s, FixedInputs) for s in searches)
     checker, outcome = range_check(session, ranges) if searching else (None, None)
     aim = Aim.of_check(outcome.result) if outcome is not None and outcome.result is not None else Aim()

@@ -70,30 +70,57 @@ def _float_dtypes(ty) -> list:
     return []
 
 
+# operators whose every result element is one of their inputs' elements (or a constant): they
+# move or select values and round nothing, so a value they pass on keeps its own arithmetic
+EXACT_OPS = frozenset({
+    "relax.reshape", "relax.permute_dims", "relax.expand_dims", "relax.squeeze", "relax.flatten",
+    "relax.broadcast_to", "relax.take", "relax.strided_slice", "relax.dynamic_strided_slice", "relax.concat",
+    "relax.split", "relax.tile", "relax.repeat", "relax.flip", "relax.gather_elements", "relax.gather_nd",
+    "relax.scatter_elements", "relax.scatter_nd", "relax.where", "relax.maximum", "relax.minimum", "relax.max",
+    "relax.min", "relax.nn.relu", "relax.abs", "relax.negative", "relax.clip", "relax.sort", "relax.topk",
+    "relax.layout_transform", "relax.zeros_like", "relax.ones_like", "relax.full_like", "relax.zeros", "relax.ones",
+    "relax.full", "relax.nn.pad", "relax.nn.max_pool1d", "relax.nn.max_pool2d", "relax.nn.max_pool3d",
+    "relax.floor", "relax.ceil", "relax.round", "relax.trunc", "relax.sign", "relax.one_hot",
+})
+
+
 def float_history(func) -> dict:
-    """{var name: the narrowest float dtype its value passed through} for every
-    parameter and binding of a Relax function: a value computed from a float16
-    tensor (an input, a constant, an intermediate) carries float16's precision
-    whatever it is cast to later, so it is judged at float16's tolerance."""
-    history: dict = {}
-
-    def narrowest(expr, own) -> Optional[str]:
-        found = own
-        for dtype in _float_dtypes(getattr(expr, "ty", None)):
-            found = narrower_float(found, dtype)
-        return found
-
-    for param in func.params:
-        history[param.name] = narrowest(param, None)
+    """{var name: the narrowest float dtype in which arithmetic on its value's
+    path rounded} for every parameter and binding of a Relax function. A value
+    computed in float16 (a float16 add, a float16 mean) carries float16's
+    precision whatever it is cast to later, so it is judged at float16's
+    tolerance. Storage is not arithmetic: an input, a constant stored as
+    float16, a reshape or a take of it, and a cast up (exact) round nothing,
+    so a float16 bias cast to float32 and added in float32 leaves float32's
+    tolerance. None: no float arithmetic at all."""
+    history: dict = {param.name: None for param in func.params}
     for binding in function_bindings(func):
-        found = narrowest(binding.var, None)
-        for sub in _subexpressions(binding.value):
-            if isinstance(sub, relax.Var):
-                found = narrower_float(found, history.get(sub.name))
-            elif isinstance(sub, TENSOR_CONSTANT):
-                found = narrowest(sub, found)
-        history[binding.var.name] = found
+        history[binding.var.name] = _arithmetic(binding.value, history)
     return history
+
+
+def _arithmetic(value, history: dict) -> Optional[str]:
+    """The narrowest float a bound value's computation rounded in (``history``: its arguments')."""
+    read = None
+    for sub in _subexpressions(value):
+        if isinstance(sub, relax.Var):
+            read = narrower_float(read, history.get(sub.name))
+    if not isinstance(value, relax.Call):
+        return read  # a tuple, an item of one, an alias: nothing computed
+    name = op_name(value)
+    if name in EXACT_OPS:
+        return read
+    result = None
+    for dtype in _float_dtypes(getattr(value, "ty", None)):
+        result = narrower_float(result, dtype)
+    if name == "relax.astype":
+        source = tensor_type(value.args[0])[1]
+        # a cast to a float at least as wide as its argument's is exact; a narrower one rounds
+        if result is None or (source in FLOAT_WIDTHS and FLOAT_WIDTHS.index(result) >= FLOAT_WIDTHS.index(source)):
+            return read
+        if source not in FLOAT_WIDTHS and result in ("float32", "float64"):
+            return read  # an integer to a wide float: exact for the integers models index with
+    return narrower_float(read, result)
 
 
 def _subexpressions(value) -> list:

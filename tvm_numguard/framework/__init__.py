@@ -4,6 +4,7 @@ the user's model computes) and, where the framework has the kernels, in
 float64 (the truth a difference is judged against). Nothing here imports TVM.
 """
 
-from .runtimes import Framework, FrameworkError, NoFramework, open_framework
+from .opening import open_framework
+from .runtimes import Framework, FrameworkError, NoFramework
 
 __all__ = ["Framework", "FrameworkError", "NoFramework", "open_framework"]

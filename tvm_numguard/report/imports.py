@@ -10,9 +10,11 @@ IMPORT_WORDS = {"agree": "agrees with the framework",
                 "import": "differs from the framework, and TVM is the side at fault",
                 "precision": "differs from the framework in precision: TVM computes the model's narrow float where "
                              "the framework computes float32 (not TVM's fault; a fix below keeps it in float32)",
-                "benign": "differs from the framework, not by TVM's fault (against the float64 truth it is within the "
-                          "tolerance or the output's conditioning, or not over 32 times as far off as the framework; "
-                          "or a discontinuous operator flips)",
+                "benign": "differs from the framework, not by TVM's fault (at each differing element, against the "
+                          "float64 truth it is within the tolerance or that element's conditioning, or not over 32 "
+                          "times as far off as the framework; or a proven flip of a discontinuous operator)",
+                "unjudged": "differs from the framework where no independent float64 truth reaches, so nothing "
+                            "can excuse it (not judged: no independent truth)",
                 "unchecked": "not checked"}
 CPU_WORDS = {"agree": "agrees with the same pipeline built for llvm",
              "benign": "differs from the LLVM build, not by the target's fault (against the float64 truth it is "
@@ -28,9 +30,13 @@ def headline(data: dict) -> str:
     """The summary's first words: which stages are at fault."""
     at_fault = data.get("at_fault", [])
     if "import" in at_fault:
-        origin = (data.get("framework") or {}).get("origin")
+        section = data.get("framework") or {}
+        origin = section.get("origin")
         where = f" of {origin['node']}" if origin else ""
         also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
+        if section.get("verdict") == "unjudged":
+            return (f"IMPORT NOT JUDGED: TVM's import{where} computes other numbers than the model's framework, and "
+                    f"no independent truth says which is right{also}")
         return f"IMPORT: TVM's import{where} computes other numbers than the model's framework{also}"
     if "target" in at_fault:
         also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
@@ -69,13 +75,13 @@ def import_lines(data: dict) -> list:
     origin = section.get("origin")
     if origin:
         lines.append(f"  first     {_origin_text(origin)}")
-    elif section["verdict"] == "import" and section.get("origin_note"):
+    elif section["verdict"] in ("import", "unjudged") and section.get("origin_note"):
         lines.append(f"  first     not named: {section['origin_note']}")
     target = f"target: {attribution.get('target', 'unchecked')}   " if data.get("cpu_reference") else ""
     lines.append(f"  stages    import: {attribution.get('import', 'unchecked')}   pass: {attribution.get('pass')}   "
                  f"{target}lowering: {attribution.get('lowering', 'unchecked')} (float32 reference against TVM's float64 "
                  "build)")
-    if section["verdict"] == "import":
+    if section["verdict"] in ("import", "unjudged"):
         lines += advice_lines(section)
     if section["verdict"] == "precision":
         lines += precision_lines(section)
@@ -97,12 +103,15 @@ def precision_lines(section: dict) -> list:
 def _output_line(out: dict, mine: str = "TVM", theirs: str = "the framework") -> str:
     if out["shape_tvm"] != out["shape_framework"]:
         return f"            output {out['index']}: {mine} shape {out['shape_tvm']}, {theirs}'s {out['shape_framework']}"
+    worst = out.get("worst") or {}
     errors = ""
-    if out.get("max_err_tvm") is not None:
-        errors = (f"; against the truth {mine} is off by {_num(out['max_err_tvm'])}, {theirs} by "
-                  f"{_num(out['max_err_framework'])}")
-    return (f"            output {out['index']}: {out['violations']} elements differ, max abs {_num(out['max_abs'])}, "
-            f"score {_num(out['score'])}{errors}")
+    if worst.get("err_tvm") is not None:
+        errors = (f"; at {worst.get('index')} the truth is {_num(worst.get('truth'))}: {mine} is off by "
+                  f"{_num(worst['err_tvm'])}, {theirs} by {_num(worst.get('err_framework'))}")
+    faults = "" if out.get("tvm_worse") is None else f" ({out['tvm_worse']} at {mine}'s fault)"
+    unjudged = f" ({out['unjudged']} with no truth)" if out.get("unjudged") else ""
+    return (f"            output {out['index']}: {out['violations']} elements differ{faults}{unjudged}, max abs "
+            f"{_num(out['max_abs'])}, score {_num(out['score'])}{errors}")
 
 
 def _origin_text(origin: dict) -> str:

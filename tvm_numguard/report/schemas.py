@@ -16,7 +16,9 @@ from typing import Mapping, Optional
 
 from .. import __version__
 
-SCHEMA_VERSION = 1
+# 2: the import stage judged per element (framework.outputs[].worst carries err_tvm and err_framework,
+# unjudged counts elements with no truth; widened, flips and checked say what excused a difference)
+SCHEMA_VERSION = 2
 # report: bisect, search, trace, and each guarded compile; check: numguard check;
 # build_failure: a pipeline that does not build; guard: a guard block's report file;
 # replay: numguard replay's result; regress: numguard regress's; repro: a reduced

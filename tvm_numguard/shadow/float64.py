@@ -1,12 +1,15 @@
 """The float64 rewrite: the reference model computed in double precision.
 
 ``to_float64(mod)`` rewrites every Relax function of a module (before
-legalization: the model as loaded) so that float32 parameters, constants and
-op dtypes become float64; building the result with any plain lowering (the
-``zero`` pipeline, or the reference configuration) computes the model in
-float64. Callers cast float32 inputs up (``oracle_inputs``). Ops that have no
-float64 kernel (their float64 build fails) stay float32: their arguments are
-cast down and their result back up, and they are listed.
+legalization: the model as loaded) so that float32, float16 and bfloat16
+parameters, constants and op dtypes become float64; building the result with
+any plain lowering (the ``zero`` pipeline, or the reference configuration)
+computes the model in float64. A float16 model's truth is the real-number
+result too: a "float64 build" that kept its float16 would judge float16
+rounding against itself. Callers cast narrower float inputs up
+(``oracle_inputs``). Ops that have no float64 kernel (their float64 build
+fails) stay in their own dtype: their arguments are cast down and their result
+back up, and they are listed.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from tvm.relax.expr_functor import PyExprMutator, mutator
 from ..errors import summarize_error
 from .compare import is_float
 
-SOURCE_DTYPES = ("float32",)
+SOURCE_DTYPES = ("float32", "float16", "bfloat16")
 TARGET_DTYPE = "float64"
 # attrs fields that carry a dtype (astype's dtype, out_dtype of matmul/conv, full/zeros dtype ...)
 _DTYPE_FIELDS = ("dtype", "out_dtype")
@@ -40,13 +43,14 @@ ALWAYS_FLOAT32 = frozenset(
 
 
 # -- the rewrite ----------------------------------------------------------
-def _is_float32_tensor(ty) -> bool:
+def _is_narrow_tensor(ty) -> bool:
+    """A tensor of a float narrower than float64 (what the rewrite widens)."""
     return isinstance(ty, relax.TensorType) and str(ty.dtype) in SOURCE_DTYPES
 
 
 def _up_type(ty):
-    """The float64 version of a float32 tensor type (tuples recursively)."""
-    if _is_float32_tensor(ty):
+    """The float64 version of a narrower float tensor type (tuples recursively)."""
+    if _is_narrow_tensor(ty):
         shape = ty.shape
         if shape is not None:
             return relax.TensorType(shape, TARGET_DTYPE, ty.vdevice)
@@ -57,7 +61,7 @@ def _up_type(ty):
 
 
 def _retype_attrs(attrs):
-    """A copy of ``attrs`` with float32 dtype fields set to float64 (None when unchanged)."""
+    """A copy of ``attrs`` with narrower float dtype fields set to float64 (None when unchanged)."""
     if attrs is None:
         return None
     info = getattr(type(attrs), "__tvm_ffi_type_info__", None)
@@ -198,7 +202,7 @@ class _ToFloat64(PyExprMutator):
         return relax.Function(params, body, None, func.is_pure, func.attrs)
 
     def visit_generic_const_(self, const):
-        if _is_float32_tensor(const.ty):
+        if _is_narrow_tensor(const.ty):
             return relax.const(const.value.numpy().astype(np.float64), TARGET_DTYPE)
         return const
 
@@ -206,40 +210,40 @@ class _ToFloat64(PyExprMutator):
         args = [self.visit_expr(arg) for arg in call.args]
         name = _op_name(call)
         if not isinstance(call.op, tvm.ir.Op) or name in self.keep:
-            return self._keep_float32(call, args, name)
+            return self._keep_own_dtype(call, args, name)
         decompose = _DECOMPOSE.get(name)
         if decompose is not None:
             try:
                 return decompose(self.builder_, args, call.attrs)
             except _CannotDecompose:
-                return self._keep_float32(call, args, name)
+                return self._keep_own_dtype(call, args, name)
         attrs = _retype_attrs(call.attrs)
         new = relax.Call(call.op, args, call.attrs if attrs is None else attrs, call.ty_args)
         return self.builder_.normalize(new)
 
     def _down(self, old, new):
-        """``new`` cast back to ``old``'s float32 type (tuples element by element)."""
+        """``new`` cast back to ``old``'s own float type (tuples element by element)."""
         if isinstance(old, relax.Tuple) and isinstance(new, relax.Tuple):
             return relax.Tuple([self._down(o, n) for o, n in zip(old.fields, new.fields)])
         old_ty, new_ty = getattr(old, "ty", None), getattr(new, "ty", None)
-        if _is_float32_tensor(old_ty) and isinstance(new_ty, relax.TensorType) and str(new_ty.dtype) == TARGET_DTYPE:
-            return self.builder_.emit(relax.op.astype(new, "float32"))
+        if _is_narrow_tensor(old_ty) and isinstance(new_ty, relax.TensorType) and str(new_ty.dtype) == TARGET_DTYPE:
+            return self.builder_.emit(relax.op.astype(new, str(old_ty.dtype)))
         return new
 
-    def _keep_float32(self, call, args, name):
-        """Run ``call`` as it was (float32): cast arguments down, the result up."""
+    def _keep_own_dtype(self, call, args, name):
+        """Run ``call`` as it was (its own dtypes): cast arguments down, the result up."""
         down = [self._down(old, new) for old, new in zip(call.args, args)]
         result = self.builder_.normalize(relax.Call(call.op, down, call.attrs, call.ty_args))
         self.kept.append(name)
         ty = result.ty
-        if _is_float32_tensor(ty):
+        if _is_narrow_tensor(ty):
             return relax.op.astype(self.builder_.emit(result), TARGET_DTYPE)
-        if isinstance(ty, relax.TupleType) and any(_is_float32_tensor(f) for f in ty.fields):
+        if isinstance(ty, relax.TupleType) and any(_is_narrow_tensor(f) for f in ty.fields):
             var = self.builder_.emit(result)
             items = []
             for i, field in enumerate(ty.fields):
                 item = relax.TupleGetItem(var, i)
-                items.append(relax.op.astype(item, TARGET_DTYPE) if _is_float32_tensor(field) else item)
+                items.append(relax.op.astype(item, TARGET_DTYPE) if _is_narrow_tensor(field) else item)
             return relax.Tuple(items)
         return result
 
@@ -315,9 +319,9 @@ def to_float64(mod: tvm.IRModule, keep: Iterable[str] = (), check: bool = True):
 
 
 def oracle_inputs(inputs: Mapping[str, np.ndarray]) -> dict:
-    """Cast float32 inputs to float64 for the oracle build."""
+    """Cast float32, float16 and bfloat16 inputs to float64 for the oracle build."""
     return {
-        name: (np.asarray(v).astype(np.float64) if np.asarray(v).dtype == np.float32 else np.asarray(v))
+        name: (np.asarray(v).astype(np.float64) if np.asarray(v).dtype.name in SOURCE_DTYPES else np.asarray(v))
         for name, v in inputs.items()
     }
 

@@ -83,5 +83,6 @@ def judge_against_cpu(session, witness: Mapping[str, np.ndarray],
         return CpuJudgement(target, "agree", outputs=tuple(compare_outputs_with_framework(theirs, mine, tol)))
     exact, name, _ = truth(witness)
     outputs = tuple(compare_outputs_with_framework(theirs, mine, tol, exact))
-    at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
+    # with no truth nothing excuses the target's build
+    at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault or o.not_judged for o in outputs)
     return CpuJudgement(target, "target" if at_fault else "benign", truth=name, outputs=outputs)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Mapping
 
 import numpy as np
-import tvm
 from tvm import relax
 
 from ..capture import CaptureError, capture_values, value_graph
@@ -30,7 +29,7 @@ from .judgement import ImportOrigin
 
 
 # operators whose result jumps where their input crosses a threshold: a difference
-# within the tolerance upstream may flip them (as the oracle excuses for passes)
+# within the tolerance upstream may flip them (flips.py asks for the proof)
 DISCONTINUOUS = frozenset({
     "relax.ceil", "relax.floor", "relax.round", "relax.sign", "relax.equal", "relax.not_equal", "relax.less",
     "relax.less_equal", "relax.greater", "relax.greater_equal", "relax.argmax", "relax.argmin",
@@ -64,32 +63,60 @@ def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
     return out
 
 
-def first_difference(model, framework, witness: Mapping[str, np.ndarray], target, tol: Tolerance) -> tuple:
-    """(ImportOrigin or None, why none was named) for ``model`` (its provenance
-    name the framework's values) on ``witness``."""
+def named_bindings(model) -> dict:
+    """{the model's name of a value: (binding of main, its Origin)}, a value's own binding first."""
     named: dict = {}
     for name, origin in model.provenance.items():  # main's order: a value's own binding before its aliases
         if origin.key and not origin.inside:
             named.setdefault(origin.key, (name, origin))
-    if not named:
-        return None, "the model's frontend kept no names for its values"
-    try:
-        expected = framework.values(witness)
-        computed = tvm_values(model, witness, target)
-    except (FrameworkError, CaptureError) as err:
-        return None, str(err)
-    except Exception as err:  # TVM raises many types; naming the node is a help
-        return None, summarize_error(err)
-    history = float_history(model.mod["main"])
+    return named
+
+
+class Located:
+    """What localizing met: the model's values (``expected``) and TVM's
+    (``computed``) on the witness, or ``error`` where either could not be had."""
+
+    def __init__(self, model, framework, witness, target):
+        self.model, self.framework, self.witness = model, framework, witness
+        self.named = named_bindings(model)
+        self.history = float_history(model.mod["main"])
+        self.expected: dict = {}
+        self.computed: dict = {}
+        self.error = None if self.named else "the model's frontend kept no names for its values"
+        if self.error is None:
+            try:
+                self.expected = framework.values(witness)
+                self.computed = tvm_values(model, witness, target)
+            except (FrameworkError, CaptureError) as err:
+                self.error = str(err)
+            except Exception as err:  # TVM raises many types; naming the node is a help
+                self.error = summarize_error(err)
+
+    def tvm_value(self, key: str):
+        """TVM's value of the model's value ``key`` (None: TVM has no counterpart)."""
+        name, _ = self.named.get(key, (None, None))
+        return None if name is None else self.computed.get(name)
+
+    def tolerance_of(self, key: str, tol: Tolerance) -> Tolerance:
+        """``tol`` at the precision of the narrowest float arithmetic ``key``'s value passed through."""
+        name, _ = self.named.get(key, (None, None))
+        return tol.through([self.history.get(name)])
+
+
+def first_difference(located: Located, expected: Mapping, tol: Tolerance) -> tuple:
+    """(ImportOrigin or None, why none was named): the first of ``expected``
+    (the framework's values, in its order) whose TVM counterpart differs."""
+    if located.error is not None:
+        return None, located.error
     compared = 0
     for key, value in expected.items():
-        name, origin = named.get(key, (None, None))
-        if name is None or name not in computed:
+        name, origin = located.named.get(key, (None, None))
+        if name is None or name not in located.computed:
             continue
-        mine, theirs = np.asarray(computed[name]), np.asarray(value)
+        mine, theirs = np.asarray(located.computed[name]), np.asarray(value)
         compared += 1
-        # each value at the precision of the narrowest float it passed through
-        metrics = compare_output(0, theirs, mine, tol.through([history.get(name)]), top_k=1)
+        # each value at the precision of the narrowest float arithmetic it passed through
+        metrics = compare_output(0, theirs, mine, located.tolerance_of(key, tol), top_k=1)
         if metrics.violated:
             worst = metrics.worst[0] if metrics.worst else {}
             return ImportOrigin(origin.label, key, origin.op, list(mine.shape), list(theirs.shape), metrics.score,
@@ -100,3 +127,6 @@ def first_difference(model, framework, witness: Mapping[str, np.ndarray], target
         return None, "no value of the model could be paired with one TVM computes"
     return None, (f"none of the {compared} values both compute differs beyond the tolerance on the witness "
                   "(the difference is below it at every node, and adds up)")
+
+
+__all__ = ["DISCONTINUOUS", "Located", "first_difference", "is_discontinuous", "named_bindings", "tvm_values"]

@@ -6,16 +6,18 @@ float16 mean accumulates in float16), where ONNX Runtime's CPU provider runs
 many float16 kernels in float32 (it inserts casts). Their difference measures
 float16 against float32, not a frontend defect. The test is the fix itself:
 TVM's import with the differing operator kept in float32
-(``narrow/widen.keep_float32``: its inputs cast up, its result cast back) is
-built and run on the witness and on the inputs the search tried last; where
-it is no longer at fault there, the difference was precision, and that is
-the verified fix. Where it still is (a wrong formula, a wrong shape), the
-import is at fault as before.
+(``narrow/widen.keep_float32``: its inputs cast up, its result cast back),
+else with its own chain kept in float32 (it and the narrow operators it is
+computed from, never the rest of the model), is built and run on the witness,
+the inputs the search tried last and fresh inputs of the range; where it is
+no longer at fault on any of them, the difference was precision, and that is
+the verified fix. Where it still is (a wrong formula, a wrong shape, a float32
+value TVM computes in float16), the import is at fault as before.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import tvm
@@ -25,6 +27,7 @@ from ..narrow.widen import NARROW_FLOATS, keep_float32, widenable
 from ..relax_ir import function_bindings, tensor_type
 from ..shadow.build import compile_plain, run_build
 from ..targets import target_of
+from .judgement import WidenedOp
 
 
 def widenable_bindings(mod: tvm.IRModule) -> list:
@@ -43,20 +46,40 @@ def widened_outputs(model, names: Sequence[str], inputs: Mapping[str, np.ndarray
     return run_build(build, model.input_names(), inputs)
 
 
-def candidate_sets(mod: tvm.IRModule, first: Optional[str]) -> list:
-    """Which bindings to try keeping in float32: the first differing one alone, then every narrow one."""
-    every = widenable_bindings(mod)
-    sets = [[first]] if first in every else []
-    if every and every != (sets[0] if sets else None):
-        sets.append(every)
-    return sets
+def chain_of(mod: tvm.IRModule, binding: str) -> list:
+    """``binding`` of main and every binding it is computed from, in main's order."""
+    bindings = function_bindings(mod["main"])
+    reads = {b.var.name: {v.name for v in relax.analysis.free_vars(b.value)} for b in bindings}
+    wanted, stack = set(), [binding]
+    while stack:
+        name = stack.pop()
+        if name in wanted or name not in reads:
+            continue
+        wanted.add(name)
+        stack.extend(reads[name])
+    return [b.var.name for b in bindings if b.var.name in wanted]
 
 
-def precision_fix(model, target, first: Optional[str], checks: Sequence) -> list:
+def candidate_sets(mod: tvm.IRModule, first: Optional[str], declared_narrow: Callable[[str], bool]) -> list:
+    """Which bindings to try keeping in float32: the first differing one alone,
+    then its own chain (it and the narrow bindings it is computed from), never
+    the rest of the model: widening everything would excuse an unstable formula
+    anywhere. Only bindings the model itself declares narrow
+    (``declared_narrow``) take part: a float32 model that TVM computes in
+    float16 is narrowed by TVM, and that is a defect, not precision."""
+    every = [name for name in widenable_bindings(mod) if declared_narrow(name)]
+    if first not in every:
+        return []
+    chain = [name for name in chain_of(mod, first) if name in every]
+    return [[first]] + ([chain] if chain != [first] else [])
+
+
+def precision_fix(model, target, first: Optional[str], checks: Sequence,
+                  declared_narrow: Callable[[str], bool]) -> list:
     """The smallest candidate set (``candidate_sets``) whose widened build
     ``checks`` all accept; ``checks``: (inputs, accepts(outputs) -> bool)
     pairs, the witness first. [] where none does (or none builds)."""
-    for names in candidate_sets(model.mod, first):
+    for names in candidate_sets(model.mod, first, declared_narrow):
         try:
             if all(accepts(widened_outputs(model, names, inputs, target)) for inputs, accepts in checks):
                 return names
@@ -65,15 +88,15 @@ def precision_fix(model, target, first: Optional[str], checks: Sequence) -> list
     return []
 
 
-def widened_entries(model, names: Sequence[str]) -> list:
-    """``names`` as the report keeps them: binding, the model's own name (what
-    ``--keep-float32`` takes) and where it is in the model."""
+def widened_entries(model, names: Sequence[str]) -> tuple:
+    """``names`` as the report keeps them (WidenedOp): binding, the model's own
+    name (what ``--keep-float32`` takes) and where it is in the model."""
     entries = []
     for name in names:
         origin = model.provenance.get(name)
-        entries.append({"binding": name, "key": origin.key if origin is not None and origin.key else name,
-                        "label": origin.label if origin is not None else name})
-    return entries
+        entries.append(WidenedOp(name, origin.key if origin is not None and origin.key else name,
+                                 origin.label if origin is not None else name))
+    return tuple(entries)
 
 
 def narrow_dtype(model) -> str:
@@ -82,4 +105,5 @@ def narrow_dtype(model) -> str:
     return next((d for d in NARROW_FLOATS if d in dtypes), "float16")
 
 
-__all__ = ["narrow_dtype", "widened_entries", "candidate_sets", "precision_fix", "widenable_bindings", "widened_outputs"]
+__all__ = ["candidate_sets", "chain_of", "narrow_dtype", "precision_fix", "widenable_bindings", "widened_entries",
+           "widened_outputs"]

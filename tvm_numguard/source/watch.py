@@ -10,19 +10,27 @@ import numpy as np
 
 from ..framework import FrameworkError, NoFramework
 from ..search.sampling import Observation
+from ..search.searches import random_candidate
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from ..shadow.recent import Recent
 from ..shadow.oracle import Oracle
 from ..targets import local_target
-from .agreement import CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, perturbed, spread_of
+from .agreement import (CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, judge_elements, perturbed,
+                        spread_of)
+from .flips import explain_flips
 from .judgement import ImportJudgement
-from .localize import first_difference
+from .localize import Located, first_difference
 from .precision import narrow_dtype, precision_fix, widened_entries
+
+# fresh inputs of the range a precision fix is verified on, beside the witness and the last searched ones
+FRESH_INPUTS = 4
+_NARROW = ("float16", "bfloat16")
 
 
 def oracle_truth(oracle, inputs, note: str = "TVM's float64 build is the truth") -> tuple:
-    """(the oracle's outputs on ``inputs``, their name, ``note``: why they are the
-    truth), or (None, None, why there is none): then every difference counts against TVM."""
+    """(the oracle's outputs on ``inputs``, their name, ``note``), or (None, None, why
+    there is none). For questions between TVM's own builds only (a target against
+    llvm): the oracle shares TVM's import, so it never judges the import."""
     try:
         return oracle.outputs(inputs), "TVM's float64 build", note
     except Exception as err:  # no truth at all
@@ -37,11 +45,12 @@ class FrameworkWatch:
     the rest of the run (``failure`` says why): the check goes on without it.
     An input where the two differ counts only where TVM is the side at fault
     (the truth is asked then, rarely): the search looks for TVM's errors, not
-    the framework's. ``oracle``: TVM's float64 build, the truth where the
-    framework has no float64 kernels."""
+    the framework's. ``oracle``: TVM's float64 build, for the lowering stage
+    only; ``ranges``: the inputs' ranges, for the fresh inputs a precision fix
+    is verified on."""
 
-    def __init__(self, framework, session, oracle: Oracle):
-        self.framework, self.session, self.oracle = framework, session, oracle
+    def __init__(self, framework, session, oracle: Oracle, ranges: Optional[Mapping] = None):
+        self.framework, self.session, self.oracle, self.ranges = framework, session, oracle, ranges
         self.failure: Optional[str] = framework.reason if isinstance(framework, NoFramework) else None
         self._outputs = Recent()  # (inputs,) -> the framework's outputs
 
@@ -84,80 +93,110 @@ class FrameworkWatch:
         score = agreement_score(theirs, mine, self.session.tol)
         if score <= 1.0 or len(theirs) != len(mine):
             return math.inf if math.isnan(score) else score
-        at_fault = self._tvm_at_fault(inputs, theirs, mine)
-        return score if at_fault is None or at_fault else 0.0
+        return score if self._differs(inputs, theirs, mine) else 0.0
 
     def judge(self, witness: Mapping[str, np.ndarray]) -> ImportJudgement:
         """The import stage on ``witness``."""
         theirs = self.outputs(witness)
+        lowering = self.lowering(witness)
         if theirs is None:
-            return ImportJudgement(self.framework.name, "unchecked", reason=self.failure,
-                               lowering=self.lowering(witness))
+            return ImportJudgement(self.framework.name, "unchecked", reason=self.failure, lowering=lowering)
         tol = self.session.tol
         mine = self.session.runs.reference_outputs(witness)
         if agreement_score(theirs, mine, tol) <= 1.0:
-            return ImportJudgement(self.framework.name, "agree", lowering=self.lowering(witness),
-                               outputs=compare_outputs_with_framework(theirs, mine, tol))
+            return ImportJudgement(self.framework.name, "agree", lowering=lowering,
+                                   outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
+        if len(theirs) != len(mine):
+            return ImportJudgement(self.framework.name, "import", f"TVM's import returns {len(mine)} outputs, the "
+                                   f"model {len(theirs)}", lowering=lowering)
         truth, name, note = self.truth(witness)
-        outputs = compare_outputs_with_framework(theirs, mine, tol, truth, self.spread(witness, truth))
-        at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault for o in outputs)
-        reason = f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}" if len(theirs) != len(mine) \
-            else None
-        check = ImportJudgement(self.framework.name, "import" if at_fault else "benign", reason, name, note, outputs,
-                            lowering=self.lowering(witness))
-        if at_fault and reason is None:
-            self.session.progress("TVM's import differs from the model's framework: finding the first node")
-            check.origin, check.origin_note = first_difference(self.session.model, self.framework, witness,
-                                                               local_target(self.session.config.target), tol)
-            self._explain(check, witness)
-        return check
+        spread = self.spread(witness, truth)
+        outputs = compare_outputs_with_framework(theirs, mine, tol, truth, spread)
+        verdict = ("import" if any(o.tvm_at_fault for o in outputs)
+                   else "unjudged" if any(o.not_judged for o in outputs) else "benign")
+        said = dict(framework=self.framework.name, truth=name, truth_note=note, outputs=outputs, lowering=lowering)
+        if verdict == "benign":
+            return ImportJudgement(verdict=verdict, reason=BENIGN_REASON, **said)
+        if verdict == "unjudged":
+            said["reason"] = f"no independent float64 truth reaches the differing elements ({note or 'none'})"
+        return self._explain(verdict, witness, theirs, mine, truth, spread, said)
 
-    def _explain(self, check: ImportJudgement, witness) -> None:
-        """An import difference that is not TVM's fault after all: a discontinuous
-        operator that flips on agreeing inputs (benign), or float16 computed
-        where the framework computes float32 (precision, with its verified fix)."""
-        origin = check.origin
+    def _explain(self, verdict, witness, theirs, mine, truth, spread, said: dict) -> ImportJudgement:
+        """Name the first differing node; excuse it only with proof: a flip
+        (``flips.py``), or precision verified on the differing value's chain."""
+        self.session.progress("TVM's import differs from the model's framework: finding the first node")
+        tol = self.session.tol
+        located = Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
+        origin, origin_note = first_difference(located, located.expected, tol)
+        flips = ()
         if origin is not None and origin.discontinuous:
-            check.verdict = "benign"
-            check.reason = (f"{origin.node} is discontinuous ({origin.op}): its inputs agree within the "
-                            "tolerance, and a rounding-sized difference flips its result")
-            return
+            masks = [e.at_fault | e.unjudged for e in
+                     (judge_elements(f, m, t, tol, i, s) for i, (f, m, t, s) in
+                      enumerate(zip(theirs, mine, truth or [None] * len(mine), spread or [None] * len(mine))))]
+            outcome = explain_flips(located, origin, tol.plain(), tol, mine, masks)
+            flips = outcome.flips
+            if outcome.explained:
+                what = ", ".join(f"{f.node} ({f.elements} element(s))" for f in flips)
+                return ImportJudgement(verdict="benign", flips=flips, reason=(
+                    f"a discontinuous node flips: {what}; its inputs agree within the tolerance, the framework's "
+                    "own operator on TVM's inputs gives TVM's result, and with that result the model agrees"), **said)
+            origin, origin_note = outcome.origin, outcome.why or origin_note
+        said.update(origin=origin, origin_note=origin_note, flips=flips)
+        if origin is not None and not flips:
+            widened, checked = self._precision(origin, witness, located)
+            if widened:
+                what = ", ".join(e.label for e in widened[:3]) + (" ..." if len(widened) > 3 else "")
+                model = self.session.model
+                return ImportJudgement(verdict="precision", widened=widened, checked=checked, reason=(
+                    f"TVM computes {what} in the model's {narrow_dtype(model)}, the framework in float32: with "
+                    f"{'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the framework on "
+                    f"{checked} input set(s)"), **said)
+        return ImportJudgement(verdict=verdict, **said)
+
+    def _precision(self, origin, witness, located: Located) -> tuple:
+        """(the WidenedOps of a verified precision fix, the input sets it was checked on), or ((), 0)."""
         model = self.session.model
-        checks = [(witness, self._accepts(witness))] + [(seen, self._accepts(seen)) for (seen,), _ in self._outputs
-                                                       if seen is not witness]
-        widened = precision_fix(model, local_target(self.session.config.target), origin.binding if origin else None, checks)
-        if widened:
-            check.verdict = "precision"
-            check.widened = widened_entries(model, widened)
-            what = ", ".join(e["label"] for e in check.widened[:3]) + (" ..." if len(widened) > 3 else "")
-            check.reason = (f"TVM computes {what} in the model's {narrow_dtype(model)}, the framework in float32: "
-                            f"with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
-                            f"framework on {len(checks)} input set(s)")
+
+        def declared_narrow(binding: str) -> bool:
+            found = model.provenance.get(binding)
+            value = located.expected.get(found.key) if found is not None and found.key else None
+            return value is not None and np.asarray(value).dtype.name in _NARROW
+
+        inputs = [witness] + [seen for (seen,), _ in self._outputs if seen is not witness] + self._fresh_inputs()
+        checks = [(each, self._accepts(each)) for each in inputs]
+        widened = precision_fix(model, local_target(self.session.config.target), origin.binding, checks,
+                                declared_narrow)
+        return (widened_entries(model, widened), len(checks)) if widened else ((), 0)
+
+    def _fresh_inputs(self) -> list:
+        """FRESH_INPUTS inputs drawn uniformly from the ranges (seeded: the same each run)."""
+        if not self.ranges:
+            return []
+        gen = np.random.default_rng(20261127)
+        return [random_candidate(self.session.model.inputs, self.ranges, gen) for _ in range(FRESH_INPUTS)]
 
     def _accepts(self, inputs):
-        """A check of a widened build's outputs on ``inputs``: not at fault against the framework."""
+        """A check of a widened build's outputs on ``inputs``: not differing from the framework by TVM's fault."""
         def accepts(outputs) -> bool:
             theirs = self.outputs(inputs)
             if theirs is None or len(outputs) != len(theirs):
                 return False
             if agreement_score(theirs, outputs, self.session.tol) <= 1.0:
                 return True
-            return self._tvm_at_fault(inputs, theirs, outputs) is False  # no truth: not accepted
+            return not self._differs(inputs, theirs, outputs)
         return accepts
 
-    def _tvm_at_fault(self, inputs, theirs: list, mine: list) -> Optional[bool]:
-        """Is TVM (``mine``) at fault against the framework (``theirs``) on ``inputs``,
-        judged against the truth within its spread? None: there is no truth."""
+    def _differs(self, inputs, theirs: list, mine: list) -> bool:
+        """Does TVM (``mine``) differ from the framework (``theirs``) on ``inputs``
+        where nothing excuses it: at fault against the truth, or with no truth?"""
         truth, _, _ = self.truth(inputs)
-        if truth is None:
-            return None
         outputs = compare_outputs_with_framework(theirs, mine, self.session.tol, truth, self.spread(inputs, truth))
-        return any(o.tvm_at_fault for o in outputs)
+        return any(o.tvm_at_fault or o.not_judged for o in outputs)
 
     def spread(self, inputs, truth) -> Optional[list]:
         """The truth's own movement when the inputs move by input-rounding amounts
-        (``agreement.perturbed``), per output; None without a truth."""
-        if truth is None:
+        (``agreement.perturbed``), per output and element; None without a truth."""
+        if truth is None or all(t is None for t in truth):
             return None
         runs = []
         for seed in range(CONDITIONING_RUNS):
@@ -167,11 +206,13 @@ class FrameworkWatch:
         return spread_of(truth, runs) if runs else None
 
     def truth(self, inputs) -> tuple:
-        """(float64 outputs or None, which run they are, why not the framework's)."""
+        """(float64 outputs, None for an output no independent run reaches, or None
+        where none does; which run they are; why not the framework's whole float64 copy)."""
         try:
-            return self.framework.truth(inputs), f"{self.framework.name} in float64", None
+            outputs = self.framework.truth(inputs)
         except FrameworkError as err:
-            return oracle_truth(self.oracle, inputs, f"{err}; TVM's float64 build is the truth")
+            return None, None, f"no independent truth: {err}"
+        return outputs, self.framework.truth_name, self.framework.truth_note
 
     def lowering(self, witness) -> Optional[float]:
         """How far TVM's float32 reference is from TVM's own float64 build, where that was made."""
@@ -181,6 +222,12 @@ class FrameworkWatch:
             outputs = self.oracle.outputs(witness)
         except Exception:  # the float64 build failed: nothing to say about lowering
             return None
-        # the float64 values rounded to float32: the reference's own tolerance applies
-        rounded = [o.astype(np.float32) if o.dtype == np.float64 else o for o in outputs]
-        return compare_outputs(rounded, self.session.runs.reference_outputs(witness), self.session.tol).score
+        # the float64 values rounded to the reference's own dtypes: its own tolerance applies
+        reference = self.session.runs.reference_outputs(witness)
+        rounded = [o.astype(np.asarray(r).dtype) if o.dtype == np.float64 and np.asarray(r).dtype.kind == "f" else o
+                   for o, r in zip(outputs, reference)]
+        return compare_outputs(rounded, reference, self.session.tol).score
+
+
+BENIGN_REASON = ("at every differing element, TVM is within the tolerance of the float64 truth, within that "
+                 "element's conditioning, or not over 32 times as far off as the framework")

@@ -1,0 +1,90 @@
+"""A torch program in float64 node by node: the truth for a ``.pt2`` model.
+
+``module.double()`` widens parameters, not what the program computes: a model
+that casts to float16 inside (``x.half()``, ``.to(torch.float16)``, an
+``autocast`` region captured by ``torch.export``) keeps computing that part in
+float16, and one that mixes dtypes fails outright. Here the program's FX graph
+is interpreted one node at a time with every floating tensor it reads made
+float64 and every floating dtype it asks for (a cast's target, a factory's
+``dtype``) made float64 too, so the whole program computes in double
+precision. A node torch cannot run in float64 runs in float32 (reported in
+``ran_in_float32``). Nothing here uses TVM.
+
+``Grafted`` runs the same graph in the program's own dtypes with chosen nodes'
+values given (TVM's values of a discontinuous node, to see what follows from
+its flip alone).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import numpy as np
+
+
+def _floating(torch, dtype) -> bool:
+    return isinstance(dtype, torch.dtype) and dtype.is_floating_point
+
+
+def _widen(torch, value, dtype):
+    """``value`` (a tensor, a dtype, or a container of them) with floats made ``dtype``."""
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if _floating(torch, value):
+        return dtype
+    if isinstance(value, (list, tuple)):
+        return type(value)(_widen(torch, v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _widen(torch, v, dtype) for k, v in value.items()}
+    return value
+
+
+def float64_interpreter(module):
+    """An FX Interpreter of ``module`` (a GraphModule) computing every node in float64."""
+    import torch
+
+    class Float64(torch.fx.Interpreter):
+        def __init__(self, gm):
+            super().__init__(gm)
+            self.ran_in_float32: list = []
+
+        def run_node(self, node):
+            if node.op in ("placeholder", "output"):
+                return super().run_node(node)
+            if node.op == "get_attr":
+                return _widen(torch, super().run_node(node), torch.float64)
+            args, kwargs = self.fetch_args_kwargs_from_env(node)
+            try:
+                return getattr(self, node.op)(node.target, _widen(torch, args, torch.float64),
+                                              _widen(torch, kwargs, torch.float64))
+            except (RuntimeError, NotImplementedError, TypeError):  # no float64 kernel for it
+                result = getattr(self, node.op)(node.target, _widen(torch, args, torch.float32),
+                                                _widen(torch, kwargs, torch.float32))
+                if node.name not in self.ran_in_float32:
+                    self.ran_in_float32.append(node.name)
+                return _widen(torch, result, torch.float64)
+
+    return Float64(module)
+
+
+def grafted_interpreter(module, grafts: Mapping[str, np.ndarray], recorded: Optional[dict] = None):
+    """An FX Interpreter of ``module`` in its own dtypes where each node named in
+    ``grafts`` takes the given value instead of computing it; ``recorded``, where
+    given, receives every call's (first) tensor result by node name."""
+    import torch
+
+    class Grafted(torch.fx.Interpreter):
+        def run_node(self, node):
+            if node.name in grafts:
+                result = torch.from_numpy(np.ascontiguousarray(grafts[node.name]))
+            else:
+                result = super().run_node(node)
+            first = result[0] if isinstance(result, (tuple, list)) and result else result
+            if recorded is not None and node.op == "call_function" and isinstance(first, torch.Tensor):
+                recorded[node.name] = first.detach().cpu().numpy().copy()
+            return result
+
+    return Grafted(module)
+
+
+__all__ = ["float64_interpreter", "grafted_interpreter"]

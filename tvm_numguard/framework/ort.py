@@ -1,0 +1,193 @@
+"""An ONNX model in ONNX Runtime's CPU provider, graph optimizations off (its
+own fusions must not move the numbers), beside the float64 truth."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, note_list
+
+
+def open_session(model, what: str):
+    """An ONNX Runtime session of ``model``; FrameworkError saying ``what`` was refused."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3  # its warnings about unused initializers are not ours
+    options.intra_op_num_threads = 1  # the runs beside TVM's stay deterministic and cheap
+    try:
+        return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    except Exception as err:  # onnxruntime raises its own unrelated types
+        raise FrameworkError(f"ONNX Runtime cannot run the model in {what}: {first_line(err, 240)}") from None
+
+
+class OnnxRuntime(Framework):
+    """An ONNX model in ONNX Runtime; its truth is ONNX Runtime's float64 copy
+    of the model, else the model node by node in float64."""
+
+    def __init__(self, source, input_names: Sequence[str]):
+        try:
+            import onnx
+            import onnxruntime
+        except ImportError as err:
+            raise FrameworkError(f"ONNX Runtime is not installed ({err.name}): pip install onnxruntime") from None
+        self.name = f"onnxruntime {onnxruntime.__version__}"
+        self._names = list(input_names)
+        try:
+            self._model = onnx.load(os.fspath(source)) if isinstance(source, (str, os.PathLike)) else source
+        except Exception as err:  # protobuf raises several unrelated types
+            raise FrameworkError(f"ONNX Runtime cannot read the model: {first_line(err, 240)}") from None
+        self._session = open_session(self._model, "float32")
+        self._truth = None  # made on first use: most checks never need it
+        self._nodes = None  # NodeByNode, where the float64 copy is refused
+        self._why_nodes = ""
+        self._values_sessions: dict = {}  # frozenset of grafted names -> session
+
+    def _feed(self, session, inputs: Mapping[str, np.ndarray], dtype=None, extra=None) -> dict:
+        """The inputs by the model's own names; positionally where TVM's names
+        are not the model's (a frontend that sanitized them: ``input.1`` -> ``input_1``)."""
+        wanted = [i.name for i in session.get_inputs()]
+        names = self._names if set(self._names) & set(wanted) or not wanted else self._model_input_names()
+        feed = {}
+        for mine, theirs in zip(self._names, names):
+            if theirs in wanted:
+                value = np.asarray(inputs[mine])
+                feed[theirs] = value.astype(dtype) if dtype is not None and is_narrow_float(value) else value
+        for name, value in (extra or {}).items():
+            if name in wanted:
+                feed[name] = value
+        return feed
+
+    def _model_input_names(self) -> list:
+        initializers = {t.name for t in self._model.graph.initializer}
+        return [i.name for i in self._model.graph.input if i.name not in initializers]
+
+    def _by_model_names(self, inputs: Mapping[str, np.ndarray]) -> dict:
+        """``inputs`` (keyed by TVM's names) keyed by the model's own input names."""
+        names = self._model_input_names()
+        if set(self._names) <= set(names):
+            return dict(inputs)
+        return {theirs: inputs[mine] for mine, theirs in zip(self._names, names)}
+
+    def _run(self, session, inputs, dtype=None, names=None, extra=None) -> list:
+        try:
+            return [np.asarray(v) for v in session.run(names, self._feed(session, inputs, dtype, extra))]
+        except Exception as err:  # onnxruntime raises its own unrelated types
+            raise FrameworkError(f"ONNX Runtime fails to run the model: {first_line(err, 240)}") from None
+
+    def run(self, inputs, grafts=None):
+        """The model's outputs on ``inputs``; each tensor named in ``grafts`` takes the given value."""
+        if not grafts:
+            return self._run(self._session, inputs)
+        values = self.values(inputs, grafts)
+        known = {**values, **dict(grafts), **self._by_model_names(inputs)}
+        return [np.asarray(known[o.name]) for o in self._model.graph.output]
+
+    def truth(self, inputs):
+        if self._truth is None:
+            self._truth = self._open_double()
+        if not isinstance(self._truth, FrameworkError):
+            return self._run(self._truth, inputs, np.float64)
+        if self._nodes is None:
+            from .onnx_truth import NodeByNode
+
+            self._why_nodes = str(self._truth)
+            self._nodes = NodeByNode(self._model)
+        outputs = self._nodes.outputs(self._by_model_names(inputs))
+        if all(o is None for o in outputs):
+            raise FrameworkError(f"no float64 run of the model reaches an output: "
+                                 f"{note_list('no implementation runs', list(self._nodes.failed))}")
+        return outputs
+
+    @property
+    def truth_name(self) -> str:
+        if self._nodes is None:
+            return f"{self.name} in float64"
+        from .onnx_truth import HOW
+
+        notes = [note_list(f"by {how}" if key != "float32" else "in float32", self._nodes.run_by(how))
+                 for key, how in HOW.items()] + [note_list("nothing ran", list(self._nodes.failed))]
+        notes = [n for n in notes if n]
+        return (f"the model node by node in float64 ({self.name}'s kernels"
+                + "".join(f"; {n}" for n in notes) + ")")
+
+    @property
+    def truth_note(self) -> Optional[str]:
+        """Why the truth is not ONNX Runtime's float64 copy of the whole model (None where it is)."""
+        return self._why_nodes or None
+
+    def _open_double(self):
+        """A session of the model's float64 copy, or the FrameworkError that says why there is none."""
+        from .double import to_float64
+
+        try:
+            return open_session(to_float64(self._model), "float64")
+        except ValueError as err:
+            return FrameworkError(f"no float64 copy of the model: {err}")
+        except FrameworkError as err:
+            return err
+
+    def values(self, inputs, grafts=None) -> dict:
+        """{ONNX tensor name: value} of every node output, in node order; each
+        tensor named in ``grafts`` takes the given value (its node is not run)."""
+        grafts = dict(grafts or {})
+        order = [out for node in self._model.graph.node for out in node.output if out and out not in grafts]
+        key = frozenset(grafts)
+        session = self._values_sessions.get(key)
+        if session is None:
+            session = open_session(self._exposed(key), "float32 with every node output exposed")
+            self._values_sessions[key] = session
+        names = [o.name for o in session.get_outputs()]
+        got = dict(zip(names, self._run(session, inputs, names=names, extra=grafts)))
+        return {name: got[name] for name in order if name in got}
+
+    def _exposed(self, grafted: frozenset):
+        """The model with every node output made a graph output, and the nodes
+        computing ``grafted`` tensors replaced by graph inputs of those names."""
+        import onnx
+
+        exposed = onnx.ModelProto()
+        exposed.CopyFrom(self._model)
+        graph = exposed.graph
+        kept = [n for n in graph.node if not set(n.output) & grafted]
+        del graph.node[:]
+        graph.node.extend(kept)
+        graph.input.extend(onnx.ValueInfoProto(name=name) for name in sorted(grafted))
+        present = {o.name for o in graph.output}
+        for name in (out for node in kept for out in node.output if out):
+            if name not in present:
+                graph.output.append(onnx.ValueInfoProto(name=name))
+                present.add(name)
+        return exposed
+
+    def _node_of(self, key: str):
+        node = next((n for n in self._model.graph.node if key in n.output), None)
+        if node is None:
+            raise FrameworkError(f"no node of the model computes '{key}'")
+        return node
+
+    def node_arguments(self, key: str) -> list:
+        return list(self._node_of(key).input)
+
+    def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The node computing ``key`` alone, in ONNX Runtime (else onnx.reference),
+        in the dtypes of ``args`` (its arguments by tensor name); the model's
+        inputs (``inputs``) and initializers fill the rest."""
+        from onnx import numpy_helper
+
+        from .onnx_truth import run_alone
+
+        node = self._node_of(key)
+        known = {t.name: numpy_helper.to_array(t) for t in self._model.graph.initializer}
+        known.update(self._by_model_names(inputs))
+        known.update(args)
+        values = [np.asarray(known[name]) if name in known else None for name in node.input]
+        if any(v is None for name, v in zip(node.input, values) if name):
+            missing = [name for name, v in zip(node.input, values) if name and v is None]
+            raise FrameworkError(f"no value for {', '.join(missing)}")
+        results = run_alone(self._model, node, values)
+        return np.asarray(results[list(node.output).index(key)])
