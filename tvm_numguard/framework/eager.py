@@ -108,6 +108,18 @@ class TorchEager(Framework):
             raise FrameworkError(f"PyTorch fails to run the program node by node: {first_line(err, 240)}") from None
         return {k: v for k, v in recorded.items() if k not in (grafts or {})}
 
+    def float_history(self, inputs) -> tuple:
+        import torch
+
+        from .history import fx_history
+
+        graph = self._graph()
+        history = fx_history(graph)
+        output = next(n for n in graph.graph.nodes if n.op == "output")
+        leaves: list = []
+        torch.fx.node.map_arg(output.args, lambda n: leaves.append(n.name))
+        return history, tuple(history.get(name) for name in leaves)
+
     def _node(self, key: str):
         node = next((n for n in self._graph().graph.nodes if n.name == key), None)
         if node is None:

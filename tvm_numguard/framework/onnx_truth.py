@@ -210,12 +210,20 @@ def _expanded(made, node):
     schema = onnx.defs.get_schema(node.op_type, version, node.domain or "")
     if not schema.has_function:
         raise ValueError(f"{node.op_type} has no function body to expand")
+    versions = [v for v in schema.function_opset_versions if version is None or v <= version]
     body = onnx.FunctionProto()
-    body.CopyFrom(schema.function_body)
+    if versions:  # the binding returns the serialized FunctionProto
+        body.ParseFromString(schema.get_function_with_opset_version(max(versions)))
+    else:
+        body.CopyFrom(schema.function_body)
     body.domain, body.name = _EXPANDED_DOMAIN, node.op_type
     expanded = onnx.ModelProto()
     expanded.CopyFrom(made)
     expanded.graph.node[0].domain = _EXPANDED_DOMAIN
+    # the body runs at its own opset (the one-node model holds nothing else): the inliner needs them equal
+    own = {o.domain: o.version for o in body.opset_import}
+    for opset in expanded.opset_import:
+        opset.version = own.get(opset.domain, opset.version)
     expanded.opset_import.append(onnx.helper.make_opsetid(_EXPANDED_DOMAIN, 1))
     expanded.functions.append(body)
     inlined = onnx.inliner.inline_local_functions(expanded)

@@ -164,6 +164,18 @@ class OnnxRuntime(Framework):
                 present.add(name)
         return exposed
 
+    def float_history(self, inputs) -> tuple:
+        from onnx import numpy_helper
+
+        from .history import onnx_history
+
+        dtypes = {t.name: numpy_helper.to_array(t).dtype.name for t in self._model.graph.initializer}
+        dtypes.update({k: np.asarray(v).dtype.name for k, v in self._by_model_names(inputs).items()})
+        dtypes.update({k: np.asarray(v).dtype.name for k, v in self.values(inputs).items()
+                       if not isinstance(v, list)})
+        history = onnx_history(self._model, dtypes)
+        return history, tuple(history.get(o.name) for o in self._model.graph.output)
+
     def _node_of(self, key: str):
         node = next((n for n in self._model.graph.node if key in n.output), None)
         if node is None:

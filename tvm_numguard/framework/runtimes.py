@@ -77,6 +77,11 @@ class Framework:
         constants fill the rest): its result ``key``."""
         raise NotImplementedError
 
+    def float_history(self, inputs: Mapping[str, np.ndarray]) -> tuple:
+        """({value name: the narrowest float its computation rounded in, in the
+        model as the framework defines it}, one such dtype or None per output)."""
+        raise NotImplementedError
+
     def node_arguments(self, key: str) -> list:
         """The names (in the model) of the arguments of the node computing ``key``."""
         raise NotImplementedError

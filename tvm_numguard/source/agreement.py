@@ -22,7 +22,8 @@ check: TVM's reference is compared with it under the tolerance
   thousands of times, or NaN;
 - and it is beyond that element's **conditioning** on the witness
   (``spread``): how far the element's truth moves when the inputs move by a
-  few float32 roundings (``CONDITIONING_ULPS``). A LayerNorm of a constant row
+  few roundings of the float the output is computed in
+  (``CONDITIONING_ROUNDINGS``). A LayerNorm of a constant row
   is 0 exactly, yet any correctly rounded float32 implementation may return
   rounding amplified by 1/sqrt(eps) there; one framework's lucky exact
   result is no evidence against TVM.
@@ -49,9 +50,12 @@ from ..tolerance import Tolerance
 # operators are kept in float32; "unjudged": they differ and no independent truth says who is right
 IMPORT_VERDICTS = ("agree", "import", "precision", "benign", "unjudged", "unchecked")
 K = 32.0  # TVM is at fault where its error is over K times the framework's at that element (five bits)
-# the inputs move by up to this many float32 units of rounding when the conditioning is measured:
-# the same five bits K allows between two implementations
-CONDITIONING_ULPS = 32.0
+# the inputs move by up to this many roundings of the float an output is computed in when its
+# conditioning is measured: in float32 the same five bits K allows between two implementations;
+# in float16 and bfloat16 two, since every intermediate value of such a model is rounded that
+# coarsely (a one-ulp change of a softmax's float16 argument moves its result by 0.4%)
+CONDITIONING_ROUNDINGS = {"float64": 32.0, "float32": 32.0, "float16": 2.0, "bfloat16": 2.0}
+_EPSILON = {"float64": 2.0 ** -52, "float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 # perturbed truth runs: an element's spread is its worst movement over them. Each run moves an
 # element by a random share of its sensitivity; with 8 the chance that all 8 moves are under a
 # tenth of it is 1e-8
@@ -203,11 +207,18 @@ def agreement_score(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], 
     return max(scores, default=0.0)
 
 
-def perturbed(inputs: dict, seed: int) -> dict:
-    """``inputs`` with every float moved by up to CONDITIONING_ULPS float32
-    roundings (relative, random sign and size; integers kept), in float64."""
+def conditioning_scale(dtype) -> float:
+    """How far (relative) inputs move to measure the conditioning of an output computed in ``dtype``."""
+    name = str(dtype) if dtype is not None else "float32"
+    name = name if name in _EPSILON else "float32"
+    return _EPSILON[name] / 2.0 * CONDITIONING_ROUNDINGS[name]
+
+
+def perturbed(inputs: dict, seed: int, scale: float = conditioning_scale("float32")) -> dict:
+    """``inputs`` with every float moved by up to ``scale`` (relative, random sign
+    and size; integers kept), in float64."""
     rng = np.random.default_rng(seed)
-    eps = float(np.finfo(np.float32).eps) / 2.0 * CONDITIONING_ULPS
+    eps = scale
     out = {}
     for name, value in inputs.items():
         value = np.asarray(value)
@@ -241,5 +252,5 @@ def spread_of(truth: Sequence, runs: Sequence[Sequence]) -> list:
     return spreads
 
 
-__all__ = ["CONDITIONING_RUNS", "ElementJudgement", "IMPORT_VERDICTS", "K", "OutputAgreement", "agreement_score",
+__all__ = ["CONDITIONING_RUNS", "ElementJudgement", "conditioning_scale", "IMPORT_VERDICTS", "K", "OutputAgreement", "agreement_score",
            "compare_outputs_with_framework", "compare_with_framework", "judge_elements", "perturbed", "spread_of"]

@@ -12,7 +12,8 @@ inherit its error.
 
 from __future__ import annotations
 
-from typing import Mapping
+import dataclasses
+from typing import Mapping, Optional
 
 import numpy as np
 from tvm import relax
@@ -20,7 +21,6 @@ from tvm import relax
 from ..capture import CaptureError, capture_values, value_graph
 from ..errors import summarize_error
 from ..framework import FrameworkError
-from ..relax_ir import float_history
 from ..shadow.build import compile_plain
 from ..shadow.compare import compare_output
 from ..tolerance import Tolerance
@@ -76,21 +76,30 @@ class Located:
     """What localizing met: the model's values (``expected``) and TVM's
     (``computed``) on the witness, or ``error`` where either could not be had."""
 
-    def __init__(self, model, framework, witness, target):
-        self.model, self.framework, self.witness = model, framework, witness
+    def __init__(self, model, framework, witness, target, expected: Optional[dict] = None):
+        self.model, self.framework, self.witness, self.target = model, framework, witness, target
         self.named = named_bindings(model)
-        self.history = float_history(model.mod["main"])
+        self.history = _model_history(framework, witness)
         self.expected: dict = {}
         self.computed: dict = {}
         self.error = None if self.named else "the model's frontend kept no names for its values"
         if self.error is None:
             try:
-                self.expected = framework.values(witness)
+                self.expected = framework.values(witness) if expected is None else expected
                 self.computed = tvm_values(model, witness, target)
             except (FrameworkError, CaptureError) as err:
                 self.error = str(err)
             except Exception as err:  # TVM raises many types; naming the node is a help
                 self.error = summarize_error(err)
+
+    def of(self, mod) -> "Located":
+        """The same witness and framework values, with TVM's values computed by
+        ``mod`` (the imported main with some bindings kept in float32; the
+        bindings keep their names, and the tolerance its history)."""
+        located = Located(dataclasses.replace(self.model, mod=mod), self.framework, self.witness, self.target,
+                          self.expected)
+        located.named = self.named
+        return located
 
     def tvm_value(self, key: str):
         """TVM's value of the model's value ``key`` (None: TVM has no counterpart)."""
@@ -98,9 +107,18 @@ class Located:
         return None if name is None else self.computed.get(name)
 
     def tolerance_of(self, key: str, tol: Tolerance) -> Tolerance:
-        """``tol`` at the precision of the narrowest float arithmetic ``key``'s value passed through."""
-        name, _ = self.named.get(key, (None, None))
-        return tol.through([self.history.get(name)])
+        """``tol`` at the precision of the narrowest float arithmetic ``key``'s value
+        passed through in the model itself (not in TVM's import of it)."""
+        return tol.through([self.history.get(key)])
+
+
+def _model_history(framework, witness) -> dict:
+    """{the model's value name: the narrowest float the model computes it in}; {} where unknown
+    (each value then at its own dtype's tolerance, the strict choice)."""
+    try:
+        return framework.float_history(witness)[0]
+    except Exception:  # noqa: BLE001 - a help, not a requirement
+        return {}
 
 
 def first_difference(located: Located, expected: Mapping, tol: Tolerance) -> tuple:

@@ -17,6 +17,7 @@ value TVM computes in float16), the import is at fault as before.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -26,8 +27,11 @@ from tvm import relax
 from ..narrow.widen import NARROW_FLOATS, keep_float32, widenable
 from ..relax_ir import function_bindings, tensor_type
 from ..shadow.build import compile_plain, run_build
+from ..shadow.compare import compare_output
 from ..targets import target_of
-from .judgement import WidenedOp
+from ..tolerance import Tolerance
+from .judgement import ImportOrigin, WidenedOp
+from .localize import Located, first_difference
 
 
 def widenable_bindings(mod: tvm.IRModule) -> list:
@@ -74,18 +78,55 @@ def candidate_sets(mod: tvm.IRModule, first: Optional[str], declared_narrow: Cal
     return [[first]] + ([chain] if chain != [first] else [])
 
 
-def precision_fix(model, target, first: Optional[str], checks: Sequence,
-                  declared_narrow: Callable[[str], bool]) -> list:
-    """The smallest candidate set (``candidate_sets``) whose widened build
-    ``checks`` all accept; ``checks``: (inputs, accepts(outputs) -> bool)
-    pairs, the witness first. [] where none does (or none builds)."""
-    for names in candidate_sets(model.mod, first, declared_narrow):
+# differing nodes explained by precision in a row before the rest is left to the import
+MAX_ROUNDS = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class PrecisionOutcome:
+    """What keeping operators in float32 came to: ``widened`` (binding names of
+    main); ``explained``: with them kept in float32 TVM agrees on all ``checked``
+    input sets; else ``origin``, the first node that still differs."""
+
+    widened: tuple
+    explained: bool
+    origin: Optional[ImportOrigin]
+    checked: int = 0
+
+
+def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, checks: Sequence,
+                      declared_narrow: Callable[[str], bool]) -> PrecisionOutcome:
+    """Starting at ``origin``: keep the differing value in float32, else its own
+    chain (``candidate_sets``); the whole model must then agree on every one of
+    ``checks`` ((inputs, accepts(outputs)) pairs, the witness first). Where it
+    does not, the chain stays kept and the next node that still differs is
+    explained the same way, up to MAX_ROUNDS: a float16 model may hold several
+    operators the framework computes wider, each explained by its own chain."""
+    model, mod, widened, first = located.model, located.model.mod, [], origin
+    for _ in range(MAX_ROUNDS):
+        if origin is None or origin.discontinuous or origin.binding is None:
+            break
+        sets = [[n for n in names if n not in widened] for names in candidate_sets(mod, origin.binding, declared_narrow)]
+        sets = [names for names in sets if names]
+        for names in sets:
+            try:
+                if all(accepts(widened_outputs(model, widened + names, inputs, located.target))
+                       for inputs, accepts in checks):
+                    return PrecisionOutcome(tuple(widened + names), True, None, len(checks))
+            except Exception:  # a widened build that fails proves nothing: the import stays at fault
+                return PrecisionOutcome(tuple(widened), False, origin)
+        if not sets:
+            break
+        widened += sets[-1]
         try:
-            if all(accepts(widened_outputs(model, names, inputs, target)) for inputs, accepts in checks):
-                return names
-        except Exception:  # a widened build that fails proves nothing: the import stays at fault
-            continue
-    return []
+            current = located.of(keep_float32(mod, widened))
+        except Exception:  # as above
+            break
+        following, _ = first_difference(current, current.expected, tol)
+        if following is None or following.key == origin.key:
+            break  # nothing left to widen for, or widening did not help it
+        origin = following
+    return PrecisionOutcome(tuple(widened), False, origin or first)
 
 
 def widened_entries(model, names: Sequence[str]) -> tuple:
@@ -105,5 +146,5 @@ def narrow_dtype(model) -> str:
     return next((d for d in NARROW_FLOATS if d in dtypes), "float16")
 
 
-__all__ = ["candidate_sets", "chain_of", "narrow_dtype", "precision_fix", "widenable_bindings", "widened_entries",
-           "widened_outputs"]
+__all__ = ["MAX_ROUNDS", "PrecisionOutcome", "candidate_sets", "chain_of", "explain_precision", "narrow_dtype",
+           "widenable_bindings", "widened_entries", "widened_outputs"]

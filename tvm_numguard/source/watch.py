@@ -15,12 +15,12 @@ from ..shadow.compare import compare_outputs, is_finite_outputs
 from ..shadow.recent import Recent
 from ..shadow.oracle import Oracle
 from ..targets import local_target
-from .agreement import (CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, judge_elements, perturbed,
-                        spread_of)
+from .agreement import (CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, conditioning_scale,
+                        judge_elements, perturbed, spread_of)
 from .flips import explain_flips
 from .judgement import ImportJudgement
 from .localize import Located, first_difference
-from .precision import narrow_dtype, precision_fix, widened_entries
+from .precision import explain_precision, narrow_dtype, widened_entries
 
 # fresh inputs of the range a precision fix is verified on, beside the witness and the last searched ones
 FRESH_INPUTS = 4
@@ -53,10 +53,26 @@ class FrameworkWatch:
         self.framework, self.session, self.oracle, self.ranges = framework, session, oracle, ranges
         self.failure: Optional[str] = framework.reason if isinstance(framework, NoFramework) else None
         self._outputs = Recent()  # (inputs,) -> the framework's outputs
+        self._tol = None
 
     @property
     def active(self) -> bool:
         return self.failure is None
+
+    @property
+    def tol(self):
+        """The import question's tolerance: each output's follows the narrowest float the
+        model itself computes it in (framework/history.py), never TVM's import (a converter
+        that narrows would loosen the tolerance that should catch it); by the outputs'
+        own dtypes where the framework cannot say."""
+        return self._tol if self._tol is not None else self.session.tol.plain()
+
+    def _learn_tolerance(self, inputs) -> None:
+        if self._tol is None:
+            try:
+                self._tol = self.session.tol.through(self.framework.float_history(inputs)[1])
+            except Exception:  # noqa: BLE001 - the outputs' own dtypes then, the strict choice
+                self._tol = self.session.tol.plain()
 
     def outputs(self, inputs: Mapping[str, np.ndarray]) -> Optional[list]:
         """The framework's float32 outputs on ``inputs`` (None once it has failed)."""
@@ -71,6 +87,7 @@ class FrameworkWatch:
             self.failure = str(err)
             self.session.progress(f"{self.framework.name} set aside: {err}")
             return None
+        self._learn_tolerance(inputs)
         self._outputs.add((inputs,), outputs)
         return outputs
 
@@ -90,7 +107,7 @@ class FrameworkWatch:
         """The import question's score on ``inputs``: how far TVM's reference is
         from the framework, 0 where they differ but not by TVM's fault."""
         mine = self.session.runs.reference_outputs(inputs)
-        score = agreement_score(theirs, mine, self.session.tol)
+        score = agreement_score(theirs, mine, self.tol)
         if score <= 1.0 or len(theirs) != len(mine):
             return math.inf if math.isnan(score) else score
         return score if self._differs(inputs, theirs, mine) else 0.0
@@ -101,7 +118,7 @@ class FrameworkWatch:
         lowering = self.lowering(witness)
         if theirs is None:
             return ImportJudgement(self.framework.name, "unchecked", reason=self.failure, lowering=lowering)
-        tol = self.session.tol
+        tol = self.tol
         mine = self.session.runs.reference_outputs(witness)
         if agreement_score(theirs, mine, tol) <= 1.0:
             return ImportJudgement(self.framework.name, "agree", lowering=lowering,
@@ -125,7 +142,7 @@ class FrameworkWatch:
         """Name the first differing node; excuse it only with proof: a flip
         (``flips.py``), or precision verified on the differing value's chain."""
         self.session.progress("TVM's import differs from the model's framework: finding the first node")
-        tol = self.session.tol
+        tol = self.tol
         located = Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
         origin, origin_note = first_difference(located, located.expected, tol)
         flips = ()
@@ -141,20 +158,23 @@ class FrameworkWatch:
                     f"a discontinuous node flips: {what}; its inputs agree within the tolerance, the framework's "
                     "own operator on TVM's inputs gives TVM's result, and with that result the model agrees"), **said)
             origin, origin_note = outcome.origin, outcome.why or origin_note
-        said.update(origin=origin, origin_note=origin_note, flips=flips)
-        if origin is not None and not flips:
-            widened, checked = self._precision(origin, witness, located)
-            if widened:
+        if origin is not None and not flips and located.error is None:
+            outcome = self._precision(origin, witness, located)
+            if outcome.explained:
+                widened = widened_entries(self.session.model, outcome.widened)
                 what = ", ".join(e.label for e in widened[:3]) + (" ..." if len(widened) > 3 else "")
-                model = self.session.model
-                return ImportJudgement(verdict="precision", widened=widened, checked=checked, reason=(
-                    f"TVM computes {what} in the model's {narrow_dtype(model)}, the framework in float32: with "
-                    f"{'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the framework on "
-                    f"{checked} input set(s)"), **said)
+                said.update(origin=origin, origin_note=origin_note)
+                return ImportJudgement(verdict="precision", widened=widened, checked=outcome.checked, reason=(
+                    f"TVM computes {what} in the model's {narrow_dtype(self.session.model)}, the framework in "
+                    f"float32: with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
+                    f"framework on {outcome.checked} input set(s)"), **said)
+            origin = outcome.origin
+        said.update(origin=origin, origin_note=origin_note, flips=flips)
         return ImportJudgement(verdict=verdict, **said)
 
-    def _precision(self, origin, witness, located: Located) -> tuple:
-        """(the WidenedOps of a verified precision fix, the input sets it was checked on), or ((), 0)."""
+    def _precision(self, origin, witness, located: Located):
+        """The precision stage's PrecisionOutcome from ``origin`` on: verified on the
+        witness, the last searched inputs and fresh ones."""
         model = self.session.model
 
         def declared_narrow(binding: str) -> bool:
@@ -164,9 +184,7 @@ class FrameworkWatch:
 
         inputs = [witness] + [seen for (seen,), _ in self._outputs if seen is not witness] + self._fresh_inputs()
         checks = [(each, self._accepts(each)) for each in inputs]
-        widened = precision_fix(model, local_target(self.session.config.target), origin.binding, checks,
-                                declared_narrow)
-        return (widened_entries(model, widened), len(checks)) if widened else ((), 0)
+        return explain_precision(located, origin, self.tol.plain(), checks, declared_narrow)
 
     def _fresh_inputs(self) -> list:
         """FRESH_INPUTS inputs drawn uniformly from the ranges (seeded: the same each run)."""
@@ -181,7 +199,7 @@ class FrameworkWatch:
             theirs = self.outputs(inputs)
             if theirs is None or len(outputs) != len(theirs):
                 return False
-            if agreement_score(theirs, outputs, self.session.tol) <= 1.0:
+            if agreement_score(theirs, outputs, self.tol) <= 1.0:
                 return True
             return not self._differs(inputs, theirs, outputs)
         return accepts
@@ -190,20 +208,29 @@ class FrameworkWatch:
         """Does TVM (``mine``) differ from the framework (``theirs``) on ``inputs``
         where nothing excuses it: at fault against the truth, or with no truth?"""
         truth, _, _ = self.truth(inputs)
-        outputs = compare_outputs_with_framework(theirs, mine, self.session.tol, truth, self.spread(inputs, truth))
+        outputs = compare_outputs_with_framework(theirs, mine, self.tol, truth, self.spread(inputs, truth))
         return any(o.tvm_at_fault or o.not_judged for o in outputs)
 
     def spread(self, inputs, truth) -> Optional[list]:
-        """The truth's own movement when the inputs move by input-rounding amounts
-        (``agreement.perturbed``), per output and element; None without a truth."""
+        """The truth's own movement when the inputs move by a few roundings of the
+        float each output is computed in (``agreement.perturbed``), per output and
+        element; None without a truth."""
         if truth is None or all(t is None for t in truth):
             return None
-        runs = []
-        for seed in range(CONDITIONING_RUNS):
-            moved, _, _ = self.truth(perturbed(inputs, seed))
-            if moved is not None:
-                runs.append(moved)
-        return spread_of(truth, runs) if runs else None
+        history = self.tol.history or (None,) * len(truth)
+        scales = [conditioning_scale(history[i] if i < len(history) else None) for i in range(len(truth))]
+        spreads: list = [None] * len(truth)
+        for scale in sorted(set(scales)):
+            runs = []
+            for seed in range(CONDITIONING_RUNS):
+                moved, _, _ = self.truth(perturbed(inputs, seed, scale))
+                if moved is not None:
+                    runs.append(moved)
+            measured = spread_of(truth, runs) if runs else [None] * len(truth)
+            for i, wanted in enumerate(scales):
+                if wanted == scale:
+                    spreads[i] = measured[i]
+        return spreads
 
     def truth(self, inputs) -> tuple:
         """(float64 outputs, None for an output no independent run reaches, or None
@@ -226,7 +253,7 @@ class FrameworkWatch:
         reference = self.session.runs.reference_outputs(witness)
         rounded = [o.astype(np.asarray(r).dtype) if o.dtype == np.float64 and np.asarray(r).dtype.kind == "f" else o
                    for o, r in zip(outputs, reference)]
-        return compare_outputs(rounded, reference, self.session.tol).score
+        return compare_outputs(rounded, reference, self.tol).score
 
 
 BENIGN_REASON = ("at every differing element, TVM is within the tolerance of the float64 truth, within that "
