@@ -43,11 +43,6 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-# the order a case goes through; a row's outcome is where it stopped
-OUTCOMES = ("OpNotImplemented", "import error", "build fails", "input not a tensor", "run fails", "agree", "differ",
-            "crash", "timeout")
-
-
 def collect(only: str | None) -> list:
     """The operator tests (onnx's TestCase objects), those whose name matches ``only``."""
     from onnx.backend.test.case import node
@@ -97,6 +92,8 @@ def flat_values(values) -> list:
             return
         if isinstance(value, tvm.runtime.Tensor):
             out.append(value.numpy())
+        elif isinstance(value, tvm.runtime.ShapeTuple):  # a Shape output: one int64 tensor, not a tuple of ints
+            out.append(np.array(list(value), dtype=np.int64))
         elif isinstance(value, (np.ndarray, np.generic, bool, int, float)):
             out.append(np.asarray(value))
         else:
@@ -321,7 +318,9 @@ def print_tables(rows: list, failures: bool) -> None:
     print(f"  built {built} | build fails {count['build fails']}")
     print(f"  ran {ran} | run fails {count['run fails']} | inputs not tensors (sequence/optional/map, not run) "
           f"{count['input not a tensor']}")
-    print(f"  agree {count['agree']} | differ {count['differ']}")
+    other_dtype = [r["case"] for r in rows if r["outcome"] == "agree" and r.get("dtypes")]
+    print(f"  agree {count['agree']} (of which with another dtype, values equal: {len(other_dtype)}"
+          + (f": {', '.join(other_dtype)}" if other_dtype else "") + f") | differ {count['differ']}")
     print(f"  crash {count['crash']} | timeout {count['timeout']}")
     for row in rows:
         if row["outcome"] == "differ":
