@@ -270,3 +270,15 @@ def test_a_wrong_shape_from_tvms_import_is_an_import_difference():
     origin = report.imports.origin
     assert "Expand node 'test'" in origin.node and origin.shape_tvm != origin.shape_framework
     assert "TVM computes shape" in report.summary()
+
+
+def test_a_shape_output_is_one_integer_tensor(tmp_path):
+    # TVM's VM returns a shape value as a tuple of its dims: read as separate scalars, the model's one
+    # output became three, and the import was blamed for returning another number of outputs
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Shape", ["r"], ["s"])]
+    path = _onnx(tmp_path / "shape.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                 [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 3, 4]),
+                  helper.make_tensor_value_info("s", TensorProto.INT64, [3])], opset=17)
+    report = ng.bisect(path, ng.CompileConfig(pipeline="zero"), ng.Options(low=-1.0, high=1.0, budget="5"))
+    assert report.imports.verdict == "agree" and len(report.data["metrics"]) == 2
+    assert report.data["metrics"][1]["shape"] == [3]

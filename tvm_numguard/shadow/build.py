@@ -10,6 +10,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm import relax
 
 from ..errors import summarize_error
@@ -341,6 +342,8 @@ def device_array(value) -> np.ndarray:
 def _flatten(value, out: list) -> None:
     if isinstance(value, (tvm.runtime.Tensor,)):
         out.append(value.numpy())
+    elif isinstance(value, tvm_ffi.Shape):  # a shape value (ONNX's Shape output) is one int64 tensor, not a tuple
+        out.append(np.asarray(list(value), dtype=np.int64))
     elif hasattr(value, "numpy") and not isinstance(value, (list, tuple)):
         out.append(np.asarray(value.numpy()))
     elif isinstance(value, (bool, int, float, np.generic)):
