@@ -20,7 +20,9 @@ from tvm_numguard.values.graph import value_graph
 from tvm_numguard.trace.localize import localize_relax
 from tvm_numguard.values.match import match_values
 
-from clirun import run_cli  # noqa: E402
+from html import escape as html_escape
+
+from clirun import run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -132,7 +134,7 @@ def test_snapshot_chain_bisection(bad_from, untestable, expected):
 
 
 @pytest.mark.slow  # the page, the graph and the plot end to end; the fast tier keeps trace's origin tests
-def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
+def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys, script_not_on_path):
     html, dot, plot, report = (str(tmp_path / n) for n in ("t.html", "t.dot", "t.png", "t.json"))
     code, out, err = run_cli(capsys, "trace", DEMO, "--low", "0", "--high", "1", "--pipeline",
                              "ToMixedPrecision,default", "--budget", "30", "--html", html, "--dot", dot,
@@ -153,6 +155,13 @@ def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
     assert names and names <= {"h", "t", "l", "y"}, names
     assert any(f'label="{name}\\n' in open(dot).read() for name in names)
     assert "white-space: pre-wrap" in page  # long command lines fold, no sideways scrolling
+    # the verify and replay lines run as printed from a shell where numguard is not on PATH, and do what they say
+    printed = {ln.split()[0]: ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith(("  verify ", "  replay "))}
+    assert printed["replay"].startswith(script_not_on_path + " bisect ") and html_escape(printed["replay"]) in page
+    verify = run_printed(printed["verify"].split("   (expect: clean)")[0], tmp_path)
+    assert verify.returncode == 0 and "numguard bisect: clean" in verify.stdout, verify.stderr[-2000:]
+    replay = run_printed(printed["replay"], tmp_path)
+    assert replay.returncode == 1 and "ToMixedPrecision#0" in replay.stdout, replay.stderr[-2000:]
 
 
 def test_graph_boxes_show_the_models_name_first_and_tvms_beside_it():

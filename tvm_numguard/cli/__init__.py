@@ -21,7 +21,7 @@ from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted, Invocation
 from .interrupt import InterruptDeadline
-from ..flags import FLAG
+from ..flags import FLAG, invoked_as
 from .check import Check
 from .reduce import Reduce
 from .regress import Regress
@@ -116,8 +116,9 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         click.echo("numguard: interrupted", err=True)
         return 130
     except click.UsageError as err:
-        hint = f" (see 'numguard {err.ctx.info_name} --help')" if err.ctx is not None and err.ctx.parent else \
-            " (see 'numguard --help')"
+        program = invoked_as()
+        hint = f" (see '{program} {err.ctx.info_name} --help')" if err.ctx is not None and err.ctx.parent else \
+            f" (see '{program} --help')"
         click.echo(f"{ERROR} {err.format_message()}{hint}", err=True)
         return 2
     except click.ClickException as err:

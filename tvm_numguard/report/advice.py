@@ -17,6 +17,7 @@ import shlex
 import textwrap
 
 from ..bisect.result import document_blame
+from ..flags import as_invoked
 from ..instrument.schedule_rules import is_rule_event
 from ..targets import parse_target
 
@@ -183,11 +184,3 @@ def verify_command(data: dict, events, program: str = "numguard") -> str:
         if event_id not in words:
             words += ["--disable", event_id]
     return as_invoked(" ".join(shlex.quote(w) for w in words), program)
-
-
-def as_invoked(command: str, program: str) -> str:
-    """A command line of a report (``numguard ...``) starting with ``program``, how
-    numguard was invoked, instead."""
-    if program == "numguard" or not command.startswith("numguard "):
-        return command
-    return " ".join(shlex.quote(w) for w in shlex.split(program)) + command[len("numguard"):]
