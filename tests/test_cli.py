@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 from tvm_numguard import load_model
 from tvm_numguard.report import validate
 from tvm_numguard.report.files import read_witness
-from clirun import assert_one_line_error, run_cli  # noqa: E402
+from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -265,6 +265,43 @@ def test_a_default_witness_never_overwrites_an_earlier_one(tmp_path, monkeypatch
     second = Outputs()
     assert second.witness_path == "numguard-witness-20261126-154512-2.npz"
     assert Outputs(json="r.json").witness_path == "r.witness.npz"
+
+
+def _help_of(capsys, command: str) -> str:
+    code, out, _ = run_cli(capsys, command, "--help")
+    assert code == 0
+    return "".join(out.split())  # click folds the help text, also at hyphens
+
+
+def _unspaced(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_the_witness_is_written_where_save_inputs_help_says(tmp_path, monkeypatch, capsys):
+    import re
+
+    for command in ("bisect", "search", "trace"):
+        assert _unspaced("default: next to --json (REPORT.witness.npz for REPORT.json), else "
+                         "./numguard-witness-DATE-TIME.npz (when the command started)") in _help_of(capsys, command)
+    assert _unspaced("default: ./numguard-witness-DATE-TIME.npz (when the command started)") in _help_of(capsys, "fix")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "search", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                           "ToMixedPrecision,default", "--budget", "20", "--jobs", "0")
+    assert code == 1, err
+    (written,) = os.listdir(tmp_path)
+    assert re.fullmatch(r"numguard-witness-\d{8}-\d{6}\.npz", written), written  # DATE-TIME, as the help says
+    from tvm_numguard.cli.groups import Outputs
+
+    assert Outputs(json="out/r.json").witness_path == "out/r.witness.npz"
+
+
+def test_the_usage_hint_names_the_program_as_invoked_and_runs(capsys, script_not_on_path):
+    code, _, err = run_cli(capsys, "bisect", DEMO, "--no-such-option")
+    assert code == 2
+    hint = err.split("(see '", 1)[1].split("')", 1)[0]
+    assert hint == f"{script_not_on_path} bisect --help", err
+    shown = run_printed(hint, os.getcwd())
+    assert shown.returncode == 0 and "Usage:" in shown.stdout and "--save-inputs" in shown.stdout
 
 
 def test_a_missing_model_file_is_said_before_tvm_is_imported(tmp_path):
