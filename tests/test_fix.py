@@ -489,4 +489,5 @@ def test_a_narrow_fix_keeps_its_row_its_places_provenance_and_says_nothing_when_
     document = _fix_document(["narrow"], (0.3, 0.4, 0.9), target='{"kind": "cuda", "arch": "sm_90"}')
     text = fix_summary(document, "numguard", "f.json")
     assert "narrow " in text and "note" not in text  # slower when safe: the pass buys speed, nothing to say
+    assert "kept from acting at 1 place;" in text and "place(s)" not in text  # a count said, not place(s)
     assert "ONNX Exp node" in fix_html(document)  # the place's provenance (it was read as 'origin' before)

@@ -36,6 +36,7 @@ from ..pipeline import pass_context
 from ..progress import silent
 from ..report import Report
 from ..report.files import write_atomic
+from ..report.text import counted
 from ..search import Budget, make_search, parse_budget, resolve_ranges
 from ..search.searches import random_candidate
 from ..shadow.build import compile_model
@@ -324,7 +325,7 @@ class Guard:
             raise NumericalError(message, report)
         if self.action == "disable" and info.returned == "narrow fix":
             places = sum(len(c["places"]) for c in info.fix)
-            message += (f"; kept {', '.join(c['event'] for c in info.fix)} from acting at {places} place(s) "
+            message += (f"; kept {', '.join(c['event'] for c in info.fix)} from acting at {counted(places, 'place')} "
                         f"(the rest of its rewrites kept), verified on {info.verified_inputs} inputs")
         elif self.action == "disable":
             what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \
