@@ -121,7 +121,12 @@ def test_passes_lists_events(capsys):
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "9"], ["opt level", "0 to 4"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "-5"], ["opt level", "0 to 4"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=1,16"],
-         ["--shape x: dimension 1 is 32 in the model, 16 given", "operator MatMul"]),
+         ["--shape x: dimension 1 is fixed at 32 in the model, 16 given"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=2,32"],  # a batch the model forbids
+         ["--shape x: dimension 0 is fixed at 1 in the model, 2 given", "--fix-shapes"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=1,16", "--fix-shapes"],
+         ["--shape x: dimension 1 is fixed at 32 in the model, 16 given", "does not import at that shape",
+          "operator MatMul"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, make_args, fragments):
@@ -161,6 +166,13 @@ def test_dynamic_dims_need_shape(capsys, tmp_path):
     code, out, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1", "--shape", "x=2,4",
                              "--pipeline", "zero")
     assert code == 0, err
+
+
+def test_fix_shapes_still_imports_a_model_at_a_size_it_fixes_and_says_the_framework_cannot_judge(capsys):
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=2,32", "--fix-shapes",
+                             "--pipeline", "zero", "--budget", "5")
+    assert code == 0, err
+    assert "x[2, 32]" in out and "import: not checked" in out and "ONNX Runtime fails to run the model" in out
 
 
 def test_reference_nan_everywhere_blames_the_range(capsys, tmp_path):

@@ -192,7 +192,7 @@ def test_real_model_trace_html_and_pass_errors_add_up(tmp_path, capsys):
 
     path = light_model("squeezenet", seed=0, directory=str(tmp_path))
     html, report = str(tmp_path / "sq.html"), str(tmp_path / "sq.json")
-    code, out, err = run_cli(capsys, "trace", path, "--shape", "data_0=1,3,64,64", "--low", "0", "--high", "1",
+    code, out, err = run_cli(capsys, "trace", path, "--shape", "data_0=1,3,64,64", "--fix-shapes", "--low", "0", "--high", "1",
                              "--pipeline", "ToMixedPrecision,default", "--budget", "20", "--html", html,
                              "--json", report)
     assert code == 1, err

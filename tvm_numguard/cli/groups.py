@@ -44,10 +44,11 @@ class ModelArgs(OptionGroup):
         click.argument("model", type=click.Path(dir_okay=True)),
         click.option(FLAG["shapes"], "shapes", multiple=True, metavar="NAME=D0,D1,...",
                      help="The shape an input is run at (its dynamic dims stay symbolic at import, as you "
-                          "compile the model; for ONNX another shape of a fixed input is imported at that shape)."),
+                          "compile the model); a size other than one the model fixes is refused."),
         click.option(FLAG["fix_at_import"], "fix_shapes", is_flag=True,
                      help="Have the ONNX frontend import the model at the --shape shapes instead (dynamic dims "
-                          "fixed at import)."),
+                          "fixed at import), also where they change a size the model fixes (a CNN at a smaller "
+                          "image: ONNX Runtime cannot run it there, so the import is not judged)."),
         click.option(FLAG["kept_float32"], "keep_float32", metavar="NAME[,NAME...]",
                      help="Compute these values of a float16 model in float32 in TVM (casts around them): the fix "
                           "a precision finding prints."),
