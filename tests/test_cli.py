@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 from tvm_numguard import load_model
 from tvm_numguard.report import validate
 from tvm_numguard.report.files import read_witness
-from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
+from clirun import assert_one_line_error, error_lines, run_cli, run_printed, script_not_on_path  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -141,11 +141,58 @@ def test_not_a_model(capsys, tmp_path):
     assert_one_line_error(code, err, "not a readable ONNX model")
 
 
-def test_unsupported_operator_is_named(capsys, tmp_path):
-    # Celu is a valid ONNX operator that TVM's Relax frontend does not convert
-    path = onnx_file(tmp_path / "op.onnx", op="Celu")
-    code, _, err = run_cli(capsys, "bisect", path, "--low", "0", "--high", "1")
-    assert_one_line_error(code, err, "Celu")
+def recurrent_onnx(path, op: str) -> str:
+    """An ONNX LSTM or GRU over 5 steps of 8 features, 16 hidden (valid: the ONNX checker passes it)."""
+    from onnx import numpy_helper
+
+    import numpy as np
+
+    gates = {"LSTM": 4, "GRU": 3}[op]
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.uniform(-0.3, 0.3, (1, gates * 16, n)).astype(np.float32), name)
+               for name, n in (("W", 8), ("R", 16))]
+    node = helper.make_node(op, ["x", "W", "R"], ["y"], hidden_size=16)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 1, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 1, 1, 16])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_an_operator_tvm_cannot_import_is_tvms_limit_with_its_own_exit_code_and_the_route_that_imports(
+        capsys, tmp_path, op):
+    code, out, err = run_cli(capsys, "bisect", recurrent_onnx(tmp_path / "rnn.onnx", op), "--low", "0", "--high", "1")
+    assert code == 5 and out == "", err  # not 2: the model is valid, TVM 0.27's ONNX frontend lacks the operator
+    (line,) = error_lines(err)
+    assert line.startswith("numguard: TVM cannot import the model:") and f"no converter for {op}" in line
+    assert "a limit of TVM, not of the model" in line and "Traceback" not in err
+    assert ".pt2" in line and "torch.export.export" in line  # the route that imports: test_the_pt2_route_...
+
+
+def test_the_pt2_route_the_limit_names_imports_an_lstm_and_a_gru(tmp_path):
+    import torch
+
+    for kind in ("LSTM", "GRU"):
+        net = getattr(torch.nn, kind)(8, 16)
+        path = str(tmp_path / f"{kind}.pt2")
+        torch.export.save(torch.export.export(net.eval(), (torch.randn(5, 1, 8),)), path)
+        assert [s.shape for s in load_model(path).inputs] == [(5, 1, 8)]
+
+
+def test_an_operator_tvm_lacks_is_named_and_one_of_no_onnx_domain_is_bad_input(capsys, tmp_path):
+    # Celu is a valid ONNX operator that TVM's Relax frontend does not convert: TVM's limit
+    code, _, err = run_cli(capsys, "bisect", onnx_file(tmp_path / "op.onnx", op="Celu"), "--low", "0", "--high", "1")
+    assert code == 5 and "no converter for Celu" in err and ".pt2" not in err  # the torch route has no Celu to say
+    node = helper.make_node("MyOp", ["x"], ["y"], domain="com.example")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    path = tmp_path / "custom.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                      helper.make_opsetid("com.example", 1)]), str(path))
+    code, _, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1")
+    assert_one_line_error(code, err, "MyOp")  # no ONNX operator: not a model ONNX defines, exit 2
 
 
 def test_malformed_onnx_node_is_rejected_before_the_frontend(capsys, tmp_path):

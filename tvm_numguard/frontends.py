@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 import tvm
 
-from .errors import ImportFailure, ModelError, first_line
+from .errors import ImportFailure, ModelError, UnsupportedModel, first_line
 from .provenance import name_bindings, onnx_labels, torch_labels
 from .quiet import held_stderr, silenced_stderr
 
@@ -83,7 +83,7 @@ def _import_error(path: str, model, failure, printed: str, shapes, to_bind, shap
     operator or a type TVM does not support, a limit it documents; a shape the
     model fixes otherwise, asked for with --fix-shapes)."""
     if isinstance(failure, tvm.error.OpNotImplemented):
-        return ModelError(f"{path}: {first_line(failure)}")
+        return _unconverted(path, model, failure)
     failed = re.search(r"Error converting operator (\w+)", printed)
     where = f" (operator {failed.group(1)})" if failed else ""
     moved = next(filter(None, (_moved_static_dim(i, shapes[i.name]) for i in model.graph.input if i.name in shapes)),
@@ -98,6 +98,31 @@ def _import_error(path: str, model, failure, printed: str, shapes, to_bind, shap
     if _unsupported_types(model) or not _is_valid_onnx(model):
         return ModelError(f"{path}: {message}")
     return ImportFailure(f"TVM's {message[4:]}", _import_repro(path, shape_dict))
+
+
+# operators TVM 0.27's ONNX frontend has no converter for and its torch frontend
+# converts (exported_program_translator: lstm.input, gru.input, rnn_tanh.input)
+_TORCH_CONVERTS = {"LSTM", "GRU", "RNN"}
+
+
+def _unconverted(path: str, model, failure) -> Exception:
+    """The error of an import that stopped at operators TVM's ONNX frontend has no
+    converter for: TVM's limit (UnsupportedModel) where ONNX defines them all, with
+    the .pt2 route where TVM's torch frontend converts them; else a ModelError (an
+    operator of no ONNX domain numguard knows is no valid ONNX model's)."""
+    import onnx
+
+    ops = {node.op_type: node.domain for node in model.graph.node}
+    named = first_line(failure).split(": ")[-1]
+    missing = sorted(op for op in ops if re.search(rf"\b{re.escape(op)}\b", named)) or [named]
+    if not all(op in ops and onnx.defs.has(op, ops[op]) for op in missing):
+        return ModelError(f"{path}: {first_line(failure)}")
+    message = (f"{path}: TVM {tvm.__version__}'s ONNX frontend has no converter for {', '.join(missing)} (an ONNX "
+               "operator: a limit of TVM, not of the model; nothing was checked)")
+    if set(missing) <= _TORCH_CONVERTS:
+        message += (f". TVM's torch frontend converts {', '.join(missing)}: check the PyTorch model as a .pt2 "
+                    "instead (torch.export.save of torch.export.export(model, example_inputs))")
+    return UnsupportedModel(message)
 
 
 _NO_TVM_TYPE = {8: "string", 14: "complex64", 15: "complex128"}  # onnx.TensorProto element types TVM lacks

@@ -16,7 +16,8 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import BUG_REPORT, ImportFailure, InternalError, UsageError, summarize_error
+from ..errors import (BUG_REPORT, EXIT_UNSUPPORTED, ImportFailure, InternalError, UnsupportedModel, UsageError,
+                      summarize_error)
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted, Invocation
@@ -106,6 +107,9 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         if err.repro:
             click.echo("numguard: TVM alone shows it:\n" + err.repro, err=True)
         return 1
+    except UnsupportedModel as err:  # TVM's limit, not the user's mistake: its own exit code
+        click.echo(f"numguard: TVM cannot import the model: {err}", err=True)
+        return EXIT_UNSUPPORTED
     except InternalError as err:
         click.echo(f"{ERROR} internal error: {err}", err=True)
         return 3

@@ -24,6 +24,9 @@ Exit codes:
      (or the pipeline does not build the model: the pass that breaks it is named)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
+  5  TVM cannot import the model: a valid model with an operator TVM's
+     frontend has no converter for (TVM's limit; the line names a route that
+     imports, where there is one)
   130  interrupted (a violation's witness is kept)"""
 
 
@@ -259,6 +262,7 @@ Exit codes:
   1  no fix verifies (the document written says why)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
+  5  TVM cannot import the model (an operator its frontend has no converter for)
   130  interrupted"""
 
 
