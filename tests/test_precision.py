@@ -219,7 +219,8 @@ def test_a_shape_the_model_allows_and_tvm_cannot_bind_is_an_import_failure(tmp_p
 
 
 # -- printed commands run as printed ----------------------------------------
-def test_a_dynamic_pt2s_printed_lines_carry_its_shapes_and_run(tmp_path, capsys, script_not_on_path):
+def test_a_dynamic_pt2s_printed_lines_carry_its_shapes_and_run(tmp_path, capsys, script_not_on_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the replay line, as printed, keeps its witness
     import shlex
 
     import torch
