@@ -4,11 +4,7 @@ imports tvm_numguard, hence TVM, only when a test asks for a fixture).
 
 Options::
 
-    --numguard-pass SPEC     a pass under test (repeat); the ``numguard_random_model``
-    receives: nothing; the test is parametrized over ``--numguard-random``
-    generated models of stream ``--numguard-seed`` (ids: ``random/SEED-INDEX``).
-    returns: a ``regress.CorpusModel`` at the ranges the model is valid in.
-``numguard_pass`` fixture
+    --numguard-pass SPEC     a pass under test (repeat); the ``numguard_pass`` fixture
     --numguard-corpus ITEM   models: files, folders, built-in corpora (default: tiny)
     --numguard-random N      generated models for numguard_random_model (default 10)
     --numguard-seed N        the search's seed and the generated models' stream (default 0)
@@ -28,7 +24,9 @@ Fixtures:
     no test). returns: the spec string.
 ``numguard_check``
     returns: ``assert_pass_numerically_safe`` with the options' seed and
-    budget, witnesses kept under the session's temporary directory.
+    budget, witnesses kept under the session's temporary directory. A
+    failure's replay line starts with the ``numguard`` installed beside the
+    test's Python (``.venv/bin/numguard`` where PATH does not find it).
 """
 
 from __future__ import annotations

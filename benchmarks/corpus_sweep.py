@@ -205,8 +205,9 @@ def framework_row(report: dict) -> dict:
 
 def _classify(code, message, report) -> dict:
     """What the run did. A tool error is a traceback, a crash, an exit code that
-    is not 0/1/2, a verdict without its report, or an exit 2 whose output is not
-    one clear line; an exit 2 with one clear line is a refusal, named by its reason."""
+    is not 0/1/2/5, a verdict without its report, or an exit 2 whose output is not
+    one clear line; an exit 2 with one clear line is a refusal, named by its reason;
+    an exit 5 (an operator TVM's frontend has no converter for) is not importable."""
     if code == 1 and report is not None and report.get("verdict") == "build_failure":  # the pass that breaks it is named
         failure = report["build_failure"]
         return {"outcome": "does not build", "culprit": failure["culprit"], "detail": failure["error"][:240]}
@@ -218,6 +219,8 @@ def _classify(code, message, report) -> dict:
                 "real": (report.get("oracle") or {}).get("real_violation")}
     if code == 1 and message and message[0].startswith("numguard: IMPORT: "):  # a valid model TVM cannot import
         return {"outcome": "import failure", "detail": message[0][len("numguard: IMPORT: "):][:240]}
+    if code == 5 and len(message) == 1 and message[0].startswith("numguard: TVM cannot import the model: "):
+        return {"outcome": "not importable", "detail": message[0][len("numguard: TVM cannot import the model: "):][:240]}
     if code == 2 and len(message) == 1 and message[0].startswith("numguard: error: "):
         text = message[0][len("numguard: error: "):]
         return {"outcome": _refusal(text), "detail": text[:240]}

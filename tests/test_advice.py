@@ -141,3 +141,64 @@ def test_a_pass_called_directly_gets_delete_the_call_and_that_works(tmp_path):
     fixed = "\n".join(line for line in program.splitlines() if line.strip() != call)
     scores = fresh_process_scores(tmp_path, witness, [program, fixed])
     assert scores[0] > 1.0 and scores[1] <= 1.0, scores
+
+
+USER_PASS = textwrap.dedent('''
+    import tvm
+    from tvm import relax
+
+
+    @tvm.transform.module_pass(opt_level=0, name="MyFastGelu")
+    class MyFastGelu:
+        """A user's own pass (float16 arithmetic inside)."""
+
+        def transform_module(self, mod, ctx):
+            return relax.transform.ToMixedPrecision()(mod)
+''')
+USER_PROGRAM = textwrap.dedent('''
+    import tvm
+    import my_passes
+    mod = my_passes.MyFastGelu()(mod)
+    executable = tvm.compile(mod, "llvm")
+''')
+
+
+def _guarded(path: str, source: str) -> tuple:
+    """(report, summary) of ``source``, saved at ``path`` and run there under a guard (action="report")."""
+    with open(path, "w") as f:
+        f.write(source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalRiskWarning)
+        with numguard.guard(0.0, 1.0, action="report", budget="20") as g:
+            exec(compile(source, path, "exec"), {"mod": numguard.load_model(DEMO).mod})
+    return g.report[0], g.report.summary()
+
+
+def test_a_users_own_pass_is_deleted_as_the_user_wrote_it_and_that_works(tmp_path, monkeypatch):
+    (tmp_path / "my_passes.py").write_text(USER_PASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    app = str(tmp_path / "app.py")
+    report, summary = _guarded(app, USER_PROGRAM)
+    assert report.culprit == "MyFastGelu#0" and "relax.transform.MyFastGelu" not in summary
+    (block,) = code_blocks(summary)
+    assert block == "mod = my_passes.MyFastGelu()(mod)  # delete this call (app.py:4)", block
+    assert USER_PROGRAM.splitlines()[3] == block.split("  #")[0]  # line 4 of app.py, as written
+    fixed, _ = _guarded(app, USER_PROGRAM.replace(block.split("  #")[0] + "\n", ""))
+    assert fixed.verdict == "clean" and fixed.data["guard"]["prelude_calls"] == []
+    assert report.data["guard"]["prelude_calls"][0]["origin"] == "my_passes.MyFastGelu"
+
+
+def test_a_call_whose_source_cannot_be_read_is_named_by_the_pass_objects_origin():
+    from tvm_numguard.report.advice import CODE, switch_off_lines
+
+    cfg = {"pipeline": "MyFastGelu,default", "target": "llvm", "opt_level": 3}
+    event = {"id": "MyFastGelu#0", "name": "MyFastGelu", "disabled_pass_reaches": False}
+
+    def lines(origin):
+        call = {"pass": "MyFastGelu", "origin": origin, "file": "<string>", "line": 3, "code": None}
+        return switch_off_lines(cfg, [event], ["MyFastGelu"], True, [call])
+
+    assert CODE + "mod = my_passes.MyFastGelu()(mod)  # delete this call (or its like, with arguments)" in \
+        lines("my_passes.MyFastGelu")
+    # a pass made of a function keeps no origin: no code is made up for it (none names relax.transform)
+    assert not [line for line in lines(None) if line.startswith(CODE)]

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 from tvm_numguard import load_model
 from tvm_numguard.report import validate
 from tvm_numguard.report.files import read_witness
-from clirun import assert_one_line_error, run_cli  # noqa: E402
+from clirun import assert_one_line_error, error_lines, run_cli, run_printed, script_not_on_path  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -121,7 +121,12 @@ def test_passes_lists_events(capsys):
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "9"], ["opt level", "0 to 4"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "-5"], ["opt level", "0 to 4"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=1,16"],
-         ["--shape x: dimension 1 is 32 in the model, 16 given", "operator MatMul"]),
+         ["--shape x: dimension 1 is fixed at 32 in the model, 16 given"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=2,32"],  # a batch the model forbids
+         ["--shape x: dimension 0 is fixed at 1 in the model, 2 given", "--fix-shapes"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=1,16", "--fix-shapes"],
+         ["--shape x: dimension 1 is fixed at 32 in the model, 16 given", "does not import at that shape",
+          "operator MatMul"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, make_args, fragments):
@@ -136,11 +141,58 @@ def test_not_a_model(capsys, tmp_path):
     assert_one_line_error(code, err, "not a readable ONNX model")
 
 
-def test_unsupported_operator_is_named(capsys, tmp_path):
-    # Celu is a valid ONNX operator that TVM's Relax frontend does not convert
-    path = onnx_file(tmp_path / "op.onnx", op="Celu")
-    code, _, err = run_cli(capsys, "bisect", path, "--low", "0", "--high", "1")
-    assert_one_line_error(code, err, "Celu")
+def recurrent_onnx(path, op: str) -> str:
+    """An ONNX LSTM or GRU over 5 steps of 8 features, 16 hidden (valid: the ONNX checker passes it)."""
+    from onnx import numpy_helper
+
+    import numpy as np
+
+    gates = {"LSTM": 4, "GRU": 3}[op]
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.uniform(-0.3, 0.3, (1, gates * 16, n)).astype(np.float32), name)
+               for name, n in (("W", 8), ("R", 16))]
+    node = helper.make_node(op, ["x", "W", "R"], ["y"], hidden_size=16)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 1, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 1, 1, 16])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_an_operator_tvm_cannot_import_is_tvms_limit_with_its_own_exit_code_and_the_route_that_imports(
+        capsys, tmp_path, op):
+    code, out, err = run_cli(capsys, "bisect", recurrent_onnx(tmp_path / "rnn.onnx", op), "--low", "0", "--high", "1")
+    assert code == 5 and out == "", err  # not 2: the model is valid, TVM 0.27's ONNX frontend lacks the operator
+    (line,) = error_lines(err)
+    assert line.startswith("numguard: TVM cannot import the model:") and f"no converter for {op}" in line
+    assert "a limit of TVM, not of the model" in line and "Traceback" not in err
+    assert ".pt2" in line and "torch.export.export" in line  # the route that imports: test_the_pt2_route_...
+
+
+def test_the_pt2_route_the_limit_names_imports_an_lstm_and_a_gru(tmp_path):
+    import torch
+
+    for kind in ("LSTM", "GRU"):
+        net = getattr(torch.nn, kind)(8, 16)
+        path = str(tmp_path / f"{kind}.pt2")
+        torch.export.save(torch.export.export(net.eval(), (torch.randn(5, 1, 8),)), path)
+        assert [s.shape for s in load_model(path).inputs] == [(5, 1, 8)]
+
+
+def test_an_operator_tvm_lacks_is_named_and_one_of_no_onnx_domain_is_bad_input(capsys, tmp_path):
+    # Celu is a valid ONNX operator that TVM's Relax frontend does not convert: TVM's limit
+    code, _, err = run_cli(capsys, "bisect", onnx_file(tmp_path / "op.onnx", op="Celu"), "--low", "0", "--high", "1")
+    assert code == 5 and "no converter for Celu" in err and ".pt2" not in err  # the torch route has no Celu to say
+    node = helper.make_node("MyOp", ["x"], ["y"], domain="com.example")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    path = tmp_path / "custom.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                      helper.make_opsetid("com.example", 1)]), str(path))
+    code, _, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1")
+    assert_one_line_error(code, err, "MyOp")  # no ONNX operator: not a model ONNX defines, exit 2
 
 
 def test_malformed_onnx_node_is_rejected_before_the_frontend(capsys, tmp_path):
@@ -161,6 +213,13 @@ def test_dynamic_dims_need_shape(capsys, tmp_path):
     code, out, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1", "--shape", "x=2,4",
                              "--pipeline", "zero")
     assert code == 0, err
+
+
+def test_fix_shapes_still_imports_a_model_at_a_size_it_fixes_and_says_the_framework_cannot_judge(capsys):
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=2,32", "--fix-shapes",
+                             "--pipeline", "zero", "--budget", "5")
+    assert code == 0, err
+    assert "x[2, 32]" in out and "import: not checked" in out and "ONNX Runtime fails to run the model" in out
 
 
 def test_reference_nan_everywhere_blames_the_range(capsys, tmp_path):
@@ -265,6 +324,43 @@ def test_a_default_witness_never_overwrites_an_earlier_one(tmp_path, monkeypatch
     second = Outputs()
     assert second.witness_path == "numguard-witness-20261126-154512-2.npz"
     assert Outputs(json="r.json").witness_path == "r.witness.npz"
+
+
+def _help_of(capsys, command: str) -> str:
+    code, out, _ = run_cli(capsys, command, "--help")
+    assert code == 0
+    return "".join(out.split())  # click folds the help text, also at hyphens
+
+
+def _unspaced(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_the_witness_is_written_where_save_inputs_help_says(tmp_path, monkeypatch, capsys):
+    import re
+
+    for command in ("bisect", "search", "trace"):
+        assert _unspaced("default: next to --json (REPORT.witness.npz for REPORT.json), else "
+                         "./numguard-witness-DATE-TIME.npz (when the command started)") in _help_of(capsys, command)
+    assert _unspaced("default: ./numguard-witness-DATE-TIME.npz (when the command started)") in _help_of(capsys, "fix")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "search", DEMO, "--low", "0", "--high", "1", "--pipeline",
+                           "ToMixedPrecision,default", "--budget", "20", "--jobs", "0")
+    assert code == 1, err
+    (written,) = os.listdir(tmp_path)
+    assert re.fullmatch(r"numguard-witness-\d{8}-\d{6}\.npz", written), written  # DATE-TIME, as the help says
+    from tvm_numguard.cli.groups import Outputs
+
+    assert Outputs(json="out/r.json").witness_path == "out/r.witness.npz"
+
+
+def test_the_usage_hint_names_the_program_as_invoked_and_runs(capsys, script_not_on_path):
+    code, _, err = run_cli(capsys, "bisect", DEMO, "--no-such-option")
+    assert code == 2
+    hint = err.split("(see '", 1)[1].split("')", 1)[0]
+    assert hint == f"{script_not_on_path} bisect --help", err
+    shown = run_printed(hint, os.getcwd())
+    assert shown.returncode == 0 and "Usage:" in shown.stdout and "--save-inputs" in shown.stdout
 
 
 def test_a_missing_model_file_is_said_before_tvm_is_imported(tmp_path):

@@ -3,6 +3,7 @@ progress in a CI log, versions, exit codes, the short event list."""
 
 import json
 import os
+import re
 import shlex
 
 import pytest
@@ -24,9 +25,34 @@ def test_the_summary_says_what_to_do_and_the_verify_line_verifies_it(capsys, tmp
     verify = next(line for line in out.splitlines() if line.startswith("  verify"))
     words = shlex.split(verify.split("    ", 1)[1].split("   (expect")[0])
     assert words[:2] == ["numguard", "bisect"] and "--disable" in words
+    # one score per line, each saying what it compares; the search's own (the worse of them) is not one
+    data = json.load(open(tmp_path / "r.json"))
+    scored = [line for line in out.splitlines() if re.search(r"\bscore [0-9]", line)]
+    assert "inputs" not in "".join(scored) and not any(len(re.findall(r"\bscore [0-9]", s)) > 1 for s in scored)
+    (passed,) = [line.split() for line in scored if line.split()[:2] == ["pass", "score"]]
+    (imported,) = [line.split() for line in scored if line.split()[:2] == ["import", "score"]]
+    assert float(passed[2]) == pytest.approx(data["metrics"][0]["score"], rel=1e-2)
+    assert float(imported[2]) == pytest.approx(data["framework"]["outputs"][0]["score"], rel=1e-2)
+    assert "the optimized build against the reference" in " ".join(passed)
+    assert "TVM's reference against the model's framework (onnxruntime" in " ".join(imported)
+    (stages,) = [line for line in out.splitlines() if line.startswith("  stages")]
+    assert "import: agrees" in stages and "lowering: " in stages and "float64 build" in stages  # said, explained
     code, out, err = run_cli(capsys, *words[1:])
     assert code == 0, out + err  # the fix the summary proposes clears the violation
     assert "disabled: ToMixedPrecision#0" in out
+
+
+def test_the_page_colours_each_stage_as_the_summary_words_it():
+    from tvm_numguard.report.html import _stages
+
+    data = {"attribution": {"import": "import", "pass": "clean", "target": "unchecked", "lowering": "differs"},
+            "cpu_reference": {"target": "cuda"}}
+    page = _stages(data, ["import"])
+    assert "import: <span class='bad'>differs, TVM at fault</span>" in page
+    assert "pass: <span class='good'>clean</span>" in page
+    assert "target: <span class='none'>not checked</span>" in page  # grey, not green
+    assert "lowering: <span class='note'>differs</span>" in page and "never a failure" in page  # amber, explained
+    assert "target" not in _stages({**data, "cpu_reference": None}, [])  # plain llvm: no target stage
 
 
 @pytest.mark.parametrize("event, fragment", [
@@ -63,7 +89,7 @@ def test_version_names_tvm_and_python(capsys):
 def test_help_lists_exit_codes(capsys, args):
     code, out, err = run_cli(capsys, *args)
     assert code == 0
-    for line in ("0  clean", "1  violation", "2  bad usage", "3  internal error"):
+    for line in ("0  clean", "1  violation", "2  bad usage", "3  internal error", "5  TVM cannot import the model"):
         assert line in out, line
 
 

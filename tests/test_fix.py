@@ -14,7 +14,7 @@ from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from clirun import assert_one_line_error, run_cli
+from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: F401 (a fixture)
 from tvm_numguard.errors import FixError
 from tvm_numguard.fixes import load
 from tvm_numguard.narrow import CannotUndo, CulpritFix, FixPlan, narrowed, rewrites
@@ -169,7 +169,7 @@ def mlp(path, width=16, layers=5, big=2, scale=80000.0):
 MIXED = ["--pipeline", "ToMixedPrecision,zero", "--low", "0", "--high", "3", "--rtol", "1e-2", "--atol", "1e-2",
          "--budget", "30"]
 @pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
-def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp_path, capsys):
+def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp_path, capsys, script_not_on_path):
     model = mlp(tmp_path / "mlp.onnx")
     fix = str(tmp_path / "fix.json")
     code, out, _ = run_cli(capsys, "fix", model, *MIXED, "-o", fix, "--save-inputs", str(tmp_path / "w.npz"))
@@ -178,12 +178,12 @@ def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp
     assert culprit["event"] == "ToMixedPrecision#0" and culprit["remedy"] == "narrow"
     assert culprit["kept"] >= 0.8 * culprit["rewrites"]
     assert "fc3" in out and "cost of safety" in out
-    # the check line the summary prints runs as printed
+    # the check line the summary prints runs as printed, from a shell where numguard is not on PATH
     (check,) = [line.split("check", 1)[1].strip() for line in out.splitlines() if line.startswith("  check ")]
     words = shlex.split(check)
-    assert words[:2] == ["numguard", "bisect"] and "--apply-fix" in words
-    code, checked, _ = run_cli(capsys, *words[1:], "--json", str(tmp_path / "check.json"))
-    assert code == 0 and "numguard bisect: clean" in checked
+    assert words[:2] == [script_not_on_path, "bisect"] and "--apply-fix" in words
+    checked = run_printed(check, tmp_path)
+    assert checked.returncode == 0 and "numguard bisect: clean" in checked.stdout, checked.stderr[-2000:]
     code, out, _ = run_cli(capsys, "bisect", model, *MIXED, "--seed", "11", "--apply-fix", fix,
                            "--json", str(tmp_path / "r.json"))
     assert code == 0 and "numguard bisect: clean" in out
@@ -489,4 +489,5 @@ def test_a_narrow_fix_keeps_its_row_its_places_provenance_and_says_nothing_when_
     document = _fix_document(["narrow"], (0.3, 0.4, 0.9), target='{"kind": "cuda", "arch": "sm_90"}')
     text = fix_summary(document, "numguard", "f.json")
     assert "narrow " in text and "note" not in text  # slower when safe: the pass buys speed, nothing to say
+    assert "kept from acting at 1 place;" in text and "place(s)" not in text  # a count said, not place(s)
     assert "ONNX Exp node" in fix_html(document)  # the place's provenance (it was read as 'origin' before)

@@ -54,6 +54,7 @@ def test_an_import_difference_fails_and_names_the_source_node(tmp_path):
     summary = report.summary()
     assert summary.splitlines()[0].startswith("numguard bisect: IMPORT")
     assert "no pass to switch off" in summary
+    assert "import: differs, TVM at fault" in summary and "import: import" not in summary  # said in words
     # the document reads back into the same import check
     again = Finding.from_json(report.to_json()).imports
     assert again.verdict == "import" and again.origin.node == imports.origin.node

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -10,17 +11,20 @@ from tvm_numguard.testing import assert_pass_numerically_safe, judge_pass
 
 import patches.exp_range
 import patches.tir_tf32
+from clirun import run_printed, script_not_on_path  # noqa: F401 (a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytest_plugins = ["pytester"]
 
 
-def test_a_pass_object_that_breaks_a_model_fails_with_culprit_witness_and_replay(tmp_path):
+def test_a_pass_object_that_breaks_a_model_fails_with_culprit_and_witness_and_no_replay_line_that_cannot_run(tmp_path):
     with pytest.raises(AssertionError) as caught:
         assert_pass_numerically_safe(patches.exp_range.make_pass(), patches.exp_range.make_model(), 0.0, 20.0,
                                      witness_dir=str(tmp_path))
     message = str(caught.value)
-    assert "FastExpCutoff#0" in message and "violation score" in message and "replay: numguard regress" in message
+    assert "FastExpCutoff#0" in message and "violation score" in message
+    # a Pass object and an IRModule are no words of a command line: no replay line that cannot run
+    assert "replay:" not in message and "no replay line: the pass or the model was given as an object" in message
     witness = message.split("witness inputs saved to ")[1].split(";")[0]
     assert os.path.isfile(witness) and witness.startswith(str(tmp_path))
 
@@ -51,7 +55,7 @@ def test_pass(numguard_check, numguard_corpus, numguard_pass):
 
 
 @pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["plain", "xdist"])
-def test_the_plugin_parametrizes_passes_and_models_and_fails_the_broken_pair(pytester, xdist):
+def test_the_plugin_parametrizes_passes_and_models_and_fails_the_broken_pair(pytester, xdist, script_not_on_path):
     pytester.makepyfile(test_my_pass=TEST_FILE)
     pytester.makeconftest(f"import sys\nsys.path.insert(0, {ROOT!r})\n")  # patches/ importable
     result = pytester.runpytest_subprocess(
@@ -59,6 +63,13 @@ def test_the_plugin_parametrizes_passes_and_models_and_fails_the_broken_pair(pyt
         "--numguard-corpus", "tiny/mlp", "--numguard-budget", "50", *xdist)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*FastExpCutoff#0*"])
+    if xdist:
+        return
+    # the failure's replay line starts with the numguard of the test's environment, and runs as printed
+    (line,) = {m.group(1) for m in re.finditer(r"; replay: (.+)$", result.stdout.str(), re.M)}
+    assert line.startswith(f"{script_not_on_path} regress --pass patches.exp_range:make_pass "), line
+    again = run_printed(line, pytester.path, importable=[ROOT])
+    assert again.returncode == 1 and "FastExpCutoff#0" in again.stdout, again.stderr[-2000:]
 
 
 RANDOM_TEST_FILE = """

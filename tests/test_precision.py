@@ -22,7 +22,7 @@ from tvm_numguard.shadow.compare import compare_output
 from tvm_numguard.source.agreement import compare_with_framework, perturbed, spread_of
 from tvm_numguard.source.localize import is_discontinuous, tvm_values
 from tvm_numguard.tolerance import Tolerance
-from clirun import assert_one_line_error, run_cli
+from clirun import assert_one_line_error, run_cli, script_not_on_path  # noqa: F401 (a fixture)
 from onnxfile import save_onnx
 
 F16 = TensorProto.FLOAT16
@@ -259,7 +259,8 @@ def test_a_shape_the_model_allows_and_tvm_cannot_bind_is_an_import_failure(tmp_p
 
 
 # -- printed commands run as printed ----------------------------------------
-def test_a_dynamic_pt2s_printed_lines_carry_its_shapes_and_run(tmp_path, capsys):
+def test_a_dynamic_pt2s_printed_lines_carry_its_shapes_and_run(tmp_path, capsys, script_not_on_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the replay line, as printed, keeps its witness
     import shlex
 
     import torch
@@ -284,8 +285,9 @@ def test_a_dynamic_pt2s_printed_lines_carry_its_shapes_and_run(tmp_path, capsys)
     for name in ("verify", "replay"):
         words = shlex.split(lines[name].split("   (expect")[0])
         assert "--shape" in words and "x=3,8" in words, words
+        assert words[0] == script_not_on_path  # the program as invoked, not a bare numguard
         again, printed, err = run_cli(capsys, *words[1:], "--jobs", "0")
-        assert again in (0, 1), err  # runs as printed: no usage error
+        assert again in (0, 1), err  # runs as printed (here in-process; test_trace runs them from a shell)
 
 
 def test_a_tuple_output_takes_each_fields_own_history():

@@ -21,9 +21,10 @@ from tvm_numguard.regress import RegressRow, RegressRun, RowRequest, collect, re
 from tvm_numguard.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION
 from tvm_numguard.workers import Workers
 
-from clirun import assert_one_line_error, run_cli
+from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: F401 (a fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 with open(os.path.join(os.path.dirname(HERE), "patches", "manifest.json")) as f:
     MANIFEST = {e["name"]: e for e in json.load(f)}
 
@@ -151,6 +152,20 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
     suite = ElementTree.parse(junit).getroot().find("testsuite")
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
     assert "FastExpCutoff#0" in page.read_text()
+
+
+def test_the_replay_line_runs_as_printed_where_numguard_is_not_on_path(tmp_path, capsys, script_not_on_path):
+    junit, page = tmp_path / "j.xml", tmp_path / "r.html"
+    code, stdout, err = run_cli(capsys, "regress", "--pass", "patches.exp_range:make_pass", "--models",
+                                "patches/exp_range", "--out", str(tmp_path / "w"), "--junit", str(junit),
+                                "--html", str(page), "--jobs", "0", "-q")
+    assert code == 1, err
+    (line,) = [ln.split("replay: ", 1)[1] for ln in stdout.splitlines() if ln.strip().startswith("replay: ")]
+    assert line.startswith(f"{script_not_on_path} regress ")  # the program as invoked, not a bare numguard
+    assert f"replay: {line}" in junit.read_text() and line.split()[0] in page.read_text()
+    again = run_printed(line, tmp_path, importable=[ROOT])  # its witness under --out's default there
+    assert again.returncode == 1, again.stderr[-2000:]  # the violation again, not "numguard: command not found"
+    assert "FastExpCutoff#0" in again.stdout and "patches/exp_range  yes    violation" in again.stdout
 
 
 @pytest.mark.parametrize("argv, message", [

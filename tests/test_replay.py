@@ -9,7 +9,7 @@ import tvm
 
 from tvm_numguard.cli import main
 from tvm_numguard.report import validate
-from clirun import assert_one_line_error, run_cli  # noqa: E402
+from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -178,3 +178,19 @@ def test_clean_report_has_nothing_to_replay(capsys, tmp_path):
 def test_unwritable_json_fails_before_any_build(capsys, copy_report, tmp_path):
     code, _, err = run_cli(capsys, "replay", copy_report(), "--json", str(tmp_path / "no" / "out.json"))
     assert_one_line_error(code, err, "does not exist")
+
+
+def test_an_import_finding_has_nothing_to_rebuild_and_its_replay_line_runs_as_printed(capsys, tmp_path,
+                                                                                     script_not_on_path):
+    from test_framework import mvn_model
+
+    model = mvn_model(tmp_path / "mvn.onnx")
+    code, _, err = run_cli(capsys, "bisect", model, "--low", "900", "--high", "1100", "--budget", "20",
+                           "--json", str(tmp_path / "r.json"))
+    assert code == 1, err
+    code, _, err = run_cli(capsys, "replay", str(tmp_path / "r.json"))
+    assert_one_line_error(code, err, "nothing for replay to rebuild")
+    line = err.split("reruns the check with the framework: ", 1)[1].strip()
+    assert line.startswith(f"{script_not_on_path} bisect "), line  # the program as invoked
+    again = run_printed(line, tmp_path)
+    assert again.returncode == 1 and "IMPORT" in again.stdout, again.stderr[-2000:]

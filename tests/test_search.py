@@ -244,6 +244,17 @@ def test_parse_budget_rejects(text):
     assert "\n" not in str(err.value) and "budget" in str(err.value)
 
 
+@pytest.mark.parametrize("budget, said", [
+    (Budget(200, 4.39596), "200,4.4s"),  # the guard's automatic seconds, as the issue saw them: 200,4.39596s
+    (Budget(200, 131.7), "200,132s"), (Budget(None, 0.5), "0.5s"), (Budget(500, 60.0), "500,60s"),
+    (Budget(300), "300"), (Budget(500, stop=37), "37/500")])
+def test_a_budget_is_said_rounded_and_reads_back(budget, said):
+    assert str(budget) == said
+    again = parse_budget(said)
+    assert again.evaluations == budget.evaluations and again.stop == budget.stop
+    assert again.seconds == pytest.approx(budget.seconds, rel=0.05) if budget.seconds else again.seconds is None
+
+
 def test_budget_needs_a_positive_limit():
     for bad in [dict(), dict(evaluations=0), dict(seconds=-1.0), dict(evaluations=2.5)]:
         with pytest.raises(RangeError):

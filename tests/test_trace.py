@@ -20,7 +20,9 @@ from tvm_numguard.values.graph import value_graph
 from tvm_numguard.trace.localize import localize_relax
 from tvm_numguard.values.match import match_values
 
-from clirun import run_cli  # noqa: E402
+from html import escape as html_escape
+
+from clirun import run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -132,7 +134,7 @@ def test_snapshot_chain_bisection(bad_from, untestable, expected):
 
 
 @pytest.mark.slow  # the page, the graph and the plot end to end; the fast tier keeps trace's origin tests
-def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
+def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys, script_not_on_path):
     html, dot, plot, report = (str(tmp_path / n) for n in ("t.html", "t.dot", "t.png", "t.json"))
     code, out, err = run_cli(capsys, "trace", DEMO, "--low", "0", "--high", "1", "--pipeline",
                              "ToMixedPrecision,default", "--budget", "30", "--html", html, "--dot", dot,
@@ -153,6 +155,13 @@ def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys):
     assert names and names <= {"h", "t", "l", "y"}, names
     assert any(f'label="{name}\\n' in open(dot).read() for name in names)
     assert "white-space: pre-wrap" in page  # long command lines fold, no sideways scrolling
+    # the verify and replay lines run as printed from a shell where numguard is not on PATH, and do what they say
+    printed = {ln.split()[0]: ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith(("  verify ", "  replay "))}
+    assert printed["replay"].startswith(script_not_on_path + " bisect ") and html_escape(printed["replay"]) in page
+    verify = run_printed(printed["verify"].split("   (expect: clean)")[0], tmp_path)
+    assert verify.returncode == 0 and "numguard bisect: clean" in verify.stdout, verify.stderr[-2000:]
+    replay = run_printed(printed["replay"], tmp_path)
+    assert replay.returncode == 1 and "ToMixedPrecision#0" in replay.stdout, replay.stderr[-2000:]
 
 
 def test_graph_boxes_show_the_models_name_first_and_tvms_beside_it():
@@ -183,7 +192,7 @@ def test_real_model_trace_html_and_pass_errors_add_up(tmp_path, capsys):
 
     path = light_model("squeezenet", seed=0, directory=str(tmp_path))
     html, report = str(tmp_path / "sq.html"), str(tmp_path / "sq.json")
-    code, out, err = run_cli(capsys, "trace", path, "--shape", "data_0=1,3,64,64", "--low", "0", "--high", "1",
+    code, out, err = run_cli(capsys, "trace", path, "--shape", "data_0=1,3,64,64", "--fix-shapes", "--low", "0", "--high", "1",
                              "--pipeline", "ToMixedPrecision,default", "--budget", "20", "--html", html,
                              "--json", report)
     assert code == 1, err
@@ -251,3 +260,62 @@ def test_the_path_reaches_an_output_returned_through_an_alias_or_a_tuple(form):
     outputs = [n for n in loc.graph["nodes"] if n["output"]]
     assert len(outputs) == (2 if form == "tuple" else 1)
     assert all(n["violating"] and n["on_path"] and n["score"] is not None for n in outputs), loc.graph["nodes"]
+
+
+def test_a_view_no_kernel_computes_shows_its_arguments_error():
+    """A reshape's kernel becomes a view of its argument in the build (TVM's
+    RewriteDataflowReshape): no kernel call computes it, yet it holds its
+    argument's elements, so the graph shows it with their error, not as 'no value'."""
+    weights = np.random.default_rng(0).uniform(-1, 1, (32, 32)).astype("float32")
+
+    def module(w1):  # a "pass" that changes the first matmul's weights by 0.1%
+        bb = relax.BlockBuilder()
+        x = relax.Var("x", relax.TensorType((1, 32), "float32"))
+        with bb.function("main", [x]):
+            with bb.dataflow():
+                h = bb.emit(relax.op.matmul(x, relax.const(w1)))
+                r = bb.emit(relax.op.reshape(h, (4, 8)))
+                wide = bb.emit(relax.op.broadcast_to(r, (2, 4, 8)))
+                back = bb.emit(relax.op.reshape(relax.op.sum(wide, axis=[0]), (1, 32)))
+                gv = bb.emit_output(relax.op.matmul(back, relax.const(weights)))
+            bb.emit_func_output(gv)
+        return bb.get()
+
+    x = {"x": np.random.default_rng(1).uniform(0, 1, (1, 32)).astype("float32")}
+    loc = localize_relax(module(weights), module(weights * 1.001), ["x"], x, tvm.target.Target("llvm"),
+                         Tolerance())
+    nodes = {n["id"]: n for n in loc.graph["nodes"]}
+    views = [n for n in nodes.values() if n["op"] in ("relax.reshape", "relax.broadcast_to")]
+    assert len(views) == 3 and all(n["score"] is not None for n in nodes.values()), loc.graph["nodes"]
+    for view in views:  # the same elements, rearranged or repeated: the same worst error
+        (arg,) = [nodes[e["src"]] for e in loc.graph["edges"] if e["dst"] == view["id"]]
+        assert view["score"] == arg["score"], (view, arg)
+
+
+def test_a_violating_value_is_never_green_and_a_tolerated_one_always_is():
+    from tvm_numguard.report.graph import _colour
+
+    def rgb(score):
+        colour = _colour(score)
+        return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+
+    for score in (0.0, 0.5, 1.0):
+        r, g, _ = rgb(score)
+        assert g > r, (score, _colour(score))
+    for score in (1.01, 1.68, 7.6, 100.0, 1e4, math.inf):  # 7.6: a node the issue found drawn green
+        r, g, _ = rgb(score)
+        assert r > g, (score, _colour(score))
+    assert rgb(None) == (0xcc, 0xcc, 0xcc)
+
+
+def test_a_long_chain_is_drawn_in_columns_with_no_margin():
+    from tvm_numguard.report.graph import LAYER_INCHES, LAYERS_PER_COLUMN, layout, propagation_svg
+
+    chain = {"nodes": [{"id": f"v{i}", "op": "relax.add", "matched": f"w{i}", "score": 2.0, "origin": i == 0,
+                        "output": i == 41} for i in range(42)],
+             "edges": [{"src": f"v{i}", "dst": f"v{i + 1}", "on_path": True} for i in range(41)]}
+    pos, span, rows = layout(chain)
+    assert rows <= LAYERS_PER_COLUMN and span > 1  # 42 layers: 3 columns of 14
+    assert max(y for _, y in pos.values()) == 0 and min(y for _, y in pos.values()) == -(rows - 1)
+    height = float(re.search(r'<svg[^>]* height="([0-9.]+)pt"', propagation_svg(chain)).group(1))
+    assert height == pytest.approx(rows * LAYER_INCHES * 72, rel=0.01)  # the drawing fills it: no blank gap

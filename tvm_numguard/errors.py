@@ -11,6 +11,10 @@
   does not build the model, and a bisection named the pass that breaks it
   (``.failure``, a ``bisect.build_failure.BuildFailure``). The CLI reports it
   like a violation, exit 1.
+- ``UnsupportedModel``: TVM's limit: a valid model that TVM's frontend has
+  no converter for (TVM 0.27's ONNX frontend has no LSTM or GRU). Not bad
+  input, and nothing was checked: the CLI exits 5 (``EXIT_UNSUPPORTED``) and
+  names the route that does import, where there is one.
 - ``InternalError``: numguard itself is wrong (an invariant broke). The CLI
   exits 3 and asks for a bug report; any unexpected exception is treated so.
 """
@@ -126,6 +130,17 @@ class ImportFailure(NumguardError):
     def __init__(self, message: str, repro: str = ""):
         super().__init__(message)
         self.repro = repro
+
+
+EXIT_UNSUPPORTED = 5  # the CLI's exit code for UnsupportedModel
+
+
+class UnsupportedModel(NumguardError):
+    """A valid model that TVM's frontend cannot import: an operator the model's
+    format defines and TVM has no converter for. TVM's limit, not the user's
+    mistake (exit EXIT_UNSUPPORTED, not 2) and not a wrong answer either: no
+    number was computed. The message says which route does import, where
+    there is one."""
 
 
 class InternalError(NumguardError):

@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 import tvm
 
-from .errors import ImportFailure, ModelError, first_line
+from .errors import ImportFailure, ModelError, UnsupportedModel, first_line
 from .provenance import name_bindings, onnx_labels, torch_labels
 from .quiet import held_stderr, silenced_stderr
 
@@ -52,8 +52,8 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
         raise ModelError(f"--shape names unknown input(s) {', '.join(unknown)}; the model has {', '.join(names) or 'no inputs'}")
     shape_dict, dtype_dict, to_bind = {}, {}, {}
     for inp in graph_inputs:
-        shape, dtype_dict[inp.name] = _onnx_input(path, inp, shapes)
-        if not fix_at_import and _named_dynamic_dims(inp) and not _moved_static_dims([inp], shapes):
+        shape, dtype_dict[inp.name] = _onnx_input(path, inp, shapes, fix_at_import)
+        if not fix_at_import and _named_dynamic_dims(inp):
             to_bind[inp.name] = shape  # imported symbolic, bound to the shape to run after
         else:
             shape_dict[inp.name] = shape
@@ -80,14 +80,14 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
 def _import_error(path: str, model, failure, printed: str, shapes, to_bind, shape_dict) -> Exception:
     """What a failed ONNX import is: an ImportFailure (a valid model at shapes it
     allows: TVM's frontend fails on it, a finding, exit 1), or a ModelError (an
-    operator or a type TVM does not support, a limit it documents; a --shape that
-    moves a fixed dimension)."""
+    operator or a type TVM does not support, a limit it documents; a shape the
+    model fixes otherwise, asked for with --fix-shapes)."""
     if isinstance(failure, tvm.error.OpNotImplemented):
-        return ModelError(f"{path}: {first_line(failure)}")
+        return _unconverted(path, model, failure)
     failed = re.search(r"Error converting operator (\w+)", printed)
     where = f" (operator {failed.group(1)})" if failed else ""
-    graph_inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
-    moved = _moved_static_dims(graph_inputs, shapes)
+    moved = next(filter(None, (_moved_static_dim(i, shapes[i.name]) for i in model.graph.input if i.name in shapes)),
+                 "")
     if moved:
         return ModelError(f"--shape {moved}, and the model does not import at that shape{where}: "
                           f"{first_line(failure)}")
@@ -98,6 +98,31 @@ def _import_error(path: str, model, failure, printed: str, shapes, to_bind, shap
     if _unsupported_types(model) or not _is_valid_onnx(model):
         return ModelError(f"{path}: {message}")
     return ImportFailure(f"TVM's {message[4:]}", _import_repro(path, shape_dict))
+
+
+# operators TVM 0.27's ONNX frontend has no converter for and its torch frontend
+# converts (exported_program_translator: lstm.input, gru.input, rnn_tanh.input)
+_TORCH_CONVERTS = {"LSTM", "GRU", "RNN"}
+
+
+def _unconverted(path: str, model, failure) -> Exception:
+    """The error of an import that stopped at operators TVM's ONNX frontend has no
+    converter for: TVM's limit (UnsupportedModel) where ONNX defines them all, with
+    the .pt2 route where TVM's torch frontend converts them; else a ModelError (an
+    operator of no ONNX domain numguard knows is no valid ONNX model's)."""
+    import onnx
+
+    ops = {node.op_type: node.domain for node in model.graph.node}
+    named = first_line(failure).split(": ")[-1]
+    missing = sorted(op for op in ops if re.search(rf"\b{re.escape(op)}\b", named)) or [named]
+    if not all(op in ops and onnx.defs.has(op, ops[op]) for op in missing):
+        return ModelError(f"{path}: {first_line(failure)}")
+    message = (f"{path}: TVM {tvm.__version__}'s ONNX frontend has no converter for {', '.join(missing)} (an ONNX "
+               "operator: a limit of TVM, not of the model; nothing was checked)")
+    if set(missing) <= _TORCH_CONVERTS:
+        message += (f". TVM's torch frontend converts {', '.join(missing)}: check the PyTorch model as a .pt2 "
+                    "instead (torch.export.save of torch.export.export(model, example_inputs))")
+    return UnsupportedModel(message)
 
 
 _NO_TVM_TYPE = {8: "string", 14: "complex64", 15: "complex128"}  # onnx.TensorProto element types TVM lacks
@@ -143,8 +168,10 @@ def _named_dynamic_dims(inp) -> bool:
     return bool(dynamic) and all(d.dim_param for d in dynamic)
 
 
-def _onnx_input(path: str, inp, shapes: ShapeOverrides) -> tuple:
-    """(shape, dtype name) of the ONNX graph input ``inp``, its shape from ``shapes`` if given there."""
+def _onnx_input(path: str, inp, shapes: ShapeOverrides, fix_at_import: bool = False) -> tuple:
+    """(shape, dtype name) of the ONNX graph input ``inp``, its shape from
+    ``shapes`` if given there: a size other than one the model fixes is the
+    user's mistake (ModelError naming the dimension) unless ``fix_at_import``."""
     import onnx
 
     if not inp.type.HasField("tensor_type"):
@@ -164,6 +191,10 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides) -> tuple:
             raise ModelError(
                 f"--shape {inp.name}: rank {len(shape)} given, the model's input has rank {len(ttype.shape.dim)} ({model_dims})"
             )
+        moved = _moved_static_dim(inp, shape)
+        if moved and not fix_at_import:  # ONNX Runtime refuses it too: the model's numbers are not defined there
+            raise ModelError(f"--shape {moved} (only dynamic dimensions take other sizes; --fix-shapes imports "
+                             "the model at that size anyway, where ONNX Runtime cannot judge it)")
     elif not ttype.HasField("shape"):
         raise ModelError(f"{path}: input '{inp.name}' has an unknown rank; give its shape with --shape {inp.name}=D0,D1,...")
     else:
@@ -218,15 +249,12 @@ def provenance_of(source_model, mod: tvm.IRModule) -> dict:
         return {}
 
 
-def _moved_static_dims(graph_inputs, shapes: ShapeOverrides) -> str:
-    """'x: dimension 1 is 32 in the model, 16 given' for the first --shape that
-    changes a dimension the ONNX model fixes; '' if none does."""
-    for inp in graph_inputs:
-        if inp.name not in shapes or not inp.type.tensor_type.HasField("shape"):
-            continue
-        for axis, (dim, given) in enumerate(zip(inp.type.tensor_type.shape.dim, shapes[inp.name])):
-            if _is_fixed(dim) and dim.dim_value != int(given):
-                return f"{inp.name}: dimension {axis} is {dim.dim_value} in the model, {given} given"
+def _moved_static_dim(inp, shape) -> str:
+    """'x: dimension 1 is fixed at 32 in the model, 16 given' where ``shape``
+    (given with --shape) changes a dimension the ONNX input ``inp`` fixes; '' if none."""
+    for axis, (dim, given) in enumerate(zip(inp.type.tensor_type.shape.dim, shape)):
+        if _is_fixed(dim) and dim.dim_value != int(given):
+            return f"{inp.name}: dimension {axis} is fixed at {dim.dim_value} in the model, {given} given"
     return ""
 
 

@@ -141,9 +141,10 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
     the shapes to run. Dynamic dimensions stay symbolic at import, as a user
     compiles the model, and are bound to those shapes after. ``fix_at_import``
     (``--fix-shapes``) has the ONNX frontend import the model at those shapes
-    instead; for ONNX a shape that changes a dimension the model fixes is
-    imported so too. A Relax module (.pt2, .py, IRModule) only lets its
-    symbolic dimensions be bound.
+    instead. A shape that changes a dimension the model fixes is the user's
+    mistake (ModelError naming it), except for ONNX with ``fix_at_import``,
+    which imports it at that size (ONNX Runtime cannot run it there). A Relax
+    module (.pt2, .py, IRModule) only lets its symbolic dimensions be bound.
     """
     shapes = _check_shape_values(shapes)
     if isinstance(source, tvm.IRModule):

@@ -20,6 +20,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .errors import RangeError, ReportError, first_line
+from .flags import as_invoked
 from .pipeline import CompileConfig
 from .numbers import plain
 from .finding import Finding
@@ -145,8 +146,11 @@ def _locate(what: str, recorded: str, report_path: str, typed_in: Optional[str])
     raise ReportError(f"{what} file not found: {recorded} (named in {report_path})")
 
 
-def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, on_build=None) -> ReplayResult:
-    """Rebuild a report's configuration and rerun its witness (see the module docstring)."""
+def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, on_build=None,
+           program: str = "numguard") -> ReplayResult:
+    """Rebuild a report's configuration and rerun its witness (see the module
+    docstring); ``program``: how numguard is run here (a command line an error
+    names starts with it)."""
     from .engine import coerce_given_inputs
     from .model import file_sha256, load_model
     from .context import RunContext
@@ -159,7 +163,8 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
                           "from the command line")
     if finding.import_differs and not finding.violation:
         raise ReportError(f"{report_path}: nothing for replay to rebuild: the report blames TVM's import, not a "
-                          f"pass; its replay line reruns the check with the framework: {report.replay_line}")
+                          f"pass; its replay line reruns the check with the framework: "
+                          f"{as_invoked(report.replay_line, program)}")
     if not finding.violation or not report.witness_path:
         raise ReportError(f"{report_path}: nothing to replay: the report's verdict is {finding.verdict} "
                           "and it has no witness")

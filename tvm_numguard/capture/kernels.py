@@ -71,3 +71,29 @@ def capture_values(executable, device, graph, input_names: Sequence[str], inputs
     kernels = {k.kernel: k.n_outputs for k in graph.kernels()}
     calls, _ = capture_run(executable, device, input_names, inputs, kernels)
     return attach(graph, calls, inputs)
+
+
+# operators whose result holds its argument's elements, rearranged or repeated: a
+# build may turn their kernel into a view of the argument (TVM's RewriteDataflowReshape),
+# so no kernel call computes them, and their value is their argument's, so made
+_VIEWS = {"reshape": np.reshape, "expand_dims": np.reshape, "squeeze": np.reshape, "flatten": np.reshape,
+          "broadcast_to": np.broadcast_to}
+
+
+def with_views(graph, values: dict) -> dict:
+    """``values`` (``capture_values``'s) and the value of every view no kernel
+    call computed (a reshape, a broadcast: ``_VIEWS``), made from its
+    argument's: they have its worst error, so a trace shows them with it."""
+    out = dict(values)
+    for name in graph.order:
+        node = graph.nodes[name]
+        make = _VIEWS.get(node.op.removeprefix("relax."))
+        if name in out or make is None or not node.args or node.shape is None:
+            continue
+        arg = node.args[0] if node.args[0] in out else graph.canon(node.args[0])
+        if arg in out and all(isinstance(d, int) for d in node.shape):
+            try:
+                out[name] = make(out[arg], tuple(node.shape))
+            except ValueError:  # the argument's elements do not make that shape: no value to show
+                continue
+    return out

@@ -16,12 +16,13 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import BUG_REPORT, ImportFailure, InternalError, UsageError, summarize_error
+from ..errors import (BUG_REPORT, EXIT_UNSUPPORTED, ImportFailure, InternalError, UnsupportedModel, UsageError,
+                      summarize_error)
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted, Invocation
 from .interrupt import InterruptDeadline
-from ..flags import FLAG
+from ..flags import FLAG, invoked_as
 from .check import Check
 from .reduce import Reduce
 from .regress import Regress
@@ -106,6 +107,9 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         if err.repro:
             click.echo("numguard: TVM alone shows it:\n" + err.repro, err=True)
         return 1
+    except UnsupportedModel as err:  # TVM's limit, not the user's mistake: its own exit code
+        click.echo(f"numguard: TVM cannot import the model: {err}", err=True)
+        return EXIT_UNSUPPORTED
     except InternalError as err:
         click.echo(f"{ERROR} internal error: {err}", err=True)
         return 3
@@ -116,8 +120,9 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         click.echo("numguard: interrupted", err=True)
         return 130
     except click.UsageError as err:
-        hint = f" (see 'numguard {err.ctx.info_name} --help')" if err.ctx is not None and err.ctx.parent else \
-            " (see 'numguard --help')"
+        program = invoked_as()
+        hint = f" (see '{program} {err.ctx.info_name} --help')" if err.ctx is not None and err.ctx.parent else \
+            f" (see '{program} --help')"
         click.echo(f"{ERROR} {err.format_message()}{hint}", err=True)
         return 2
     except click.ClickException as err:

@@ -15,7 +15,8 @@ Exit codes:
   1  a possible defect: some operator can (the warnings say which, where, and driven by what)
      (or the pipeline does not build the model: the pass that breaks it is named)
   2  bad usage or input (one line on stderr says what)
-  3  internal error in numguard (please report it)"""
+  3  internal error in numguard (please report it)
+  5  TVM cannot import the model (an operator its frontend has no converter for)"""
 
 
 class Check(Command):

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 from typing import Optional
 
 import click
 
 from ..errors import ModelError, PipelineBreaksError
+from ..flags import invoked_as
 from ..options import DEFAULT_SEARCHES
 from ..report.files import read_witness, write_atomic, write_witness
 from .console import Console
@@ -25,6 +24,9 @@ Exit codes:
      (or the pipeline does not build the model: the pass that breaks it is named)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
+  5  TVM cannot import the model: a valid model with an operator TVM's
+     frontend has no converter for (TVM's limit; the line names a route that
+     imports, where there is one)
   130  interrupted (a violation's witness is kept)"""
 
 
@@ -71,19 +73,6 @@ class Command:
     def console(outputs: Outputs) -> Console:
         ctx = click.get_current_context(silent=True)
         return Console(outputs.verbose, outputs.quiet, getattr(ctx, "obj", None) if ctx is not None else None)
-
-
-def invoked_as(argv0: Optional[str] = None) -> str:
-    """How this command was invoked, for the command lines it prints: ``numguard``
-    where that is what PATH finds, else the script's path as given (after the
-    README's install it is ``.venv/bin/numguard``, not on PATH)."""
-    argv0 = sys.argv[0] if argv0 is None else argv0
-    if os.path.basename(argv0) != "numguard":  # not the console script (a test, python -c)
-        return "numguard"
-    found = shutil.which("numguard")
-    if found and os.path.realpath(found) == os.path.realpath(argv0):
-        return "numguard"
-    return argv0
 
 
 def deliver(report, outputs: Outputs) -> int:
@@ -258,7 +247,8 @@ class Replay(Command):
 
         console = self.console(outputs)
         with console.interruptible():
-            result = replay_report(report_path, progress=console.progress, on_build=console.on_build)
+            result = replay_report(report_path, progress=console.progress, on_build=console.on_build,
+                                   program=invoked_as())
         if outputs.json:
             result.write_json(outputs.json)
         click.echo(result.summary())
@@ -272,6 +262,7 @@ Exit codes:
   1  no fix verifies (the document written says why)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
+  5  TVM cannot import the model (an operator its frontend has no converter for)
   130  interrupted"""
 
 

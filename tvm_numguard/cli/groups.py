@@ -44,10 +44,11 @@ class ModelArgs(OptionGroup):
         click.argument("model", type=click.Path(dir_okay=True)),
         click.option(FLAG["shapes"], "shapes", multiple=True, metavar="NAME=D0,D1,...",
                      help="The shape an input is run at (its dynamic dims stay symbolic at import, as you "
-                          "compile the model; for ONNX another shape of a fixed input is imported at that shape)."),
+                          "compile the model); a size other than one the model fixes is refused."),
         click.option(FLAG["fix_at_import"], "fix_shapes", is_flag=True,
                      help="Have the ONNX frontend import the model at the --shape shapes instead (dynamic dims "
-                          "fixed at import)."),
+                          "fixed at import), also where they change a size the model fixes (a CNN at a smaller "
+                          "image: ONNX Runtime cannot run it there, so the import is not judged)."),
         click.option(FLAG["kept_float32"], "keep_float32", metavar="NAME[,NAME...]",
                      help="Compute these values of a float16 model in float32 in TVM (casts around them): the fix "
                           "a precision finding prints."),
@@ -226,6 +227,11 @@ def parse_size(text: str) -> int:
     return int(float(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " "))
 
 
+# where a witness goes when --save-inputs is not given (Outputs.witness_path), as --help says it
+STAMPED_WITNESS = "numguard-witness-DATE-TIME.npz (when the command started)"
+WITNESS_DEFAULT = f"next to --json (REPORT.witness.npz for REPORT.json), else ./{STAMPED_WITNESS}"
+
+
 @dataclasses.dataclass
 class Outputs:
     """Where results go; every path is checked writable before any build."""
@@ -262,8 +268,8 @@ _OUTPUT_OPTIONS = {
     "json": click.option("--json", "json", type=click.Path(),
                          help="Write the result as JSON (a report is validated against the shipped schema)."),
     "save_inputs": click.option("--save-inputs", type=click.Path(),
-                                help="Where to save a violation's witness (.npz); default: next to --json, "
-                                     "else ./numguard-witness.npz."),
+                                help="Where to save a violation's witness (.npz); default: "
+                                     f"{WITNESS_DEFAULT}."),
     "html": click.option("--html", type=click.Path(),
                          help="Write a self-contained HTML report: error per pass, origin, propagation graph."),
     "dot": click.option("--dot", type=click.Path(), help="Write the propagation graph as Graphviz DOT."),
@@ -275,7 +281,12 @@ _OUTPUT_OPTIONS = {
 class OutputArgs(OptionGroup):
     def __init__(self, *names: str):
         self.names = names
-        self.options = tuple(_OUTPUT_OPTIONS[n] for n in names) + (
+        options = dict(_OUTPUT_OPTIONS)
+        if "save_inputs" in names and "json" not in names:  # no report to put the witness next to
+            options["save_inputs"] = click.option(
+                "--save-inputs", type=click.Path(),
+                help=f"Where to save a violation's witness (.npz); default: ./{STAMPED_WITNESS}.")
+        self.options = tuple(options[n] for n in names) + (
             click.option("-v", "--verbose", is_flag=True,
                          help="Show every progress step and an opt-bisect style line per pass event of every build."),
             click.option("-q", "--quiet", is_flag=True, help="No progress on stderr."),

@@ -10,6 +10,7 @@ from typing import Optional
 import click
 
 from ..errors import UsageError
+from ..flags import invoked_as
 from ..report.files import check_writable, write_atomic
 from .commands import Command
 from .groups import SearchArgs, OptionGroup, OutputArgs, WorkerArgs
@@ -189,9 +190,10 @@ class Regress(Command):
                              row_timeout=workers.build_timeout or ROW_TIMEOUT, cluster=run.cluster)
         if outputs.json:
             write_atomic(outputs.json, (json.dumps(result.to_json(), indent=2) + "\n").encode())
+        program = invoked_as()
         if run.junit:
-            write_atomic(run.junit, render_junit(result))
+            write_atomic(run.junit, render_junit(result, program))
         if outputs.html:
-            write_atomic(outputs.html, render_html(result).encode())
-        click.echo(render_text(result), nl=False)
+            write_atomic(outputs.html, render_html(result, program).encode())
+        click.echo(render_text(result, program), nl=False)
         return result.exit_code

@@ -22,6 +22,7 @@ from ..context import RunContext
 from ..narrow import FixPlan
 from ..options import Options
 from ..pipeline import CompileConfig
+from ..report.text import counted
 from ..search import parse_budget
 from ..narrow import Correspondence, rewrites
 from .narrowing import Narrowing, culprit_modules, narrow_culprit
@@ -160,8 +161,9 @@ def _remedy(session, config, narrowings, event, witnesses, attempt, finding, mod
     session.progress(f"narrowing {event} on {len(witnesses)} witness(es)")
     hints = _hints(finding)
     narrowing = narrow_culprit(session, base, event, witnesses, hints, model.provenance)
-    session.progress(f"{event}: {narrowing.remedy}, undone at {len(narrowing.places)} place(s), "
-                     f"keeps {narrowing.kept} of {narrowing.rewrites} rewrites"
+    done = (f"undone at {counted(len(narrowing.places), 'place')}" if narrowing.remedy == "narrow" else
+            "switched off")
+    session.progress(f"{event}: {done}, keeps {narrowing.kept} of {narrowing.rewrites} rewrites"
                      + (f" ({narrowing.reason})" if narrowing.reason else ""))
     return narrowing
 

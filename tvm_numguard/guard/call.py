@@ -200,10 +200,12 @@ class CheckStart:
     ``config`` that replays the call from it. Passes applied before the call
     that replay are the config's prelude; ones that do not are judged by
     the ``chain`` of modules they made (``note`` says so) and ``prelude``
-    names them."""
+    names them; ``calls``: where the user's code applied each
+    (``PassCall.to_json``), for the advice to delete a call."""
 
     origin: object
     config: CallConfig
     prelude: tuple = ()
     note: Optional[str] = None
     chain: Optional[list] = None
+    calls: tuple = ()

@@ -36,6 +36,7 @@ from ..pipeline import pass_context
 from ..progress import silent
 from ..report import Report
 from ..report.files import write_atomic
+from ..report.text import counted
 from ..search import Budget, make_search, parse_budget, resolve_ranges
 from ..search.searches import random_candidate
 from ..shadow.build import compile_model
@@ -154,16 +155,16 @@ class Guard:
         """Where the check of ``call`` starts: the module the block started
         from and the passes applied since, when they replay to the call's module."""
         chain = self.log.chain_to(call.mod)
-        prelude = tuple(c.pass_ for c in chain)
+        prelude, calls = tuple(c.pass_ for c in chain), tuple(c.to_json() for c in chain)
         origin = chain[0].input if chain else call.mod
         config = call.config(prelude)
         if not prelude or _replays(config, origin, call.mod):
-            return CheckStart(origin, config, prelude)
+            return CheckStart(origin, config, prelude, calls=calls)
         note = ("the passes applied before the compile call (" + ", ".join(describe(p) for p in prelude)
                 + ") do not replay to the same module: they were judged by the chain of modules they made, "
                 "and the compile call on the module as given")
         return CheckStart(call.mod, dataclasses.replace(config, prelude=()), prelude, note,
-                          [origin] + [c.output for c in chain])
+                          [origin] + [c.output for c in chain], calls)
 
     def _checked(self, call: CaughtCall):
         started = time.perf_counter()
@@ -196,7 +197,7 @@ class Guard:
                                           record=False, fingerprint=self.cache is not None)
                 self.progress.compiled(session.optimized.seconds)
                 key = self._cache_key(model, config, ranges, session.optimized.fingerprint)
-                cached = self._from_cache(self.cache.get(key), session) if self.cache else None
+                cached = self._from_cache(self.cache.get(key), session, start) if self.cache else None
                 if cached is not None:
                     return cached
                 session.prepare_reference()
@@ -219,7 +220,8 @@ class Guard:
         strategy = self._strategy(session, started)
         finding = engine.search_and_judge(session, self.options, ranges, [strategy], "guard",
                                           budget=str(strategy.budget))
-        info = GuardInfo(kind, self.action, strategy.budget, start.note, [describe(p) for p in start.prelude], builds)
+        info = GuardInfo(kind, self.action, strategy.budget, start.note, [describe(p) for p in start.prelude], builds,
+                         prelude_calls=list(start.calls))
         if start.chain is not None:
             self.progress("judging the passes that do not replay by the modules they made")
             info.chain = judge_chain(session, start.chain, start.prelude, ranges, self.options.seed)
@@ -323,7 +325,7 @@ class Guard:
             raise NumericalError(message, report)
         if self.action == "disable" and info.returned == "narrow fix":
             places = sum(len(c["places"]) for c in info.fix)
-            message += (f"; kept {', '.join(c['event'] for c in info.fix)} from acting at {places} place(s) "
+            message += (f"; kept {', '.join(c['event'] for c in info.fix)} from acting at {counted(places, 'place')} "
                         f"(the rest of its rewrites kept), verified on {info.verified_inputs} inputs")
         elif self.action == "disable":
             what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \
@@ -350,10 +352,11 @@ class Guard:
                           "framework": self.options.framework,
                           "budget": self.options.budget, "seed": self.options.seed, "fix": self.settings.fix})
 
-    def _from_cache(self, entry, session: ShadowSession):
+    def _from_cache(self, entry, session: ShadowSession, start: CheckStart):
         """The cached verdict for a build the session already made (same
-        fingerprint), acted on; None for no entry, or an entry whose disabled
-        set no longer builds (stale: the compile is checked anew)."""
+        fingerprint), acted on, with where this run's code applied its passes
+        (``start``); None for no entry, or an entry whose disabled set no
+        longer builds (stale: the compile is checked anew)."""
         if entry is None:
             return None
         build = session.optimized
@@ -365,7 +368,8 @@ class Guard:
                 build = session.build(frozenset(entry["skip"]))
             if not build.ok or build.fix_problems:
                 return None
-        info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True)
+        info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True,
+                                   prelude_calls=list(start.calls))
         report = Report(entry["report"]).with_section("guard", info.to_json())
         self.report.add(report, info)
         if self.report_path:

@@ -15,6 +15,8 @@ twice and the innermost guard is the one that judges.
 from __future__ import annotations
 
 import dataclasses
+import linecache
+import sys
 import threading
 from typing import Callable, Optional
 
@@ -42,6 +44,34 @@ class Busy:
 
 
 @dataclasses.dataclass(frozen=True)
+class CallSite:
+    """Where the user's code called a pass: ``file``, ``line``, and that line
+    as written (``code``; None where its source cannot be read: code given to
+    ``exec``, a REPL). The advice to delete the call prints it."""
+
+    file: str
+    line: int
+    code: Optional[str]
+
+    @classmethod
+    def of(cls, frame) -> "CallSite":
+        file, line = frame.f_code.co_filename, frame.f_lineno
+        return cls(file, line, linecache.getline(file, line).strip() or None)
+
+
+def pass_origin(pass_) -> Optional[str]:
+    """Where a pass object comes from, as code names it: ``relax.transform.X``
+    for TVM's, ``module.Class`` for a class the user decorated with
+    ``module_pass`` (TVM's wrapper keeps the class's module and name); None for
+    a pass made of a function, which keeps neither."""
+    kind = type(pass_)
+    if not kind.__module__.startswith(("tvm.", "tvm_ffi")):
+        return f"{kind.__module__}.{kind.__name__}"
+    name = pass_.info.name
+    return f"relax.transform.{name}" if callable(getattr(relax.transform, name, None)) else None
+
+
+@dataclasses.dataclass(frozen=True)
 class PassCall:
     """One top-level pass call the user made: ``returned = pass_(given)``.
 
@@ -49,13 +79,21 @@ class PassCall:
     calls may edit ``returned``: ``input`` and ``output`` are pristine copies
     of the module as it was just before and just after the call; ``given`` and
     ``returned`` are the objects themselves, to follow a chain of calls by
-    identity."""
+    identity; ``site``: where the user's code made the call."""
 
     pass_: object
     input: tvm.IRModule
     output: tvm.IRModule
     given: tvm.IRModule
     returned: tvm.IRModule
+    site: Optional[CallSite] = None
+
+    def to_json(self) -> dict:
+        """What a report says of the call (``guard.prelude_calls``)."""
+        site = self.site
+        return {"pass": self.pass_.info.name, "origin": pass_origin(self.pass_),
+                "file": site.file if site else None, "line": site.line if site else None,
+                "code": site.code if site else None}
 
 
 class PassCallLog:
@@ -105,10 +143,11 @@ class Interceptor:
             if passes_through() or not isinstance(mod, tvm.IRModule):
                 return original_call(pass_self, mod)
             before = pristine(mod)
+            site = CallSite.of(sys._getframe(1))  # the user's line that called the pass
             with Busy():  # passes this pass calls are not the user's
                 out = original_call(pass_self, mod)
             if isinstance(out, tvm.IRModule):
-                log.add(PassCall(pass_self, before, pristine(out), mod, out))
+                log.add(PassCall(pass_self, before, pristine(out), mod, out, site))
             return out
 
         tvm.transform.Pass.__call__ = pass_call

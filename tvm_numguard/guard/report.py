@@ -32,6 +32,7 @@ class GuardInfo:
     chain: Optional[ChainVerdict] = None
     fix: list = dataclasses.field(default_factory=list)  # a narrow fix's culprits (narrow.FixPlan.to_json)
     not_narrowed: Optional[str] = None  # why fix="narrow" returned no narrow fix, where it did not
+    prelude_calls: list = dataclasses.field(default_factory=list)  # where the code applied them: PassCall.to_json
 
     def to_json(self) -> dict:
         return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,
@@ -39,7 +40,7 @@ class GuardInfo:
                 "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
                 "verified_inputs": self.verified_inputs, "returned": self.returned,
                 "chain": self.chain.to_json() if self.chain is not None else None, "fix": list(self.fix),
-                "not_narrowed": self.not_narrowed}
+                "not_narrowed": self.not_narrowed, "prelude_calls": list(self.prelude_calls)}
 
     @classmethod
     def from_json(cls, data: dict) -> "GuardInfo":
@@ -49,7 +50,7 @@ class GuardInfo:
                    list(data.get("prelude", [])), data.get("builds", "in-process"), bool(data.get("cached")),
                    list(data.get("disabled", [])), int(data.get("verified_inputs", 0)),
                    data.get("returned", "optimized"), ChainVerdict.from_json(chain) if chain else None,
-                   list(data.get("fix", [])), data.get("not_narrowed"))
+                   list(data.get("fix", [])), data.get("not_narrowed"), list(data.get("prelude_calls", [])))
 
 
 

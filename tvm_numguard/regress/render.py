@@ -1,10 +1,14 @@
-"""A regress run as text (the terminal table), JUnit XML (CI systems) and HTML."""
+"""A regress run as text (the terminal table), JUnit XML (CI systems) and HTML.
+
+``program``: how numguard was invoked; the replay lines start with it (rows
+record them as ``numguard regress ...``, flags.as_invoked)."""
 
 from __future__ import annotations
 
 import html
 from xml.etree import ElementTree
 
+from ..flags import as_invoked
 from .run import RegressRun
 
 
@@ -38,7 +42,7 @@ def summary_line(run: RegressRun, spec: str) -> str:
     return line
 
 
-def render_text(run: RegressRun) -> str:
+def render_text(run: RegressRun, program: str = "numguard") -> str:
     lines = []
     for spec in run.passes:
         rows = run.rows_of(spec)
@@ -52,13 +56,13 @@ def render_text(run: RegressRun) -> str:
                 lines.append(f"  {row.model}: {row.reason}")
             if row.verdict == "violation":
                 lines.append(f"  {row.model}: culprit {', '.join(row.culprit) or '?'}; witness {row.witness}")
-                lines.append(f"    replay: {row.replay}")
+                lines.append(f"    replay: {as_invoked(row.replay, program)}")
         lines.append(summary_line(run, spec))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_junit(run: RegressRun) -> bytes:
+def render_junit(run: RegressRun, program: str = "numguard") -> bytes:
     """One testsuite per pass, one testcase per model: a violation fails, a
     tool error errs, an untestable or broken model is skipped (with why)."""
     suites = ElementTree.Element("testsuites", name="numguard regress")
@@ -74,7 +78,7 @@ def render_junit(run: RegressRun) -> bytes:
             if row.verdict == "violation":
                 failure = ElementTree.SubElement(case, "failure", message=f"numerical violation, score {_num(row.score)}"
                                                  f", culprit {', '.join(row.culprit) or '?'}")
-                failure.text = f"witness: {row.witness}\nreplay: {row.replay}\n"
+                failure.text = f"witness: {row.witness}\nreplay: {as_invoked(row.replay, program)}\n"
             elif row.verdict == "error":
                 ElementTree.SubElement(case, "error", message=row.reason or "numguard failed")
             elif row.verdict in ("untestable", "broken"):
@@ -85,7 +89,7 @@ def render_junit(run: RegressRun) -> bytes:
     return ElementTree.tostring(suites, encoding="utf-8", xml_declaration=True)
 
 
-def render_html(run: RegressRun) -> str:
+def render_html(run: RegressRun, program: str = "numguard") -> str:
     colors = {"violation": "#f8d0d0", "benign": "#fff2c0", "clean": "#d8f0d8", "untestable": "#e8e8e8",
               "broken": "#f0d8f0", "error": "#f8b0b0"}
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>numguard regress</title><style>",
@@ -106,6 +110,6 @@ def render_html(run: RegressRun) -> str:
         parts.append("</table>")
         for row in run.rows_of(spec):
             if row.verdict == "violation":
-                parts.append(f"<p>{html.escape(row.model)}: replay <code>{html.escape(row.replay or '')}</code></p>")
+                parts.append(f"<p>{html.escape(row.model)}: replay <code>{html.escape(as_invoked(row.replay or '', program))}</code></p>")
     parts.append("</body></html>")
     return "".join(parts)

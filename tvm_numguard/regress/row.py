@@ -18,7 +18,7 @@ import time
 from typing import Optional
 
 from .. import engine
-from ..errors import BuildError, InvalidReferenceError, ModelError, NumguardError, summarize_error
+from ..errors import BuildError, InvalidReferenceError, ModelError, NumguardError, UnsupportedModel, summarize_error
 from ..instrument.catalog import under_test_span
 from ..options import Options
 from ..pipeline import CompileConfig
@@ -124,7 +124,7 @@ def judge_model(request: RowRequest, entry: CorpusModel, workdir: str) -> Regres
 def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: str, row: RegressRow) -> None:
     try:
         model = entry.load(workdir)
-    except ModelError as err:
+    except (ModelError, UnsupportedModel) as err:  # bad input, or an operator TVM cannot import
         row.verdict, row.reason = "untestable", f"does not import: {err}"
         return
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)

@@ -13,10 +13,12 @@ call. Code lines are indented by ``CODE`` so a test can run them.
 
 from __future__ import annotations
 
+import os
 import shlex
 import textwrap
 
 from ..bisect.result import document_blame
+from ..flags import as_invoked
 from ..instrument.schedule_rules import is_rule_event
 from ..targets import parse_target
 
@@ -43,8 +45,8 @@ def fix_lines(data: dict, program: str = "numguard") -> list:
     bis = data["bisection"]
     events = ([bis["culprit"]] if blame.kind == "culprit" else []) + list(bis.get("minimal_set") or [])
     events = [e for e in events if e and e["id"] in blame.disable]
-    prelude = (data.get("guard") or {}).get("prelude") or []
-    lines = switch_off_lines(cfg, events, prelude, guarded)
+    guard = data.get("guard") or {}
+    lines = switch_off_lines(cfg, events, guard.get("prelude") or [], guarded, guard.get("prelude_calls") or [])
     if not guarded:
         lines += _guard_lines(cfg)
         lines.append("  verify    " + verify_command(data, blame.disable, program) + "   (expect: clean)")
@@ -63,11 +65,12 @@ def _wrap(line: str, width: int = 110) -> list:
     return textwrap.wrap(line, width, subsequent_indent=NOTE, break_long_words=False, break_on_hyphens=False)
 
 
-def switch_off_lines(cfg: dict, events: list, prelude=(), guarded: bool = False) -> list:
+def switch_off_lines(cfg: dict, events: list, prelude=(), guarded: bool = False, calls=()) -> list:
     """Code that switches the passes of ``events`` (event descriptions:
     ``id``, ``name``, ``disabled_pass_reaches``) off in the user's build of
     ``cfg`` (``pipeline``, ``target``, ``opt_level``); ``prelude``: the passes a
-    guarded user applied before the compile call; ``guarded``: the pipeline is
+    guarded user applied before the compile call, and ``calls`` where their
+    code did (a guard report's ``prelude_calls``); ``guarded``: the pipeline is
     the user's objects, not text to spell."""
     rules = [e for e in events if is_rule_event(e["name"])]
     events = [e for e in events if not is_rule_event(e["name"])]
@@ -77,7 +80,7 @@ def switch_off_lines(cfg: dict, events: list, prelude=(), guarded: bool = False)
     if [n for n in names if n not in direct]:
         lines += _disable_lines(cfg, [n for n in names if n not in direct], guarded)
     if direct:
-        lines += _direct_lines(direct, set(prelude), lines == [])
+        lines += _direct_lines(direct, set(prelude), lines == [], calls)
     if rules:
         lines += _rule_lines(cfg, sorted(e["id"] for e in rules), lines == [], guarded)
     return lines
@@ -121,15 +124,44 @@ def _disable_lines(cfg: dict, names: list, guarded: bool) -> list:
     return lines
 
 
-def _direct_lines(names: list, prelude: set, first: bool) -> list:
+def _direct_lines(names: list, prelude: set, first: bool, calls=()) -> list:
     where = " and ".join(f"{n} ({'applied before the compile call' if n in prelude else 'called directly'})"
                          for n in names)
     head = "  fix       " if first else NOTE + "and "
     lines = [head + f"delete the call of {where} from your code;",
              NOTE + f"{NOT_REACHED}, so it cannot switch {'it' if len(names) == 1 else 'them'} off:"]
     for name in names:
-        lines.append(CODE + f"mod = relax.transform.{name}()(mod)  # delete this call (or its like, with arguments)")
+        code = _call_code(name, calls)
+        lines += [CODE + line for line in code] if code else [NOTE + f"(the call of {name} in your code)"]
     return lines
+
+
+def _call_code(name: str, calls) -> list:
+    """The lines of the user's code that call the pass ``name``, as written
+    where the guard could read them (``prelude_calls``), else as the pass
+    object's origin names it (``relax.transform.X``, ``module.Class``)."""
+    lines = []
+    for call in calls:
+        if call["pass"] != name:
+            continue
+        at = f"{os.path.basename(call['file'])}:{call['line']}" if call["code"] else None
+        if call["code"]:
+            line = f"{call['code']}  # delete this call ({at})"
+        elif call["origin"]:
+            line = f"mod = {call['origin']}()(mod)  # delete this call (or its like, with arguments)"
+        else:
+            continue
+        if line not in lines:
+            lines.append(line)
+    if not lines and callable(getattr(_relax_transform(), name, None)):
+        lines.append(f"mod = relax.transform.{name}()(mod)  # delete this call (or its like, with arguments)")
+    return lines
+
+
+def _relax_transform():
+    from tvm.relax import transform
+
+    return transform
 
 
 def _guard_lines(cfg: dict) -> list:
@@ -183,11 +215,3 @@ def verify_command(data: dict, events, program: str = "numguard") -> str:
         if event_id not in words:
             words += ["--disable", event_id]
     return as_invoked(" ".join(shlex.quote(w) for w in words), program)
-
-
-def as_invoked(command: str, program: str) -> str:
-    """A command line of a report (``numguard ...``) starting with ``program``, how
-    numguard was invoked, instead."""
-    if program == "numguard" or not command.startswith("numguard "):
-        return command
-    return " ".join(shlex.quote(w) for w in shlex.split(program)) + command[len("numguard"):]

@@ -7,6 +7,7 @@ import html
 from ..numbers import from_json_number
 from ..targets import parse_target
 from .advice import as_invoked
+from .text import counted
 
 
 def fix_summary(document: dict, command: str, path: str) -> str:
@@ -17,7 +18,8 @@ def fix_summary(document: dict, command: str, path: str) -> str:
     lines.append(f"numguard fix: {verdict}" + (f": {document['reason']}" if document["reason"] else ""))
     for culprit in document["culprits"]:
         if culprit["remedy"] == "narrow":
-            lines.append(f"  culprit   {culprit['event']}: kept from acting at {len(culprit['places'])} place(s); "
+            at = counted(len(culprit["places"]), "place")
+            lines.append(f"  culprit   {culprit['event']}: kept from acting at {at}; "
                          f"keeps {culprit['kept']} of its {culprit['rewrites']} rewrites"
                          + (f" ({culprit['follows']} follow-on dtype changes besides)" if culprit["follows"] else ""))
             for place in culprit["places"]:

@@ -1,10 +1,13 @@
 """The propagation graph drawn: DOT text, and an SVG for the HTML report.
 
-Nodes are coloured by their error (score on a log scale: green within
-tolerance, through yellow, to red), the origin is drawn with a thick black
-border, values that could not be matched are grey and dashed, and the edges
-on a path from the origin to a violating output are red and thick.
-networkx lays the graph out in layers of dependency depth.
+Nodes are coloured by their error: green within tolerance (score <= 1),
+orange at a violation's edge through red (score 10^4 and above), grey without
+a value; the origin is drawn with a thick black border, values that could not
+be matched are grey and dashed, and the edges on a path from the origin to a
+violating output are red and thick. The SVG lays the graph out in layers of
+dependency depth, top down, in columns of at most ``LAYERS_PER_COLUMN`` layers
+(a transformer block's chain would be metres tall), the drawing filling its
+figure: no margin above or below.
 """
 
 from __future__ import annotations
@@ -24,13 +27,17 @@ def _score(node) -> float | None:
 
 
 def _colour(score) -> str:
-    """A hex colour for a score: <= 1 green, 1e4 and above red."""
+    """A hex colour for a score: within tolerance (<= 1) green; a violation
+    orange just above 1, red at 1e4 and above (log scale); no value grey."""
     if score is None:
         return "#cccccc"
-    t = 0.0 if score <= 1 else min(1.0, math.log10(score) / 4.0) if math.isfinite(score) else 1.0
     import matplotlib
 
-    r, g, b, _ = matplotlib.colormaps["RdYlGn_r"](0.15 + 0.85 * t)
+    if score <= 1:
+        at = 0.15  # green
+    else:  # never green: from orange (0.62) to red (1.0) on RdYlGn_r
+        at = 0.62 + 0.38 * (min(1.0, math.log10(score) / 4.0) if math.isfinite(score) else 1.0)
+    r, g, b, _ = matplotlib.colormaps["RdYlGn_r"](at)
     return "#{:02x}{:02x}{:02x}".format(int(r * 255), int(g * 255), int(b * 255))
 
 
@@ -61,38 +68,69 @@ def propagation_dot(graph: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+LAYERS_PER_COLUMN = 14  # a longer chain is wrapped into columns, read left to right
+LAYER_INCHES, NODE_INCHES = 0.9, 2.9  # one layer's height, one node's width
+
+
+def layout(graph: dict) -> tuple:
+    """({node id: (x, y)} in node widths and layer heights, columns' width,
+    rows): each node's layer is its dependency depth; layers fill columns of
+    at most LAYERS_PER_COLUMN, top down, then the next column to the right."""
+    users: dict = {n["id"]: [] for n in graph["nodes"]}
+    preds: dict = {n["id"]: [] for n in graph["nodes"]}
+    for edge in graph["edges"]:
+        users[edge["src"]].append(edge["dst"])
+        preds[edge["dst"]].append(edge["src"])
+    depth: dict = {}
+    for node in graph["nodes"]:  # in execution order: arguments first
+        depth[node["id"]] = max((depth[p] + 1 for p in preds[node["id"]] if p in depth), default=0)
+    layers: dict = {}
+    for name, d in depth.items():
+        layers.setdefault(d, []).append(name)
+    count = max(layers) + 1
+    columns = -(-count // LAYERS_PER_COLUMN)
+    rows = -(-count // columns)
+    width = max(len(v) for v in layers.values())
+    pos = {}
+    for d, names in layers.items():
+        column, row = divmod(d, rows)
+        for i, name in enumerate(names):
+            pos[name] = (column * (width + 0.4) + (width - 1) / 2 + i - (len(names) - 1) / 2, -row)
+    return pos, columns * (width + 0.4) - 0.4, rows
+
+
+def _skips(pos: dict, src: str, dst: str) -> bool:
+    """Does the edge pass a layer (or go to the next column)? Drawn straight it would cross the boxes between."""
+    return pos[dst][1] - pos[src][1] != -1
+
+
 def propagation_svg(graph: dict) -> str:
     """The graph as an inline SVG document (empty string for an empty graph)."""
     if not graph["nodes"]:
         return ""
     import networkx as nx
 
+    pos, span, rows = layout(graph)
     g = nx.DiGraph()
-    for node in graph["nodes"]:
-        g.add_node(node["id"])
-    for edge in graph["edges"]:
-        g.add_edge(edge["src"], edge["dst"])
-    depth = {}
-    for name in nx.topological_sort(g):
-        depth[name] = max((depth[p] + 1 for p in g.predecessors(name)), default=0)
-    nx.set_node_attributes(g, depth, "layer")
-    pos = nx.multipartite_layout(g, subset_key="layer", align="horizontal", scale=1.0)
-    pos = {k: (x, -y) for k, (x, y) in pos.items()}  # origin at the top
-    layers = max(depth.values()) + 1
-    width = max(sum(1 for d in depth.values() if d == k) for k in range(layers))
-    fig, ax = new_figure((min(3 + 2.6 * width, 40), min(2 + 1.3 * layers, 60)), 80)
+    g.add_nodes_from(pos)
+    g.add_edges_from((e["src"], e["dst"]) for e in graph["edges"])
+    fig, ax = new_figure((NODE_INCHES * span, LAYER_INCHES * rows), 80)
+    fig.subplots_adjust(0, 0, 1, 1)
     by_id = {n["id"]: n for n in graph["nodes"]}
-    on_path = [(e["src"], e["dst"]) for e in graph["edges"] if e.get("on_path")]
-    off_path = [(e["src"], e["dst"]) for e in graph["edges"] if not e.get("on_path")]
-    nx.draw_networkx_edges(g, pos, edgelist=off_path, edge_color="#999999", ax=ax, arrows=True)
-    nx.draw_networkx_edges(g, pos, edgelist=on_path, edge_color="red", width=2.5, ax=ax, arrows=True)
+    for on_path, colour, width in ((False, "#999999", 1.0), (True, "red", 2.5)):
+        for bent in (False, True):  # an edge past a layer bends, not to run through the boxes between
+            edges = [(e["src"], e["dst"]) for e in graph["edges"]
+                     if bool(e.get("on_path")) == on_path and _skips(pos, e["src"], e["dst"]) == bent]
+            nx.draw_networkx_edges(g, pos, edgelist=edges, edge_color=colour, width=width, ax=ax, arrows=True,
+                                   node_size=1800, connectionstyle="arc3,rad=0.25" if bent else "arc3")
     for name, (x, y) in pos.items():
         node = by_id[name]
         matched = node.get("matched") is not None
-        ax.text(x, y, _label(node).replace("\\n", "\n"), ha="center", va="center", fontsize=11,
+        ax.text(x, y, _label(node).replace("\\n", "\n"), ha="center", va="center", fontsize=10,
                 bbox={"boxstyle": "round", "facecolor": _colour(_score(node) if matched else None),
                       "edgecolor": "black", "linewidth": 3 if node.get("origin") else 1,
                       "linestyle": "-" if matched else "--"})
+    ax.set_xlim(-0.5, span - 0.5)
+    ax.set_ylim(-rows + 0.5, 0.5)
     ax.set_axis_off()
-    fig.tight_layout()
     return figure_bytes(fig, "svg").decode()

@@ -13,6 +13,7 @@ from .advice import SCORE_RULE, as_invoked, fix_lines
 from .graph import propagation_dot, propagation_svg
 from .imports import IMPORT_WORDS, import_lines
 from .plot import pass_errors_png
+from .stages import COMPARES, LOWERING_NOTE, said, stage_scores, tone
 from .text import num
 
 FOLD_AT = 160  # characters: longer runs inside a line (an inlined constant's values) are folded
@@ -23,7 +24,8 @@ table { border-collapse: collapse; font-size: 13px; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 tr.culprit td { background: #fdd; font-weight: bold; }
 pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; }
-.bad { color: #b00; font-weight: bold; } .good { color: #070; }
+.bad { color: #b00; font-weight: bold; } .good { color: #070; } .note { color: #a55a00; font-weight: bold; }
+.none { color: #777; }
 .summary td:first-child { font-weight: bold; }
 #propagation svg { max-width: 100%; height: auto; }
 """
@@ -65,15 +67,15 @@ def _summary(data: dict) -> str:
     at_fault = data.get("at_fault", ["pass"] if data["verdict"] == "violation" else [])
     rows = [("at fault", f"<span class='{'bad' if at_fault else 'good'}'>{_e(', '.join(at_fault) or 'nothing')}"
                          "</span>")]
+    for stage, score, word, what in stage_scores(data):  # one score per row, each saying what it compares
+        cls = "good" if score <= 1 else ("bad" if stage in at_fault else "note")
+        rows.append((f"{stage} score", f"<span class='{cls}'>{_e(num(score))}</span> ({_e(word)}): {_e(what)}"))
     for m in metrics:
-        rows.append((f"output {m['index']}", f"max abs error {_e(num(m['max_abs']))}, max rel error "
-                                             f"{_e(num(m['max_rel']))}, score {_e(num(m['score']))} "
-                                             f"({m['violations']} elements beyond tolerance)"))
-    attribution = data.get("attribution")
-    if attribution:
-        rows.append(("stages", " · ".join(
-            f"{stage}: <span class='{'bad' if stage in data.get('at_fault', []) else 'good'}'>{_e(word)}</span>"
-            for stage, word in attribution.items())))
+        rows.append((f"output {m['index']} (pass)", f"max abs error {_e(num(m['max_abs']))}, max rel error "
+                                                    f"{_e(num(m['max_rel']))}, score {_e(num(m['score']))} "
+                                                    f"({m['violations']} elements beyond tolerance)"))
+    if data.get("attribution"):
+        rows.append(("stages", _stages(data, at_fault)))
     rows.append(("score", _e(SCORE_RULE)))
     rows.append(("pipeline", f"<code>{_e(cfg['pipeline'])}</code>, TIR <code>{_e(cfg['tir_pipeline'])}</code>, "
                              f"target <code>{_e(cfg['target'])}</code>, opt_level {_e(cfg['opt_level'])}"))
@@ -81,6 +83,21 @@ def _summary(data: dict) -> str:
                              f"Python {_e(env['python'])}, numpy {_e(env['numpy_version'])}"))
     cells = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
     return f"<table class='summary' id='summary'>{cells}</table>"
+
+
+def _stages(data: dict, at_fault: list) -> str:
+    """Each stage's word as the summary says it, coloured as it is: at fault
+    red, a difference that is no failure amber, not checked grey."""
+    attribution, parts = data["attribution"], []
+    for stage, word in attribution.items():
+        if stage == "target" and not data.get("cpu_reference"):
+            continue
+        why = f" <span class='none'>({_e(COMPARES[stage])}" if stage in ("target", "lowering") else ""
+        if why and stage == "lowering" and word == "differs":
+            why += f"; {_e(LOWERING_NOTE)}"
+        parts.append(f"{stage}: <span class='{tone(stage, word, at_fault)}'>{_e(said(stage, word))}</span>"
+                     + (why + ")</span>" if why else ""))
+    return " · ".join(parts)
 
 
 def _fix(data: dict, program: str) -> str:
@@ -184,7 +201,9 @@ def render_html(data: dict, program: str = "numguard", fix: Optional[dict] = Non
         _range_check(data),
         "<h2>Propagation</h2>",
         f"<p>{_e(matching.get('matched', 0))} of {_e(matching.get('values', 0))} values matched "
-        f"({100 * float(matching.get('share', 0) or 0):.0f}%); red edges lead from the origin to a violating output; "
+        f"({100 * float(matching.get('share', 0) or 0):.0f}%); each value's box is coloured by its score on the "
+        "witness: green within tolerance (1 or less), orange to red violating (red: 10<sup>4</sup> and more), grey "
+        "without a value; the origin has a thick border; red edges lead from the origin to a violating output; "
         "grey dashed values could not be matched"
         + (f": {_e(', '.join(unmatched))}" if unmatched else "") + ".</p>",
         f"<div id='propagation'>{svg}</div>" if svg else "<p>(empty)</p>",

@@ -4,6 +4,7 @@ model's own framework (the document's ``framework`` and ``attribution``)."""
 from __future__ import annotations
 
 from ..numbers import exceeds
+from .stages import stages_line
 
 # the words of the attribution, as the summary says them
 IMPORT_WORDS = {"agree": "agrees with the framework",
@@ -62,7 +63,6 @@ def import_lines(data: dict) -> list:
     section = data.get("framework")
     if not section:
         return []
-    attribution = data.get("attribution", {})
     lines = [f"  framework {section['framework']}: TVM's reference {IMPORT_WORDS[section['verdict']]}"]
     if section.get("reason"):
         lines.append(f"            {section['reason']}")
@@ -77,10 +77,7 @@ def import_lines(data: dict) -> list:
         lines.append(f"  first     {_origin_text(origin)}")
     elif section["verdict"] in ("import", "unjudged") and section.get("origin_note"):
         lines.append(f"  first     not named: {section['origin_note']}")
-    target = f"target: {attribution.get('target', 'unchecked')}   " if data.get("cpu_reference") else ""
-    lines.append(f"  stages    import: {attribution.get('import', 'unchecked')}   pass: {attribution.get('pass')}   "
-                 f"{target}lowering: {attribution.get('lowering', 'unchecked')} (float32 reference against TVM's float64 "
-                 "build)")
+    lines.append(stages_line(data))
     if section["verdict"] in ("import", "unjudged"):
         lines += advice_lines(section)
     if section["verdict"] == "precision":

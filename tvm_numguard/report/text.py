@@ -8,6 +8,7 @@ from ..bisect.result import document_blame
 from ..numbers import exceeds
 from .advice import SCORE_RULE, as_invoked, fix_lines
 from .imports import DIMS_WORDS, cpu_lines, headline, import_lines
+from .stages import score_lines
 
 
 def shorten(text: str, width: int) -> str:
@@ -30,6 +31,11 @@ def num(value) -> str:
     return f"{value:.3g}"
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 place``, ``3 places``: a count said, not ``place(s)``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def score_text(value) -> str:
     if value is None:
         return "untestable"
@@ -37,11 +43,16 @@ def score_text(value) -> str:
     return f"score {num(value)} ({verdict})"
 
 
-def _search_lines(search: dict, witness: dict) -> list:
-    """What the search evaluated, where the witness went, and what made it stop or fail."""
-    lines = []
+def _search_lines(data: dict) -> list:
+    """What the search evaluated, where the witness went, its score on each
+    question asked (one per line), and what made the search stop or fail."""
+    search, witness = data["search"], data["witness"]
     where = f", saved to {witness['path']}" if witness.get("path") else ""
-    lines.append(f"  inputs    {_evaluated(search)}; worst {score_text(search['best_score'])}{where}")
+    scores = score_lines(data, " " * 12)
+    which = "the worst of them" + (" on either score below" if len(scores) > 1 else "")
+    if search["evaluations"] == 1:
+        which = "that input"
+    lines = [f"  inputs    {_evaluated(search)}; the witness: {which}{where}"] + scores
     if search.get("outputs_constant"):
         lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
                      "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
@@ -99,7 +110,7 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     lines.append(f"  pipeline  {cfg['pipeline']}   tir: {cfg['tir_pipeline']}   target: {cfg['target']}{disabled}")
     if cfg.get("fix"):
         lines.append(f"  fix       applied: {fix_line(cfg['fix'])}")
-    lines += _search_lines(data["search"], data["witness"])
+    lines += _search_lines(data)
     lines += _metric_lines(data["metrics"])
     lines.append(f"  score     {SCORE_RULE}")
     lines += _range_check_lines(data.get("range_check"))
@@ -170,7 +181,8 @@ def _bisection_lines(bis: dict) -> list:
     if culprit:
         label = "culprit  " if status == "culprit" else "first bad"
         lines.append(f"  {label} {culprit['id']}  [{culprit['level']}, opt_level {culprit['opt_level']}]")
-        lines.append(f"            error without it: {score_text(bis['score_before'])}; with it: {score_text(bis['score_after'])}")
+        lines.append(f"            error without it: {score_text(bis['score_before'])}")  # one score per line
+        lines.append(f"            error with it: {score_text(bis['score_after'])}")
         if bis["confirmed"]:
             lines.append(f"            confirmed: skipping it alone clears the violation ({score_text(bis['confirm_score'])})")
         elif bis["confirmed"] is None:
@@ -227,10 +239,12 @@ def trace_lines(traced: dict) -> str:
 
 
 def searches_line(results: list) -> str:
-    """One line comparing the input searches of ``numguard search`` (SearchResults)."""
-    return "  searches   " + "; ".join(
-        f"{r.search}: best score {num(r.best_score)} in {r.evaluations} evaluations ({r.invalid} invalid)"
-        for r in results)
+    """The input searches of ``numguard search`` (SearchResults), one line
+    each: the best score each found (an input's score: the worse of the
+    questions asked, pass and import)."""
+    return "\n".join(["  searches  each search's best input (its score: the worse of its pass and import scores):"]
+                     + [f"            {r.search}: best score {num(r.best_score)} in {r.evaluations} evaluations "
+                        f"({r.invalid} invalid)" for r in results])
 
 
 def event_table(rows: list, nested_hidden: bool = False) -> str:

@@ -88,8 +88,8 @@ class Budget:
         if self.stop is not None:
             return f"{self.stop}/{self.evaluations}"
         parts = [] if self.evaluations is None else [str(self.evaluations)]
-        if self.seconds is not None:
-            parts.append(f"{self.seconds:g}s")
+        if self.seconds is not None:  # rounded as said (the guard's automatic budget is 4.39596 s): a deadline
+            parts.append(f"{self.seconds:.2g}s" if self.seconds < 10 else f"{self.seconds:.0f}s")
         return ",".join(parts)
 
 

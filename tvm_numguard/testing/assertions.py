@@ -149,7 +149,7 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
         raise AssertionError(
             f"{row.pass_spec} changes what {row.model} computes: violation score {row.score:.3g} "
             f"(> 1 fails; max error {row.max_ulp:.0f} ulp) made by pass event {', '.join(row.culprit) or '?'}; "
-            f"witness inputs saved to {row.witness}; replay: {row.replay}")
+            f"witness inputs saved to {row.witness}; {replay_text(row.replay)}")
     if row.verdict == "error":
         raise AssertionError(f"numguard could not check {row.pass_spec} on {row.model}: {row.reason}")
     if row.verdict in ("untestable", "broken"):
@@ -158,6 +158,21 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
         raise AssertionError(f"{row.pass_spec} did not change {row.model} (require_fired=True): the test proves "
                              "nothing about its numerics")
     return row
+
+
+def replay_text(replay: str) -> str:
+    """The replay line of a failure, starting with the numguard installed beside
+    this Python (a test runs in pytest, not in numguard); where the pass or the
+    model was given as an object, which a command line cannot name, says so."""
+    import shlex
+
+    from ..flags import as_invoked, installed_program
+
+    # an object's label, <FastExpCutoff> (a Pass) or <IRModule>, is no word a command line takes
+    if any(w.startswith("<") and w.endswith(">") for w in shlex.split(replay)):
+        return ("no replay line: the pass or the model was given as an object, which a command line cannot name "
+                "(a module:callable spec and a model file can be)")
+    return f"replay: {as_invoked(replay, installed_program())}"
 
 
 def _untestable(message: str) -> None:

@@ -25,7 +25,7 @@ from ..errors import summarize_error
 from ..shadow.build import compile_plain
 from ..shadow.compare import compare_output
 from ..tolerance import Tolerance
-from ..capture.kernels import CaptureError, capture_values
+from ..capture.kernels import CaptureError, capture_values, with_views
 from ..values.graph import ValueGraph, value_graph
 from ..values.match import Matching, match_values
 
@@ -133,7 +133,8 @@ def localize_relax(before_mod: tvm.IRModule, after_mod: tvm.IRModule, input_name
             return Localization(None, None, {"nodes": [], "edges": []},
                                 f"a snapshot does not build on its own: {build.error}")
         try:
-            values.append(capture_values(build.executable, build.device, graph, input_names, witness))
+            values.append(with_views(graph, capture_values(build.executable, build.device, graph, input_names,
+                                                           witness)))
         except CaptureError as err:
             return Localization(None, None, {"nodes": [], "edges": []}, f"capture failed: {err}")
         except Exception as err:  # a snapshot that builds but does not run alone

@@ -27,7 +27,7 @@ from ..shadow.session import ShadowSession
 from ..targets import local_target, target_of
 from ..context import RunContext
 from ..workers import Workers
-from ..capture.kernels import capture_values
+from ..capture.kernels import capture_values, with_views
 from ..values.graph import value_graph
 from .localize import Localization, localize_kernels, localize_relax
 from .passes import PassTable
@@ -138,8 +138,8 @@ def _localize_tir(session: ShadowSession, culprit: str, witness, tol) -> Localiz
         if not graph.kernels():
             continue
         try:
-            after = capture_values(full.executable, full.device, graph, names, witness)
-            before = capture_values(without.executable, without.device, graph, names, witness)
+            after = with_views(graph, capture_values(full.executable, full.device, graph, names, witness))
+            before = with_views(graph, capture_values(without.executable, without.device, graph, names, witness))
         except Exception:  # kernel names changed after this snapshot (or it no longer runs): try an earlier one
             continue
         return localize_kernels(graph, before, after, tol, snap.before, snap.after)
