@@ -41,8 +41,11 @@ from patches import imports  # noqa: E402
 from patches.imports import clean, contexts  # noqa: E402
 from patches.imports.judging import UNBUILT, fork_all, judge_clean, judge_defect  # noqa: E402
 
+# one defect of each kind and of each way a cell was missed in the full table (no float64 kernel, a
+# flip, the wrong node named, a tool error), in every context: the slow test's proxy for the targets
 QUICK_DEFECTS = ("onnx_gemm_alpha", "onnx_layernorm_eps", "onnx_gather_negative", "onnx_elu_alpha",
-                 "torch_gelu_quick", "torch_softmax_dim", "torch_slice_negative", "torch_var_correction")
+                 "onnx_batchnorm_eps", "onnx_reducesum_fp16", "torch_gelu_quick", "torch_softmax_dim",
+                 "torch_slice_negative", "torch_var_correction", "torch_cumsum_negdim")
 TARGET_CAUGHT, TARGET_FALSE_ALARMS = 0.95, 0
 FALSE_ALARM_VERDICTS = ("import", "unjudged")
 COLUMNS = "abcdef"

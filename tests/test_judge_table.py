@@ -228,7 +228,7 @@ def test_the_clean_generator_is_seeded_and_its_graphs_run_in_onnxruntime():
         assert clean.special_model(name).graph.node
 
 
-@pytest.mark.slow  # about 1.5 minutes on 2 cores; EXPECTED to fail until the import judge is rewritten
+@pytest.mark.slow  # about 1.5 to 2 minutes on 2 cores; EXPECTED to fail on the import judge of d9445a4
 def test_the_quick_table_meets_the_targets(tmp_path):
     out = tmp_path / "table.json"
     run = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "judge_table.py"), "--quick",
