@@ -256,3 +256,24 @@ def test_a_float16_model_with_two_precision_differences_is_precision(tmp_path):
                  [helper.make_tensor_value_info("p", F16, [2, 51])], opset=17)
     report = bisect(path, -3.0, 3.0, budget="30")
     assert "import" not in report.at_fault and report.imports.verdict in ("agree", "benign", "precision")
+
+
+# -- naming the planted node ------------------------------------------------
+def test_a_defect_in_an_operator_with_a_tuple_result_names_that_operator(tmp_path):
+    # batch_norm's kernel returns (output, mean, variance): its output is an item of that tuple, which
+    # the capture left without a value, so the Mul after it was named instead
+    from patches.imports import onnx_batchnorm_eps
+
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array(rng.uniform(0.5, 1.5, (3,)).astype(np.float32), "s"),
+             numpy_helper.from_array(rng.uniform(-0.1, 0.1, (3,)).astype(np.float32), "b"),
+             numpy_helper.from_array(rng.uniform(-0.1, 0.1, (3,)).astype(np.float32), "m"),
+             numpy_helper.from_array(rng.uniform(1e-3, 4e-3, (3,)).astype(np.float32), "v"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["normed"], epsilon=1e-2),
+             helper.make_node("Mul", ["normed", "two"], ["y"])]
+    path = _onnx(tmp_path / "bn.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 4])], inits, opset=17)
+    with onnx_batchnorm_eps.planted():
+        report = bisect(path, -1.0, 1.0, budget="10")
+    assert report.imports.verdict == "import" and report.imports.origin.key == "normed"

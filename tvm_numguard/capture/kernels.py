@@ -54,15 +54,23 @@ def attach(graph, calls: list, inputs: Mapping[str, np.ndarray]) -> dict:
     kernel is not the next call's did not run (the build folded it: a kernel of
     constants only) and gets no value."""
     values = {name: np.asarray(v) for name, v in inputs.items() if name in graph.nodes}
-    position = 0
+    position, several = 0, {}
     for node in graph.kernels():
         if position < len(calls) and calls[position].symbol == node.kernel:
             values[node.name] = calls[position].outputs[0]
+            several[node.name] = calls[position].outputs
             position += 1
     if position != len(calls):
         left = calls[position].symbol
         raise CaptureError(f"kernel call {position} ({left}) has no binding in the module's main: "
                            f"{len(calls)} calls, {len(graph.kernels())} call_tir bindings")
+    # an item of a kernel's tuple result (batch_norm's output, mean and variance): its own output
+    for node in graph.nodes.values():
+        if node.kind == "get_item" and graph.canon(node.args[0]) in several:
+            index = int(node.op.split("[")[1].rstrip("]"))
+            outputs = several[graph.canon(node.args[0])]
+            if index < len(outputs):
+                values[node.name] = outputs[index]
     return values
 
 
