@@ -145,9 +145,8 @@ def import_model(model, shapes: dict):
 
 
 def value_dtypes(model, inputs: list, expected: list) -> dict:
-    """{tensor name: numpy dtype name} of a case's values: its initializers, the
-    dtypes ONNX's shape inference gives the values inside, and those of the
-    data set's inputs and expected outputs (which win: they are what runs)."""
+    """{tensor name: numpy dtype name}: initializers, ONNX's shape inference, and
+    the data set's inputs and expected outputs (which win: they are what runs)."""
     import onnx
     from onnx import helper, numpy_helper
 
@@ -159,7 +158,7 @@ def value_dtypes(model, inputs: list, expected: list) -> dict:
     for info in list(inferred.value_info) + list(inferred.input) + list(inferred.output):
         if info.type.WhichOneof("value") == "tensor_type" and info.type.tensor_type.elem_type:
             dtypes[info.name] = helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type).name
-    names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    names = [name for name, _ in graph_input_kinds(model)]
     for name, value in [*zip(names, inputs), *zip((o.name for o in model.graph.output), expected)]:
         if isinstance(value, np.ndarray):
             dtypes[name] = value.dtype.name
@@ -167,10 +166,8 @@ def value_dtypes(model, inputs: list, expected: list) -> dict:
 
 
 def model_history(model, inputs: list, expected: list) -> tuple:
-    """Per expected output array (``flat_values``' order: a sequence output gives
-    one per element), the narrowest float the model computes it in: numguard's
-    ``onnx_history``, read off the model as its import judge reads it, not off
-    TVM's import."""
+    """Per expected output array (``flat_values``' order), the narrowest float the
+    model computes it in: ``onnx_history``, as numguard's import judge reads it."""
     from tvm_numguard.framework.history import onnx_history
 
     history = onnx_history(model, value_dtypes(model, inputs, expected))
@@ -180,11 +177,10 @@ def model_history(model, inputs: list, expected: list) -> tuple:
 
 def judge_case(expected: list, computed: list, history) -> dict:
     """numguard's judgement of TVM's outputs against ONNX's expected ones (the
-    expected outputs are the framework and, in float64, the truth; ``history``:
-    ``model_history``): a case differs where an output's ``tvm_at_fault``
-    holds (another shape counts) or the number of outputs differs; where it
-    differs only at elements whose expected value is not finite, nothing can
-    judge it: ``unjudged`` counts those elements. The one place the rule is called."""
+    expected outputs are the framework and, in float64, the truth): a case
+    differs where an output's ``tvm_at_fault`` holds (another shape counts) or
+    the number of outputs differs; ``unjudged`` counts the differing elements
+    whose expected value is not finite. The one place the rule is called."""
     from tvm_numguard.source.agreement import compare_outputs_with_framework
     from tvm_numguard.tolerance import Tolerance
 
@@ -194,8 +190,7 @@ def judge_case(expected: list, computed: list, history) -> dict:
     truth = [np.asarray(e).astype(np.float64) for e in expected]
     outputs = compare_outputs_with_framework(expected, computed, tol, truth=truth)
     unjudged = sum(o.unjudged for o in outputs if o.not_judged)
-    # the output reported: the worst one at fault, else the worst with unjudged elements, else the worst
-    worst = max(outputs, key=lambda o: (o.tvm_at_fault, o.not_judged, o.score), default=None)
+    worst = max(outputs, key=lambda o: (o.tvm_at_fault, o.not_judged, o.score), default=None)  # reported
     if worst is None:
         return {"differs": False, "unjudged": 0}
     dtypes = [f"{e.dtype}->{c.dtype}" for e, c in zip(expected, computed) if e.dtype != c.dtype]
