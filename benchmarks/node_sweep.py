@@ -14,13 +14,15 @@ shapes as ``shape_dict`` where that fails), built with ``tvm.compile(mod,
 "llvm")``, run on every data set (``main`` takes the inputs in graph-input
 order; sequence, optional and map inputs are counted, not run) and judged by
 ``judge_case``: numguard's import rule with the expected outputs as the
-framework and, in float64, as the truth.
+framework and, in float64, as the truth, its tolerance following the floats
+the model computes in (``model_history``).
 
 Prints the counts (imported / not imported: OpNotImplemented or another error;
-built / build fails; ran / run fails; agree; differ; crash / timeout) and one
-line per differing case (name, op, score, max abs, worst element TVM vs
-expected); ``--failures`` adds one line per case that did not get as far as a
-judgement. All cases take 15-40 minutes on 2 cores: run it with nice, in the
+built / build fails; ran / run fails; agree; differ; unjudged; crash /
+timeout) and one line per differing or unjudged case (name, op, score, the
+elements with no finite expected value that differ, max abs, worst element TVM
+vs expected); ``--failures`` adds one line per case that did not get as far as a
+judgement. All cases take 3-7 minutes on 2 cores: run it with nice, in the
 background.
 """
 
@@ -142,34 +144,65 @@ def import_model(model, shapes: dict):
                 raise ImportFailed(first, printed.getvalue()) from None
 
 
+def value_dtypes(model, inputs: list, expected: list) -> dict:
+    """{tensor name: numpy dtype name}: initializers, ONNX's shape inference, and
+    the data set's inputs and expected outputs (which win: they are what runs)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    dtypes = {t.name: numpy_helper.to_array(t).dtype.name for t in model.graph.initializer}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model).graph
+    except Exception:  # noqa: BLE001 - a model inference refuses keeps the dtypes its data gives
+        inferred = model.graph
+    for info in list(inferred.value_info) + list(inferred.input) + list(inferred.output):
+        if info.type.WhichOneof("value") == "tensor_type" and info.type.tensor_type.elem_type:
+            dtypes[info.name] = helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type).name
+    names = [name for name, _ in graph_input_kinds(model)]
+    for name, value in [*zip(names, inputs), *zip((o.name for o in model.graph.output), expected)]:
+        if isinstance(value, np.ndarray):
+            dtypes[name] = value.dtype.name
+    return dtypes
+
+
+def model_history(model, inputs: list, expected: list) -> tuple:
+    """Per expected output array (``flat_values``' order), the narrowest float the
+    model computes it in: ``onnx_history``, as numguard's import judge reads it."""
+    from tvm_numguard.framework.history import onnx_history
+
+    history = onnx_history(model, value_dtypes(model, inputs, expected))
+    return tuple(history.get(output.name) for output, value in zip(model.graph.output, expected)
+                 for _ in flat_values([value]))
+
+
 def judge_case(expected: list, computed: list, history) -> dict:
     """numguard's judgement of TVM's outputs against ONNX's expected ones (the
     expected outputs are the framework and, in float64, the truth): a case
     differs where an output's ``tvm_at_fault`` holds (another shape counts) or
-    the number of outputs differs. The one place the rule is called."""
+    the number of outputs differs; ``unjudged`` counts the differing elements
+    whose expected value is not finite. The one place the rule is called."""
     from tvm_numguard.source.agreement import compare_outputs_with_framework
     from tvm_numguard.tolerance import Tolerance
 
     if len(expected) != len(computed):
-        return {"differs": True, "why": f"{len(computed)} outputs, {len(expected)} expected"}
+        return {"differs": True, "unjudged": 0, "why": f"{len(computed)} outputs, {len(expected)} expected"}
     tol = Tolerance().through(history)
     truth = [np.asarray(e).astype(np.float64) for e in expected]
     outputs = compare_outputs_with_framework(expected, computed, tol, truth=truth)
-    worst = max(outputs, key=lambda o: o.score, default=None)
+    unjudged = sum(o.unjudged for o in outputs if o.not_judged)
+    worst = max(outputs, key=lambda o: (o.tvm_at_fault, o.not_judged, o.score), default=None)  # reported
     if worst is None:
-        return {"differs": False}
+        return {"differs": False, "unjudged": 0}
     dtypes = [f"{e.dtype}->{c.dtype}" for e, c in zip(expected, computed) if e.dtype != c.dtype]
-    return {"differs": any(o.tvm_at_fault for o in outputs), "output": worst.index, "score": worst.score,
-            "max_abs": worst.max_abs, "worst": worst.worst, "shapes": [worst.shape_tvm, worst.shape_framework],
-            "dtypes": dtypes}
+    return {"differs": any(o.tvm_at_fault for o in outputs), "unjudged": unjudged, "output": worst.index,
+            "score": worst.score, "max_abs": worst.max_abs, "worst": worst.worst,
+            "shapes": [worst.shape_tvm, worst.shape_framework], "dtypes": dtypes}
 
 
 def run_case(case, report_stage=lambda stage: None) -> dict:
     """Import, build, run and judge one case in this process (a forked child)."""
     import tvm
     from tvm import relax
-
-    from tvm_numguard.relax_ir import output_float_history
 
     kinds = graph_input_kinds(case.model)
     data_sets = [(as_arrays(list(inputs)), as_arrays(list(expected))) for inputs, expected in case.data_sets]
@@ -190,7 +223,6 @@ def run_case(case, report_stage=lambda stage: None) -> dict:
     others = [f"{name} ({kind})" for name, kind in kinds if kind != "tensor"]
     if others:
         return {**row, "outcome": "input not a tensor", "detail": ", ".join(others)}
-    history = output_float_history(mod)
     judged = []
     for inputs, expected in data_sets:
         report_stage("run")
@@ -201,9 +233,10 @@ def run_case(case, report_stage=lambda stage: None) -> dict:
         except Exception as err:  # noqa: BLE001
             return {**row, "outcome": "run fails", "detail": error_line(err)}
         report_stage("judge")
-        judged.append(judge_case(flat_values(expected), computed, history))
-    worst = max(judged, key=lambda j: (j["differs"], j.get("score", float("inf"))))
-    return {**row, "outcome": "differ" if worst["differs"] else "agree", **worst}
+        judged.append(judge_case(flat_values(expected), computed, model_history(case.model, inputs, expected)))
+    worst = max(judged, key=lambda j: (j["differs"], j["unjudged"] > 0, j.get("score", float("inf"))))
+    outcome = "differ" if worst["differs"] else "unjudged" if worst["unjudged"] else "agree"
+    return {**row, "outcome": outcome, **worst}
 
 
 # ---------------------------------------------------------------------------
@@ -261,7 +294,7 @@ def sweep(cases: list, jobs: int, timeout: float, progress=None) -> list:
     import tvm  # noqa: F401 - imported once here, not in every child
     import tvm.relax.frontend.onnx  # noqa: F401
 
-    import tvm_numguard.relax_ir  # noqa: F401
+    import tvm_numguard.framework.history  # noqa: F401
     import tvm_numguard.source.agreement  # noqa: F401
 
     context = multiprocessing.get_context("fork")
@@ -291,6 +324,8 @@ def _number(value) -> str:
 
 
 def difference_line(row: dict) -> str:
+    """One line of a case that differs or is unjudged: the output, its score,
+    the elements nothing could judge, the worst element (or the shapes)."""
     if "why" in row:
         return f"  differ  {row['case']} [{row['op']}]: {row['why']}"
     worst = (row.get("worst") or {})
@@ -299,18 +334,20 @@ def difference_line(row: dict) -> str:
              f"worst at {worst.get('index')}: tvm {_number(worst.get('tvm'))} vs expected "
              f"{_number(worst.get('framework'))}")
     dtypes = f", dtype {' '.join(row['dtypes'])}" if row.get("dtypes") else ""
-    return (f"  differ  {row['case']} [{row['op']}]: output {row.get('output')}, score {_number(row.get('score'))}, "
+    return (f"  {row['outcome']:<8} {row['case']} [{row['op']}]: output {row.get('output')}, "
+            f"score {_number(row.get('score'))}, unjudged {row.get('unjudged', 0)}, "
             f"max abs {_number(row.get('max_abs'))}, {where}{dtypes}")
 
 
 def print_tables(rows: list, failures: bool) -> None:
     count = collections.Counter(r["outcome"] for r in rows)
+    judged = ("agree", "differ", "unjudged")
     not_imported = count["OpNotImplemented"] + count["import error"]
     # a child that crashed or hung got as far as the stage it was in
     imported = sum(1 for r in rows if "imported" in r or r.get("stage") in ("build", "run", "judge"))
-    built = sum(1 for r in rows if r["outcome"] in ("input not a tensor", "run fails", "agree", "differ")
+    built = sum(1 for r in rows if r["outcome"] in ("input not a tensor", "run fails", *judged)
                 or r.get("stage") in ("run", "judge"))
-    ran = count["agree"] + count["differ"]
+    ran = sum(count[o] for o in judged)
     with_shapes = sum(1 for r in rows if r.get("imported") == "shapes")
     print(f"{len(rows)} cases")
     print(f"  imported {imported} (with the concrete input shapes: {with_shapes}) | not imported {not_imported}: "
@@ -320,13 +357,14 @@ def print_tables(rows: list, failures: bool) -> None:
           f"{count['input not a tensor']}")
     other_dtype = [r["case"] for r in rows if r["outcome"] == "agree" and r.get("dtypes")]
     print(f"  agree {count['agree']} (of which with another dtype, values equal: {len(other_dtype)}"
-          + (f": {', '.join(other_dtype)}" if other_dtype else "") + f") | differ {count['differ']}")
+          + (f": {', '.join(other_dtype)}" if other_dtype else "") + f") | differ {count['differ']} | "
+          f"unjudged (differ only where the expected value is not finite) {count['unjudged']}")
     print(f"  crash {count['crash']} | timeout {count['timeout']}")
     for row in rows:
-        if row["outcome"] == "differ":
+        if row["outcome"] in ("differ", "unjudged"):
             print(difference_line(row))
     for row in rows:
-        if row["outcome"] in ("crash", "timeout") or (failures and row["outcome"] not in ("agree", "differ")):
+        if row["outcome"] in ("crash", "timeout") or (failures and row["outcome"] not in judged):
             print(f"  {row['outcome']:<18} {row['case']} [{row['op']}]: {row.get('detail', '')}")
 
 
