@@ -277,3 +277,62 @@ def test_a_defect_in_an_operator_with_a_tuple_result_names_that_operator(tmp_pat
     with onnx_batchnorm_eps.planted():
         report = bisect(path, -1.0, 1.0, budget="10")
     assert report.imports.verdict == "import" and report.imports.origin.key == "normed"
+
+
+# -- 7. one verdict, stated once --------------------------------------------------
+def test_a_build_that_is_not_deterministic_is_one_finding_and_nothing_else(tmp_path, monkeypatch):
+    # the builds differ on the witness, and the reference gives other outputs when run again: no pass is
+    # judged, no culprit is named, no fix printed; the headline says it once and the report validates
+    from tvm_numguard.shadow import runs
+    from tvm_numguard.source import determinism
+
+    monkeypatch.setattr(runs.Runs, "nondeterministic_builds", lambda self, inputs: ("reference",))
+    monkeypatch.setattr(determinism, "tvm_values", _values_that_change())
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "mlp", "mlp.onnx")
+    report = ng.bisect(path, CompileConfig(pipeline="ToMixedPrecision,default"),
+                       ng.Options(low=0.0, high=1.0, budget="10"))
+    assert report.verdict == "unjudged" and report.at_fault == ["determinism"] and report.exit_code == 1
+    assert report.data["bisection"] is None and report.data["nondeterminism"]["builds"] == ["reference"]
+    summary = report.summary()
+    head, rest = summary.splitlines()[0], "\n".join(summary.splitlines()[1:])
+    assert head.startswith("numguard bisect: NONDETERMINISTIC: the reference build gives other outputs")
+    assert "culprit" not in summary and "  fix " not in summary and "safe one" not in summary
+    assert "VIOLATION" not in summary and "(and a pass" not in summary
+    assert "determinism the reference build gives other outputs on the same inputs; first at" in rest
+
+
+def _values_that_change():
+    """tvm_values whose second run gives another value for one binding (a read out of bounds)."""
+    calls = []
+
+    def values(model, witness, target):
+        calls.append(1)
+        names = [b.var.name for b in model.mod["main"].body.blocks[0].bindings]
+        return {name: np.full(3, float(len(calls) if name == names[1] else 0), np.float32) for name in names}
+
+    return values
+
+
+@pytest.mark.slow
+def test_an_lstm_whose_import_reads_out_of_bounds_is_an_import_and_not_a_pass(tmp_path):
+    # TVM 0.27 turns x[:, -1] into take(x, -1, mode="fast") (findings: torch select): the builds read garbage,
+    # another each run. One verdict: the import at 'select', no pass judged (it was "IMPORT ... (and a pass:
+    # see the culprit)" beside "culprit none blamed", and two opposite fix blocks)
+    class LastStep(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm, self.fc = torch.nn.LSTM(8, 16, batch_first=True), torch.nn.Linear(16, 4)
+
+        def forward(self, x):
+            h, _ = self.lstm(x)
+            return self.fc(h[:, -1])
+
+    torch.manual_seed(0)
+    path = str(tmp_path / "lstm.pt2")
+    torch.export.save(torch.export.export(LastStep().eval(), (torch.randn(2, 5, 8),)), path)
+    report = ng.bisect(path, CompileConfig(pipeline="ToMixedPrecision,default"),
+                       ng.Options(low=-1.0, high=1.0, budget="20"))
+    assert report.imports.verdict == "import" and report.imports.origin.key == "select"
+    assert report.verdict in ("unjudged", "clean") and "pass" not in report.at_fault
+    summary = report.summary()
+    assert "(and a pass" not in summary and "culprit" not in summary and "safe one" not in summary

@@ -56,9 +56,12 @@ def test_the_judgement(computed, differs):
 
 def test_an_element_with_no_finite_expected_value_is_unjudged_and_excuses_no_other():
     expected = [np.float32([np.inf, np.nan, 1.0, 2.0])]
-    # TVM differs only where ONNX expects inf: nothing can judge that element
-    judged = node_sweep.judge_case(expected, [np.float32([5.0, np.nan, 1.0, 2.0])], ("float32",))
+    # TVM differs only where ONNX expects NaN: nothing can judge that element
+    judged = node_sweep.judge_case(expected, [np.float32([np.inf, 5.0, 1.0, 2.0])], ("float32",))
     assert (judged["differs"], judged["unjudged"]) == (False, 1)
+    # where ONNX expects inf (the framework and the truth agree on it), a finite value is TVM's fault
+    judged = node_sweep.judge_case(expected, [np.float32([5.0, np.nan, 1.0, 2.0])], ("float32",))
+    assert (judged["differs"], judged["unjudged"]) == (True, 0)
     # a wrong finite element beside them is TVM's fault, not excused by the output's inf and NaN
     judged = node_sweep.judge_case(expected, [np.float32([np.inf, np.nan, 1.0, -15.0])], ("float32",))
     assert (judged["differs"], judged["unjudged"]) == (True, 0)
@@ -93,11 +96,12 @@ def test_the_tolerance_follows_the_floats_the_model_computes_in():
 
 
 def test_a_case_that_differs_only_where_onnx_expects_no_finite_value_is_counted_unjudged(capsys):
-    # Cast without saturation: ONNX expects inf for 1e6 and inf in float8_e5m2, TVM's CPU cast gives finite values
-    rows = node_sweep.sweep(node_sweep.collect(r"^test_cast_no_saturate_FLOAT_to_FLOAT8E5M2$"), jobs=1, timeout=120)
+    # Cast without saturation: ONNX expects NaN for 1e6 and inf in float8_e4m3fn (it has no inf), TVM's CPU
+    # cast gives finite values
+    rows = node_sweep.sweep(node_sweep.collect(r"^test_cast_no_saturate_FLOAT_to_FLOAT8E4M3FN$"), jobs=1, timeout=120)
     assert rows[0]["outcome"] == "unjudged" and rows[0]["unjudged"] > 0, rows[0]
     node_sweep.print_tables(rows, failures=False)
     printed = capsys.readouterr().out
     assert "| differ 0 | unjudged (differ only where the expected value is not finite) 1" in printed
-    assert f"unjudged test_cast_no_saturate_FLOAT_to_FLOAT8E5M2 [Cast]: output 0, score inf, unjudged " \
+    assert f"unjudged test_cast_no_saturate_FLOAT_to_FLOAT8E4M3FN [Cast]: output 0, score inf, unjudged " \
            f"{rows[0]['unjudged']}," in printed

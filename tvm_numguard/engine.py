@@ -38,6 +38,7 @@ from .shadow.session import ShadowSession
 from .source import FrameworkWatch
 from .source.watch import oracle_truth
 from .source.cpu import judge_against_cpu, wants_cpu_reference
+from .source.determinism import judgeable
 from .context import RunContext
 
 # A search for a witness to bisect stops once a violation is this many times the
@@ -205,7 +206,8 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     if finding.violation and bisect:
         return bisect_finding(finding, session, options, early[0] if early else None)
     if bisected is not None:
-        session.progress("the float64 oracle finds the difference benign: the bisection's culprit is not reported")
+        session.progress("the float64 oracle finds the difference benign: the bisection's culprit is not reported"
+                         if finding.verdict == "benign" else "no pass is judged: the bisection's culprit is not reported")
     elif early:
         early[0].cancel()  # benign: no bisection follows
     return finding
@@ -265,12 +267,13 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     require_valid_witness(found, ranges, invalid)
     witness = found.best_inputs
     comparison = session.runs.compare(session.optimized, witness)
-    verdict = "violation" if comparison.violated else "clean"
+    nondeterminism, pass_note = judgeable(session, witness, comparison, watch)
+    verdict = "unjudged" if pass_note else "violation" if comparison.violated else "clean"
     judgement = None
-    if comparison.violated and before_oracle is not None:
+    if verdict == "violation" and before_oracle is not None:
         before_oracle(witness)
     oracle = oracle or Oracle(session)
-    if comparison.violated and options.oracle:
+    if verdict == "violation" and options.oracle:
         progress("the float64 oracle's answer from its worker" if oracle.in_worker else "building the float64 oracle")
         judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
         if judgement.available and not judgement.real_violation:
@@ -280,7 +283,8 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     return Finding(command=command, model=ModelInfo.of(session.model), config=session.config, options=options,
                    ranges=ranges, events=list(session.events), optional=frozenset(e.id for e in session.optional),
                    search=search, witness=witness, comparison=comparison, oracle=judgement, verdict=verdict,
-                   imports=imports, cpu_reference=cpu_stage(session, witness, watch, oracle))
+                   imports=imports, cpu_reference=cpu_stage(session, witness, watch, oracle),
+                   nondeterminism=nondeterminism, pass_note=pass_note)
 
 
 def cpu_stage(session: ShadowSession, witness, watch: Optional[FrameworkWatch], oracle: Oracle):

@@ -25,9 +25,14 @@ from .shadow.compare import Comparison
 from .shadow.oracle import OracleJudgement
 from .source import ImportJudgement
 from .source.cpu import CpuJudgement
+from .source.determinism import Nondeterminism
 
-VERDICTS = ("violation", "clean", "benign")  # the pass question's
-STAGES = ("import", "pass", "target", "lowering")  # where a difference can come in, in the order a model meets them
+# the pass question's; "unjudged": nothing can be judged against the witness's reference (it is not
+# finite there, or the builds give other outputs on the same inputs: Finding.pass_note says which)
+VERDICTS = ("violation", "clean", "benign", "unjudged")
+# where a difference can come in, in the order a model meets them; "determinism": a build that gives
+# other outputs on the same inputs (a finding of its own: Finding.nondeterminism)
+STAGES = ("import", "pass", "target", "lowering", "determinism")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +130,8 @@ class Finding:
     range_check: Optional["RangeCheckOutcome"] = None  # what numguard check said before the search
     imports: Optional[ImportJudgement] = None  # TVM's reference against the model's framework on the witness
     cpu_reference: Optional[CpuJudgement] = None  # the target's build against the LLVM build (targets but llvm)
+    nondeterminism: Optional[Nondeterminism] = None  # a build that gave other outputs on the same inputs
+    pass_note: Optional[str] = None  # why the pass question is "unjudged"
 
     @property
     def violation(self) -> bool:
@@ -143,7 +150,8 @@ class Finding:
         property of float32, reported, never a failure."""
         target_differs = self.cpu_reference is not None and self.cpu_reference.differs
         return [stage for stage, bad in (("import", self.import_differs), ("pass", self.violation),
-                                         ("target", target_differs)) if bad]
+                                         ("target", target_differs), ("determinism", self.nondeterminism is not None))
+                if bad]
 
     def attribution(self) -> dict:
         """Each stage's word: import (source.IMPORT_VERDICTS), pass (VERDICTS),
@@ -152,7 +160,8 @@ class Finding:
         return {"import": self.imports.verdict if self.imports is not None else "unchecked",
                 "pass": self.verdict,
                 "target": self.cpu_reference.verdict if self.cpu_reference is not None else "unchecked",
-                "lowering": "unchecked" if lowering is None else ("differs" if lowering > 1.0 else "agrees")}
+                "lowering": "unchecked" if lowering is None else ("differs" if lowering > 1.0 else "agrees"),
+                "determinism": "differs" if self.nondeterminism is not None else "agrees"}
 
     @classmethod
     def from_json(cls, document: Mapping, sections: Optional[Mapping[str, Callable]] = None) -> "Finding":
@@ -185,7 +194,9 @@ class Finding:
                                      timings["optimized_build_s"]) if builds and timings else None,
                    workers=WorkerInfo.from_json(document.get("workers")), replay=document.get("replay"),
                    imports=ImportJudgement.from_json(document.get("framework")),
-                   cpu_reference=CpuJudgement.from_json(document.get("cpu_reference")), **layered)
+                   cpu_reference=CpuJudgement.from_json(document.get("cpu_reference")),
+                   nondeterminism=Nondeterminism.from_json(document.get("nondeterminism")),
+                   pass_note=document.get("pass_note"), **layered)
 
     def blame(self) -> Blame:
         """What this finding blames and what a fix switches off (see bisect.result.Blame)."""

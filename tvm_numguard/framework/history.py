@@ -69,8 +69,8 @@ def onnx_history(model, dtypes: Mapping[str, str]) -> dict:
         for name in node.output:
             if name:
                 source = dtypes.get(node.input[0]) if node.input else None
-                history[name] = _step(node.op_type in EXACT_ONNX, node.op_type == "Cast", source, dtypes.get(name),
-                                      read)
+                history[name] = _step(node.op_type in EXACT_ONNX, node.op_type in ("Cast", "CastLike"), source,
+                                      dtypes.get(name), read)
     return history
 
 

@@ -28,17 +28,24 @@ DIMS_WORDS = {"static": "", "symbolic": "dynamic dims kept symbolic at import (a
 
 
 def headline(data: dict) -> str:
-    """The summary's first words: which stages are at fault."""
+    """The summary's first words: which stages are at fault, each said once."""
     at_fault = data.get("at_fault", [])
+    nondeterministic = data.get("nondeterminism")
     if "import" in at_fault:
         section = data.get("framework") or {}
         origin = section.get("origin")
         where = f" of {origin['node']}" if origin else ""
-        also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
+        also = (" (and a pass: see the culprit)" if "pass" in at_fault else
+                "; its build gives other outputs on the same inputs, so no pass is judged" if nondeterministic else "")
         if section.get("verdict") == "unjudged":
             return (f"IMPORT NOT JUDGED: TVM's import{where} computes other numbers than the model's framework, and "
                     f"no independent truth says which is right{also}")
         return f"IMPORT: TVM's import{where} computes other numbers than the model's framework{also}"
+    if nondeterministic:
+        builds = nondeterministic["builds"]
+        which = f"the {' and the '.join(builds)} build{'s give' if len(builds) > 1 else ' gives'}"
+        node = f", first at {nondeterministic['node']}" if nondeterministic.get("node") else ""
+        return f"NONDETERMINISTIC: {which} other outputs on the same inputs{node}: nothing is judged against it"
     if "target" in at_fault:
         also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
         return f"TARGET: the {data['cpu_reference']['target']} build computes other numbers than the LLVM build{also}"

@@ -80,7 +80,9 @@ def verdict_sections(finding) -> dict:
     """The pass question's verdict, each stage's word, the stages at fault and the framework's section."""
     return {"verdict": finding.verdict, "attribution": finding.attribution(), "at_fault": finding.at_fault,
             "framework": finding.imports.to_json() if finding.imports is not None else None,
-            "cpu_reference": finding.cpu_reference.to_json() if finding.cpu_reference is not None else None}
+            "cpu_reference": finding.cpu_reference.to_json() if finding.cpu_reference is not None else None,
+            "nondeterminism": finding.nondeterminism.to_json() if finding.nondeterminism is not None else None,
+            "pass_note": finding.pass_note}
 
 
 def range_check_section(outcome) -> dict:

@@ -20,15 +20,18 @@ from ..numbers import from_json_number
 COMPARES = {"import": "TVM's reference against the model's framework",
             "pass": "the optimized build against the reference",
             "target": "the target's build against the same pipeline built for llvm",
-            "lowering": "TVM's float32 reference against its own float64 build"}
+            "lowering": "TVM's float32 reference against its own float64 build",
+            "determinism": "each build run twice on the same inputs"}
 # stage -> its word in a document (attribution) -> the word said
 WORDS = {"import": {"agree": "agrees", "import": "differs, TVM at fault",
                     "precision": "differs in precision, not TVM's fault", "benign": "differs, not TVM's fault",
                     "unjudged": "differs, not judged (no independent truth)", "unchecked": "not checked"},
-         "pass": {"violation": "violation", "clean": "clean", "benign": "differs, benign"},
+         "pass": {"violation": "violation", "clean": "clean", "benign": "differs, benign",
+                  "unjudged": "not judged"},
          "target": {"agree": "agrees", "target": "differs, the target at fault",
                     "benign": "differs, not the target's fault", "unchecked": "not checked"},
-         "lowering": {"agrees": "agrees", "differs": "differs", "unchecked": "not checked"}}
+         "lowering": {"agrees": "agrees", "differs": "differs", "unchecked": "not checked"},
+         "determinism": {"agrees": "the same outputs twice", "differs": "other outputs on the same inputs"}}
 LOWERING_NOTE = "how far float32 arithmetic itself is from float64 here: reported, never a failure"
 
 
@@ -73,6 +76,7 @@ def stage_scores(data: dict) -> list:
         under_test = "[" in data["configuration"]["pipeline"] + data["configuration"]["tir_pipeline"]
         reference = "the same pipeline without the pass under test" if under_test else "every optional pass skipped"
         word = ("violation" if data["verdict"] == "violation" else
+                "beyond tolerance; not judged" if data["verdict"] == "unjudged" else
                 "within tolerance" if passed <= 1 else "beyond tolerance; benign, as the oracle says")
         scores.append(("pass", passed, word, f"{COMPARES['pass']} ({reference})"))
     return scores
@@ -91,8 +95,9 @@ def stages_line(data: dict) -> str:
     attribution = data.get("attribution", {})
     explained = {"pass"} | ({"import"} if (data.get("framework") or {}).get("outputs") else set())
     parts = []
-    for stage in ("import", "pass", "target", "lowering"):
-        if stage == "target" and not data.get("cpu_reference"):
+    for stage in ("import", "pass", "target", "lowering", "determinism"):
+        if stage == "target" and not data.get("cpu_reference") or stage == "determinism" and not data.get(
+                "nondeterminism"):
             continue
         word = attribution.get(stage, "unchecked")
         text = f"{stage}: {said(stage, word)}"

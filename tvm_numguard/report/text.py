@@ -52,7 +52,7 @@ def _search_lines(data: dict) -> list:
     which = "the worst of them" + (" on either score below" if len(scores) > 1 else "")
     if search["evaluations"] == 1:
         which = "that input"
-    lines = [f"  inputs    {_evaluated(search)}; the witness: {which}{where}"] + scores
+    lines = [f"  inputs    {_evaluated(search, _framework_watched(data))}; the witness: {which}{where}"] + scores
     if search.get("outputs_constant"):
         lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
                      "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
@@ -81,6 +81,9 @@ def _metric_lines(metrics: list) -> list:
             f"            would pass with atol >= {num(m['min_atol'])} (rtol {num(m['rtol'])}) "
             f"or rtol >= {num(m['min_rtol'])} (atol {num(m['atol'])})"
         )
+        if m["nan_ref"] or m["inf_ref"]:
+            lines.append(f"            non-finite in the reference: {m['nan_ref']} NaN, {m['inf_ref']} Inf (no pass is "
+                         "judged against it)")
         if m["nan_opt"] or m["inf_opt"]:
             lines.append(f"            non-finite in the optimized build: {m['nan_opt']} NaN, {m['inf_opt']} Inf")
         if m["finding"]:
@@ -93,7 +96,8 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     cfg = data["configuration"]
     model = data["model"]
     verdict = {"violation": "VIOLATION", "clean": "clean",
-               "benign": "benign (differences, but the optimized build is not worse against float64)"}
+               "benign": "benign (differences, but the optimized build is not worse against float64)",
+               "unjudged": f"not judged: {data.get('pass_note')}"}
     head = f"numguard {data['command']}: {headline(data) or verdict[data['verdict']]}"
     if data["verdict"] == "violation" and data.get("bisection"):
         head += f": {document_blame(data['bisection']).describe()} changes what the model computes"
@@ -117,6 +121,7 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     lines += _oracle_lines(data.get("oracle"))
     lines += import_lines(data)
     lines += cpu_lines(data)
+    lines += _determinism_lines(data)
     bis = data.get("bisection")
     if bis:
         lines += _bisection_lines(bis)
@@ -130,13 +135,35 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     return "\n".join(lines)
 
 
-def _evaluated(search: dict) -> str:
-    """How many inputs the search evaluated: every search's, not only the best one's."""
+def _determinism_lines(data: dict) -> list:
+    """A build that gave other outputs on the same inputs, where first, and why nothing is judged against it."""
+    found = data.get("nondeterminism")
+    if not found:
+        return []
+    from ..source.determinism import Nondeterminism
+
+    return [f"  determinism {Nondeterminism.from_json(found).text()}",
+            "            a kernel that reads memory it does not own (an index out of bounds) or races gives this; "
+            "no pass is judged, no fix is printed"]
+
+
+def _framework_watched(data: dict) -> bool:
+    section = data.get("framework") or {}
+    return section.get("verdict", "unchecked") != "unchecked"
+
+
+def _evaluated(search: dict, framework: bool = False) -> str:
+    """How many inputs the search evaluated (every search's, not only the best
+    one's), and how many said nothing: TVM's reference not finite there, nor
+    (with a framework) the model's own run: outside the model's domain. A
+    reference that is not finite where the framework is finite is no invalid
+    input but an import difference (the framework line says so)."""
+    why = "not finite in TVM's reference nor in the framework" if framework else "reference not finite"
     runs = search.get("searches") or []
     if len(runs) > 1:
         return (f"{sum(r['evaluations'] for r in runs)} evaluated by {len(runs)} searches "
-                f"({sum(r['invalid'] for r in runs)} invalid: reference not finite)")
-    return f"{search['evaluations']} evaluated ({search['invalid']} invalid: reference not finite)"
+                f"({sum(r['invalid'] for r in runs)} invalid: {why})")
+    return f"{search['evaluations']} evaluated ({search['invalid']} invalid: {why})"
 
 
 def _range_check_lines(section) -> list:

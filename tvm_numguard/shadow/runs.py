@@ -167,12 +167,18 @@ class Runs:
 
     def deterministic(self, inputs: Mapping[str, np.ndarray]) -> bool:
         """Do the optimized build and the reference each give bit-identical
-        outputs when run on ``inputs`` again? A run remembered from the search
-        is the first of each pair (on a big CNN a run costs seconds); a held
-        reference's second run goes on beside this process's."""
+        outputs when run on ``inputs`` again?"""
+        return not self.nondeterministic_builds(inputs)
+
+    def nondeterministic_builds(self, inputs: Mapping[str, np.ndarray]) -> tuple:
+        """Which builds ("reference", "optimized") give other outputs when run on
+        ``inputs`` again. A run remembered from the search is the first of each
+        pair (on a big CNN a run costs seconds); a held reference's second run
+        goes on beside this process's."""
         first_ref = self._reference_run(inputs)
         second_ref = self._reference_run(inputs, again=True)
         first, second = self.optimized_outputs(inputs), self.run(self.optimized, inputs)
-        same = all(same_bytes(a, b) for a, b in zip(first, second))
+        optimized = all(same_bytes(a, b) for a, b in zip(first, second))
         pairs = zip(self._reference_result(first_ref), self._reference_result(second_ref))
-        return all(same_bytes(a, b) for a, b in pairs) and same
+        reference = all(same_bytes(a, b) for a, b in pairs)
+        return tuple(name for name, same in (("reference", reference), ("optimized", optimized)) if not same)

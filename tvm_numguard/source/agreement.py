@@ -134,7 +134,10 @@ def judge_elements(framework: np.ndarray, tvm: np.ndarray, truth: Optional[np.nd
         err_fw = np.where(np.isnan(np.abs(fw - exact)), np.inf, np.abs(fw - exact))
     worse = err_tvm > K * err_fw + atol / 10.0
     off_truth = element_scores(exact, err_tvm, rtol, atol) > 1.0
-    at_fault = violating & judged & worse & off_truth
+    # an infinite truth judges only where the framework reaches it and TVM does not
+    infinite = np.isinf(exact) & (fw == exact) & (mine != exact)
+    judged |= infinite
+    at_fault = violating & ((np.isfinite(exact) & worse & off_truth) | infinite)
     if spread is not None and np.shape(spread) == exact.shape:
         at_fault &= err_tvm > np.asarray(spread, dtype=np.float64)
     return ElementJudgement(at_fault, violating & ~judged, err_tvm, err_fw)

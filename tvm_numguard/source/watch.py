@@ -112,6 +112,12 @@ class FrameworkWatch:
             return math.inf if math.isnan(score) else score
         return score if self._differs(inputs, theirs, mine) else 0.0
 
+    def differs_on(self, inputs: Mapping[str, np.ndarray]) -> bool:
+        """Does TVM's reference differ from the framework on ``inputs`` beyond the tolerance?"""
+        theirs = self.outputs(inputs)
+        return theirs is not None and agreement_score(theirs, self.session.runs.reference_outputs(inputs),
+                                                      self.tol) > 1.0
+
     def judge(self, witness: Mapping[str, np.ndarray]) -> ImportJudgement:
         """The import stage on ``witness``."""
         theirs = self.outputs(witness)
