@@ -336,3 +336,23 @@ def test_an_lstm_whose_import_reads_out_of_bounds_is_an_import_and_not_a_pass(tm
     assert report.verdict in ("unjudged", "clean") and "pass" not in report.at_fault
     summary = report.summary()
     assert "(and a pass" not in summary and "culprit" not in summary and "safe one" not in summary
+
+
+def test_a_value_grafted_into_the_frameworks_run_takes_its_own_type(tmp_path):
+    # what follows a flip is judged with TVM's value of the flipping node grafted into ONNX Runtime's run:
+    # the grafted tensor becomes an input of that run, which ONNX Runtime refuses untyped ("does not have
+    # type information"), and the flip of a float16 model was blamed on TVM
+    from tvm_numguard.framework import open_framework
+
+    two = numpy_helper.from_array(np.array(2.0, np.float16), "two")
+    nodes = [helper.make_node("Exp", ["x"], ["e"]), helper.make_node("Mul", ["e", "two"], ["m"]),
+             helper.make_node("Floor", ["m"], ["f"], name="steps"), helper.make_node("Add", ["f", "e"], ["y"])]
+    path = _onnx(tmp_path / "floor.onnx", nodes, [helper.make_tensor_value_info("x", F16, [4])],
+                 [helper.make_tensor_value_info("y", F16, [4])], [two], opset=17)
+    framework = open_framework(path, ["x"])
+    inputs = {"x": np.array([0.4053, 0.916, 1.504, 0.1], np.float16)}
+    floors = np.array([3.0, 5.0, 9.0, 2.0], np.float16)  # TVM's: exp(x) * 2 rounded to float16 first
+    values = framework.values(inputs, grafts={"f": floors})
+    assert "f" not in values and values["y"].tolist() == (floors + values["e"]).tolist()
+    (y,) = framework.run(inputs, grafts={"f": floors})
+    assert y.tolist() == values["y"].tolist()

@@ -82,13 +82,13 @@ def _why(judgement) -> str:
 
 def judge_clean(model: CleanModel, budget: str) -> dict:
     """Judge clean model ``model`` (no defect planted): its row."""
-    from tvm_numguard.errors import ImportFailure, ModelError, PipelineBreaksError
+    from tvm_numguard.errors import ImportFailure, ModelError, PipelineBreaksError, UnsupportedModel
 
     row = {"kind": "clean", "name": model.name, "group": model.group}
     with tempfile.TemporaryDirectory() as directory:
         try:
             judgement = _judgement(load_clean(model, directory), options_range(model), budget)
-        except (ModelError, ImportFailure, PipelineBreaksError) as err:
+        except (ModelError, ImportFailure, PipelineBreaksError, UnsupportedModel) as err:
             # TVM 0.27 cannot import it, or build it with every optional pass skipped: nothing to judge
             row.update(outcome=UNBUILT, verdict=None, why=str(err).splitlines()[0][:200])
             return row

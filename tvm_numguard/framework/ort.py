@@ -134,29 +134,32 @@ class OnnxRuntime(Framework):
     def values(self, inputs, grafts=None) -> dict:
         """{ONNX tensor name: value} of every node output, in node order; each
         tensor named in ``grafts`` takes the given value (its node is not run)."""
-        grafts = dict(grafts or {})
+        grafts = {name: np.asarray(value) for name, value in (grafts or {}).items()}
         order = [out for node in self._model.graph.node for out in node.output if out and out not in grafts]
-        key = frozenset(grafts)
+        key = frozenset((name, value.dtype.name, value.shape) for name, value in grafts.items())
         session = self._values_sessions.get(key)
         if session is None:
-            session = open_session(self._exposed(key), "float32 with every node output exposed")
+            session = open_session(self._exposed(grafts), "float32 with every node output exposed")
             self._values_sessions[key] = session
         names = [o.name for o in session.get_outputs()]
         got = dict(zip(names, self._run(session, inputs, names=names, extra=grafts)))
         return {name: got[name] for name in order if name in got}
 
-    def _exposed(self, grafted: frozenset):
+    def _exposed(self, grafts: dict):
         """The model with every node output made a graph output, and the nodes
-        computing ``grafted`` tensors replaced by graph inputs of those names."""
+        computing ``grafts``' tensors replaced by graph inputs of those names (typed as the values given)."""
         import onnx
+        from onnx import helper
 
         exposed = onnx.ModelProto()
         exposed.CopyFrom(self._model)
         graph = exposed.graph
-        kept = [n for n in graph.node if not set(n.output) & grafted]
+        kept = [n for n in graph.node if not set(n.output) & set(grafts)]
         del graph.node[:]
         graph.node.extend(kept)
-        graph.input.extend(onnx.ValueInfoProto(name=name) for name in sorted(grafted))
+        graph.input.extend(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype),
+                                                         list(value.shape))
+                           for name, value in sorted(grafts.items()))
         present = {o.name for o in graph.output}
         for name in (out for node in kept for out in node.output if out):
             if name not in present:

@@ -182,10 +182,13 @@ class FrameworkWatch:
         """The precision stage's PrecisionOutcome from ``origin`` on: verified on the
         witness, the last searched inputs and fresh ones."""
         model = self.session.model
+        # a binding made inside a node's conversion is declared as that node's output is
+        keys = {origin.label: origin.key for origin in model.provenance.values() if origin.key and not origin.inside}
 
         def declared_narrow(binding: str) -> bool:
             found = model.provenance.get(binding)
-            value = located.expected.get(found.key) if found is not None and found.key else None
+            key = (found.key or keys.get(found.label)) if found is not None else None
+            value = located.expected.get(key) if key else None
             return value is not None and np.asarray(value).dtype.name in _NARROW
 
         inputs = [witness] + [seen for (seen,), _ in self._outputs if seen is not witness] + self._fresh_inputs()
