@@ -356,3 +356,18 @@ def test_a_value_grafted_into_the_frameworks_run_takes_its_own_type(tmp_path):
     assert "f" not in values and values["y"].tolist() == (floors + values["e"]).tolist()
     (y,) = framework.run(inputs, grafts={"f": floors})
     assert y.tolist() == values["y"].tolist()
+
+
+def test_a_defect_in_an_operator_dispatch_makes_a_kernel_names_that_operator(tmp_path):
+    # cumsum has no legalization: DispatchSortScan makes its kernel. Values captured from a module only
+    # legalized had no binding for it, so the Mul after it was named
+    from patches.imports import onnx_cumsum_exclusive
+
+    axis = numpy_helper.from_array(np.array(1, np.int64), "axis")
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["sums"], exclusive=1), helper.make_node("Mul", ["sums", "two"], ["y"])]
+    path = _onnx(tmp_path / "cumsum.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [axis, two], opset=17)
+    with onnx_cumsum_exclusive.planted():
+        report = bisect(path, -1.0, 1.0, budget="10")
+    assert report.imports.verdict == "import" and report.imports.origin.key == "sums"

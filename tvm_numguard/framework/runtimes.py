@@ -23,7 +23,6 @@ A Framework answers on one set of inputs:
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Mapping, Optional, Sequence
 
 import numpy as np

@@ -262,6 +262,19 @@ def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule])
     return "-".join("%016x" % (tvm_ffi.structural_hash(m, map_free_vars=True) & (2**64 - 1)) for m in parts)
 
 
+def legalized(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """``mod`` with every operator made a TIR kernel call, as a plain build
+    makes them before code generation: sort, scan and sampling operators by
+    their dispatch passes (LegalizeOps has no legalization for cumsum or
+    topk), then the rest by LegalizeOps; every kernel a build runs is then a
+    binding (what capturing a run's values pairs kernel calls with)."""
+    from tvm.relax import backend
+
+    with target:
+        dispatched = backend.DispatchSortScan()(backend.DispatchSampling()(mod))
+        return relax.transform.LegalizeOps()(dispatched)
+
+
 def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
     """``mod`` compiled on its own as ``tvm.compile(mod, target)`` compiles it
     (TVM's plain lowering, no gating, no record), under the caller's

@@ -16,12 +16,11 @@ import dataclasses
 from typing import Mapping, Optional
 
 import numpy as np
-from tvm import relax
 
 from ..capture import CaptureError, capture_values, value_graph
 from ..errors import summarize_error
 from ..framework import FrameworkError
-from ..shadow.build import compile_plain
+from ..shadow.build import compile_plain, legalized
 from ..shadow.compare import compare_output
 from ..tolerance import Tolerance
 from ..targets import target_of
@@ -46,8 +45,7 @@ def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
     """{binding name of the imported main: its value on the witness} for every
     binding a kernel computes, and the inputs."""
     target = target_of(target)
-    with target:
-        legal = relax.transform.LegalizeOps()(model.mod)
+    legal = legalized(model.mod, target)
     graph = value_graph(legal, model.mod)
     build = compile_plain(legal, target)
     if not build.ok:

@@ -26,8 +26,7 @@ from tvm import relax
 
 from ..narrow.widen import NARROW_FLOATS, keep_float32, widenable
 from ..relax_ir import function_bindings, tensor_type
-from ..shadow.build import compile_plain, run_build
-from ..shadow.compare import compare_output
+from ..shadow.build import compile_plain, legalized, run_build
 from ..targets import target_of
 from ..tolerance import Tolerance
 from .judgement import ImportOrigin, WidenedOp
@@ -42,9 +41,7 @@ def widenable_bindings(mod: tvm.IRModule) -> list:
 def widened_outputs(model, names: Sequence[str], inputs: Mapping[str, np.ndarray], target) -> list:
     """TVM's plain build of ``model`` with ``names`` kept in float32, run on ``inputs``."""
     target = target_of(target)
-    with target:
-        legal = relax.transform.LegalizeOps()(keep_float32(model.mod, names))
-    build = compile_plain(legal, target)
+    build = compile_plain(legalized(keep_float32(model.mod, names), target), target)
     if not build.ok:
         raise RuntimeError(f"the model with {', '.join(names)} kept in float32 does not build: {build.error}")
     return run_build(build, model.input_names(), inputs)

@@ -19,10 +19,9 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import tvm
-from tvm import relax
 
 from ..errors import summarize_error
-from ..shadow.build import compile_plain
+from ..shadow.build import compile_plain, legalized
 from ..shadow.compare import compare_output
 from ..tolerance import Tolerance
 from ..capture.kernels import CaptureError, capture_values, with_views
@@ -113,8 +112,7 @@ def _origin_json(after: ValueGraph, before: ValueGraph, matching: Matching, erro
 
 
 def _legalized(mod: tvm.IRModule, target) -> tvm.IRModule:
-    with target:
-        return relax.transform.LegalizeOps()(mod)
+    return legalized(mod, target)
 
 
 def localize_relax(before_mod: tvm.IRModule, after_mod: tvm.IRModule, input_names: Sequence[str],
