@@ -180,3 +180,20 @@ def test_fuse_ops_is_skipped_with_the_fuse_tir_it_needs(small_model):
     events = optional_events(full.events)
     assert close_skip_set({"FuseTIR#0"}, events) == {"FuseTIR#0", "FuseOps#0"}
     assert close_skip_set({"FuseOps#0"}, events) == {"FuseOps#0"}
+
+
+def test_an_event_instrument_that_overrides_tvms_hooks_is_refused_when_made():
+    import pytest
+
+    from tvm_numguard.instrument.base import EventInstrument
+
+    with pytest.raises(TypeError, match="overrides TVM's hook should_run"):
+        class Sloppy(EventInstrument):  # noqa: F841 - made to be refused
+            def should_run(self, mod, info):
+                return True
+
+    class Fine(EventInstrument):
+        def decide(self, event, mod):
+            return event.name != "FuseOps"
+
+    assert Fine().decide(type("E", (), {"name": "FuseOps"})(), None) is False

@@ -9,7 +9,8 @@ subclass overrides only what it acts on.
 
 Every instrument of one compilation must see every hook for its ids to agree,
 so a subclass never overrides TVM's hooks themselves, only ``decide``,
-``entered`` and ``left``. ``set_phase`` is called by numguard's builder
+``entered`` and ``left``: a class that does is refused when it is made
+(``__init_subclass__``), not found out later by ids that drift apart. ``set_phase`` is called by numguard's builder
 between the Relax and the TIR halves of a compilation (the TIR half restarts
 the counters).
 """
@@ -20,8 +21,20 @@ from . import schedule_rules
 from .events import EventPath, PassEvent
 
 
+# TVM's hooks, which keep every instrument's path: a subclass acts through decide, entered and left
+TVM_HOOKS = ("enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "run_after_pass")
+
+
 class EventInstrument:
     """Follows the pass events of a compilation; ``path`` is where they stand."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        overridden = [hook for hook in TVM_HOOKS if hook in cls.__dict__]
+        if overridden:
+            raise TypeError(f"{cls.__name__} overrides TVM's hook{'s' if len(overridden) > 1 else ''} "
+                            f"{', '.join(overridden)}: an EventInstrument acts through decide, entered and left, "
+                            "so that every instrument of a compilation keeps the same event ids")
 
     def __init__(self):
         self.path = EventPath()
