@@ -34,6 +34,7 @@ from typing import Callable, Optional
 
 from ..errors import UsageError
 from . import memory
+from .lifetime import die_with_parent, stop_at_once
 from ..quiet import stderr_to_devnull
 
 IN_PROCESS, WORKERS = "in-process", "workers"
@@ -180,8 +181,10 @@ _TOKENS = itertools.count()
 _WATCHDOG: list = []  # in a worker: its memory watchdog
 
 
-def start_worker(cap: int) -> None:
-    """A pool's initializer: in a forked worker, before its first task."""
+def start_worker(cap: int, parent: int) -> None:
+    """A pool's initializer: in a worker forked from ``parent`` (its pid), before its first task."""
+    die_with_parent(parent)  # first: a parent killed now or later takes the worker with it
+    stop_at_once()
     # what the worker inherited is left out of its garbage collections: a collection
     # writes to every object it scans, which copies the parent's pages into the
     # worker's private memory (the more the parent holds, the more), counted
@@ -216,12 +219,13 @@ def worker_share(workers: Workers) -> int:
 
 def fork_pool(jobs: int, cap: int):
     """A pebble ProcessPool of ``jobs`` workers forked from this process, each
-    started by ``start_worker`` (memory watchdog at ``cap``)."""
+    started by ``start_worker`` (memory watchdog at ``cap``; killed by the
+    kernel when this process ends)."""
     from pebble import ProcessPool
 
     sys.stdout.flush()
     sys.stderr.flush()  # a fork copies unflushed buffers, which the worker would write again
-    return ProcessPool(max_workers=jobs, initializer=start_worker, initargs=(cap,),
+    return ProcessPool(max_workers=jobs, initializer=start_worker, initargs=(cap, os.getpid()),
                        context=multiprocessing.get_context("fork"))
 
 
