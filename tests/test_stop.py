@@ -1,5 +1,6 @@
-"""Stop means stop: no worker outlives the process that forked it, however
-that process ends (SIGKILL included)."""
+"""Stop means stop: SIGTERM ends the CLI as Ctrl-C does (143, one line, workers
+stopped), and no worker outlives the process that forked it, however that
+process ends (SIGKILL included)."""
 
 import os
 import signal
@@ -104,6 +105,58 @@ def test_a_worker_forked_after_its_parent_died_ends_at_once():
     assert child.returncode == -signal.SIGKILL and "survived" not in child.stdout
 
 
+# a main thread that swallows every KeyboardInterrupt (Terminated is one), as a TVM pass
+# does with the one raised in its instrument hook, with a forked worker busy beside it
+SWALLOWER = textwrap.dedent("""
+    import multiprocessing, signal, sys, time
+    from tvm_numguard.cli.interrupt import InterruptDeadline
+
+    def busy():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as numguard's workers do
+        time.sleep(120)
+
+    if __name__ == "__main__":
+        worker = multiprocessing.get_context("fork").Process(target=busy, daemon=True)
+        worker.start()
+        pid = worker.pid
+        with InterruptDeadline(lambda signum: f"ended by {signal.Signals(signum).name}"):
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:  # the signal comes once the pid is read: inside the try
+                    if pid:
+                        print(pid, flush=True)
+                        pid = None
+                    time.sleep(0.05)
+                except KeyboardInterrupt:
+                    pass
+        print("ran to the end", flush=True)
+""")
+
+
+def test_a_swallowed_sigterm_still_ends_the_process_with_143_and_its_last_words():
+    child = subprocess.Popen([sys.executable, "-c", SWALLOWER], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    worker = int(child.stdout.readline())
+    sent = time.perf_counter()
+    child.send_signal(signal.SIGTERM)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 143 and time.perf_counter() - sent < 3.0
+    assert err.strip().splitlines()[-1] == "numguard: ended by SIGTERM"
+    assert "ran to the end" not in out
+    assert wait_until(lambda: not alive(worker), 2.0)
+
+
+def test_sigterm_while_the_command_starts_says_so_and_exits_143():
+    numguard = os.path.join(os.path.dirname(sys.executable), "numguard")
+    child = subprocess.Popen([numguard, "bisect", MLP, "--low", "0", "--high", "1"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    time.sleep(0.3)  # importing the CLI and TVM
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 143, err[-500:]
+    assert err.strip().splitlines()[-1].startswith("numguard: terminated (SIGTERM)")
+
+
 def start_bisect(tmp_path, marker: str) -> subprocess.Popen:
     """A bisection whose confirmation hangs in its worker (``crash_passes.pack_hang``:
     the build waits forever, in Python, for what the skipped pass would have set up),
@@ -140,5 +193,25 @@ def test_a_bisect_killed_by_sigkill_leaves_no_worker(tmp_path):
         child.kill()
         child.wait(10)
         assert wait_until(lambda: not marked(marker), 5.0), f"left running: {marked(marker)}"
+    finally:
+        child.kill()
+
+
+@pytest.mark.slow  # a real bisection, terminated mid-way (~6 s)
+def test_sigterm_ends_a_bisect_within_three_seconds_with_143_and_leaves_nothing(tmp_path):
+    marker = f"numguard-test-{uuid.uuid4()}"
+    child = start_bisect(tmp_path, marker)
+    try:
+        wait_for_line(child, HANGING)
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+        took = time.perf_counter() - sent
+        assert child.returncode == 143 and took <= 3.0, (took, err[-500:])
+        assert err.strip().splitlines()[-1].startswith("numguard: terminated (SIGTERM); the witness")
+        assert wait_until(lambda: not marked(marker), 3.0), f"left running: {marked(marker)}"
+        assert not (tmp_path / "report.json").exists()  # whole or absent, and the run did not finish
+        assert not [f for f in os.listdir(tmp_path) if f.startswith(".numguard-")]  # no half-written file
     finally:
         child.kill()

@@ -25,7 +25,8 @@ Exit codes:
      (or the pipeline does not build the model: the pass that breaks it is named)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
-  130  interrupted (a violation's witness is kept)"""
+  130  interrupted (a violation's witness is kept)
+  143  terminated by SIGTERM (as 130: the witness kept, workers stopped)"""
 
 
 HELP_ORDER = ("model", "corpus", "config", "options", "workers", "run", "outputs")
@@ -272,7 +273,8 @@ Exit codes:
   1  no fix verifies (the document written says why)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
-  130  interrupted"""
+  130  interrupted
+  143  terminated by SIGTERM"""
 
 
 class Fix(Command):

@@ -4,34 +4,43 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import sys
+import threading
 import time
 from typing import Optional
 
 import click
 
 from ..progress import Detail
+from ..errors import Terminated
+from .interrupt import exit_code
 
 PROGRESS_PREFIX = "numguard: ["  # a progress line: "numguard: [  12.3s] building ..."
 
 
 class Interrupted(Exception):
-    """Ctrl-C: ``main`` prints the message and exits 130."""
+    """Ctrl-C or SIGTERM: ``main`` prints the message and exits ``code`` (130, 143)."""
+
+    def __init__(self, message: str, code: int = 130):
+        super().__init__(message)
+        self.code = code
 
 
 class Invocation:
     """What one ``numguard`` command line shares between ``main`` and its
     command (click's ``obj``): what TVM wrote to stderr (``captured``) and
-    where a violation's witness was kept, for the line a Ctrl-C ends with."""
+    where a violation's witness was kept, for the line a Ctrl-C or SIGTERM ends with."""
 
     def __init__(self):
         self.captured = None
         self.witness_path = None
 
-    def interrupted_line(self) -> str:
+    def interrupted_line(self, signum: int = signal.SIGINT) -> str:
+        """The last line of a command ended by ``signum`` (SIGINT or SIGTERM)."""
         kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
                 else "no violation had been found yet")
-        return f"interrupted; {kept}"
+        return f"{'terminated (SIGTERM)' if signum == signal.SIGTERM else 'interrupted'}; {kept}"
 
 
 class Console:
@@ -54,9 +63,11 @@ class Console:
 
     @contextlib.contextmanager
     def interruptible(self):
-        """Turn a Ctrl-C inside the block into Interrupted, naming the witness if one was kept."""
+        """Turn a Ctrl-C or SIGTERM inside the block into Interrupted, naming the witness if one was kept."""
         try:
             yield
+        except Terminated:
+            raise Interrupted(self.invocation.interrupted_line(signal.SIGTERM), exit_code(signal.SIGTERM)) from None
         except KeyboardInterrupt:
             raise Interrupted(self.invocation.interrupted_line()) from None
         finally:
