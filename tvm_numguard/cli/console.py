@@ -60,6 +60,7 @@ class Console:
         self.started = time.perf_counter()
         self.builds = 0
         self._step_shown = False  # a step line is on the terminal, to be overwritten
+        self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def interruptible(self):
@@ -84,14 +85,15 @@ class Console:
     def progress(self, message: str) -> None:
         if self.quiet:
             return
-        line = f"{PROGRESS_PREFIX}{time.perf_counter() - self.started:6.1f}s] {message.strip()}"
-        if isinstance(message, Detail) and self.interactive and not self.verbose:
-            width = shutil.get_terminal_size((100, 20)).columns - 1
-            click.echo("\r\x1b[K" + line[:width], err=True, nl=False)
-            self._step_shown = True
-            return
-        self._end_step()
-        click.echo(line, err=True)
+        with self._lock:  # a waiting step's heartbeat comes from a thread of its own
+            line = f"{PROGRESS_PREFIX}{time.perf_counter() - self.started:6.1f}s] {message.strip()}"
+            if isinstance(message, Detail) and self.interactive and not self.verbose:
+                width = shutil.get_terminal_size((100, 20)).columns - 1
+                click.echo("\r\x1b[K" + line[:width], err=True, nl=False)
+                self._step_shown = True
+                return
+            self._end_step()
+            click.echo(line, err=True)
 
     def _end_step(self) -> None:
         """The overwritten step line stays; what follows starts on a line of its own."""
