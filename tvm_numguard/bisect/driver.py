@@ -24,7 +24,6 @@ from ..errors import UsageError
 from ..targets import is_gpu
 from ..options import BISECT_STRATEGIES as STRATEGIES
 from ..progress import Detail, afford, duration, waiting
-from ..shadow.info import describe_skip
 from ..shadow.session import ShadowSession
 from .result import BisectResult, Probe
 from .question import BAD, GOOD, UNTESTABLE, WitnessQuestion
@@ -104,8 +103,9 @@ class Bisection:
                 if self.stop is not None and self.stop():
                     raise BisectionStopped
                 done = len(result.probes)
-                # planned from the build as written, then from what the probes so far took
-                each = (time.perf_counter() - started) / done if done else self.probe_seconds
+                # planned from the build as written, longer where the probes so far took longer (one built
+                # ahead while the caller did other work is answered at once: no shorter)
+                each = max(self.probe_seconds, (time.perf_counter() - started) / done if done else 0.0)
                 afford(progress, each, "a bisection probe")  # a guard's limit: a probe that cannot fit is not started
                 with waiting(progress, f"bisection probe {done + 1} of about {expected} (prefix {k}/{n}: "
                              "a build, its VM and a run)", each):
@@ -143,14 +143,13 @@ class Bisection:
         """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
         question, events, ends, changed, skip_after = self.question, self.events, self.ends, self.changed, self.skip_after
 
-        def ask(skip: frozenset):
-            afford(progress, self.probe_seconds, "a bisection probe")
-            with waiting(progress, f"a build ({describe_skip(question.session.close(skip), events)}), "
-                         "its VM and a run", self.probe_seconds):
+        def ask(skip: frozenset, what: str):
+            afford(progress, self.probe_seconds, what)
+            with waiting(progress, f"{what}: a build, its VM and a run", self.probe_seconds):
                 return question.ask(skip)
 
         def clears(subset):
-            verdict = ask(frozenset(subset))
+            verdict = ask(frozenset(subset), f"a build skipping {len(subset)} event(s) (delta debugging)")
             return None if verdict.status == UNTESTABLE else verdict.status == GOOD
 
         def ahead(subsets):
@@ -162,9 +161,9 @@ class Bisection:
             k = ends[prefix.bad]
             result.culprit = events[k - 1]
             # the last clean prefix builds the same as E[:k-1] (events between are unchanged)
-            result.score_before = ask(skip_after(prefix.good)).score
-            result.score_after = ask(skip_after(prefix.bad)).score
-            alone = ask(frozenset([result.culprit]))
+            result.score_before = ask(skip_after(prefix.good), "the last clean prefix's score").score
+            result.score_after = ask(skip_after(prefix.bad), "the first bad prefix's score").score
+            alone = ask(frozenset([result.culprit]), f"the confirmation, {result.culprit} skipped alone")
             result.confirmed = None if alone.status == UNTESTABLE else alone.status == GOOD
             result.confirm_score, result.confirm_reason = alone.score, alone.reason
             progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"

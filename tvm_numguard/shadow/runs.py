@@ -132,7 +132,7 @@ class Runs:
     def _reference_result(self, started: Started) -> list:
         self._reference_ready()  # a reference that does not build says so, not that a run failed
         progress = self._progress()
-        doing = "the reference's run in its worker"
+        doing = "the reference's run" + (" in its worker" if started.remote else "")
         with waiting(progress, doing, self.call_seconds or None):
             attempt = started.result(time_left(progress))
         if attempt.untestable == STOPPED_AT_LIMIT:
