@@ -215,3 +215,33 @@ def test_sigterm_ends_a_bisect_within_three_seconds_with_143_and_leaves_nothing(
         assert not [f for f in os.listdir(tmp_path) if f.startswith(".numguard-")]  # no half-written file
     finally:
         child.kill()
+
+
+def test_a_callers_own_sigterm_handler_that_raises_nothing_is_left_to_do_its_work():
+    """A library caller's graceful-shutdown handler (a flag) sees its SIGTERM during a
+    build, and the build does not turn it into an exception; the CLI's handler,
+    which raises Terminated, is raised again after a build that swallowed it."""
+    from tvm_numguard.errors import Terminated
+    from tvm_numguard.shadow.interrupt import InterruptWatch
+
+    seen = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        with InterruptWatch() as watch:
+            signal.raise_signal(signal.SIGTERM)
+        watch.reraise()
+        assert seen == [signal.SIGTERM] and not watch.interrupted
+
+        def raise_terminated(signum, frame):
+            raise Terminated
+
+        signal.signal(signal.SIGTERM, raise_terminated)
+        with InterruptWatch() as watch:
+            try:
+                signal.raise_signal(signal.SIGTERM)
+            except Terminated:
+                pass  # swallowed, as a TVM pass does with what its hook raised
+        with pytest.raises(Terminated):
+            watch.reraise()
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -21,10 +21,12 @@ from ..errors import Terminated
 
 class InterruptWatch:
     """``with InterruptWatch() as watch:`` ... ``watch.reraise()``; the previous
-    handlers are called as usual and put back on exit. SIGINT is watched
-    unless ignored, SIGTERM only where a Python handler takes it (the CLI's:
-    elsewhere it ends the process as it always did). Signals can only be
-    handled in the main thread: elsewhere the watch sees nothing."""
+    handlers are called as usual and put back on exit, and what the first of
+    them raised (KeyboardInterrupt, the CLI's Terminated) is raised again by
+    ``reraise``; a caller's handler that raises nothing (one that sets a flag)
+    is left to do its work. SIGINT is watched unless ignored, SIGTERM only where
+    a Python handler takes it (elsewhere it ends the process as it always did).
+    Signals can only be handled in the main thread: elsewhere the watch sees nothing."""
 
     def __init__(self):
         self.caught: Optional[int] = None  # the first signal seen
@@ -60,10 +62,13 @@ class InterruptWatch:
             raise KeyboardInterrupt
 
     def _on_signal(self, signum, frame) -> None:
-        if self.caught is None:
-            self.caught = signum
         previous = self._previous.get(signum)
-        if callable(previous):
-            previous(signum, frame)
-        elif previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
+        try:
+            if callable(previous):
+                previous(signum, frame)
+            elif previous == signal.SIG_DFL:
+                raise KeyboardInterrupt
+        except BaseException:  # what the handler raised is raised again after the build
+            if self.caught is None:
+                self.caught = signum
+            raise
