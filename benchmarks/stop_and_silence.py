@@ -6,7 +6,9 @@ weights), both under ``ToMixedPrecision,default``: on a CPU float16 is
 emulated, so every run of the ViT takes tens of seconds. Four measures:
 
   kill      ``numguard bisect`` on the ViT, sent SIGTERM, then (another run)
-            SIGKILL, at each of ``--moments`` seconds; after each, the
+            SIGKILL, at five moments (``MOMENTS``: importing TVM, compiling,
+            the first VM and runs, the float64 oracle, a bisection probe,
+            each found by its progress line); after each, the
             processes still running that carry the run's marker in their
             environment (the command and every worker it forked), as ``ps``
             shows them. Targets: none left; SIGTERM exits 143 with its line
@@ -21,7 +23,7 @@ emulated, so every run of the ViT takes tens of seconds. Four measures:
             limit, 20x the compile, at least 120 s): the time it took and the
             GuardWarning. Target: the limit + 10 s.
 
-    .venv/bin/python benchmarks/stop_and_silence.py [--only kill,silence,guard] [--moments 3,10,30,60,120]
+    .venv/bin/python benchmarks/stop_and_silence.py [--only kill,silence,guard] [--limit 60]
 """
 
 from __future__ import annotations
@@ -130,14 +132,42 @@ class Run:
         return [row[:160] for row in ps.splitlines()[1:]]
 
 
-def kill_at(model: str, signum: int, moment: float) -> tuple:
-    """(ok, lines to print): one run sent ``signum`` ``moment`` seconds after its start."""
+# the moments of a bisect to stop it at: (what it is doing, a progress line that starts it or
+# None for the start itself, seconds after that line)
+MOMENTS = (
+    ("importing TVM", None, 1.5),
+    ("TVM compiling the pipeline as written", "building the optimized model", 1.0),
+    ("the search's first runs: TVM making the optimized build's VM", "searching the range", 3.0),
+    ("the float64 oracle", "building the float64 oracle", 2.0),
+    ("a bisection probe", "bisection probe 1 ", 2.0),
+)
+
+
+def wait_for(run: Run, line: str, seconds: float = 3600) -> bool:
+    """Wait until ``run`` printed a line holding ``line`` (False: it ended before)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        if any(line in text for _, text in run.lines):
+            return True
+        if run.child.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return False
+
+
+def kill_at(model: str, signum: int, moment: tuple) -> tuple:
+    """(ok, lines to print): one run sent ``signum`` at ``moment`` (one of MOMENTS)."""
+    doing, line, after = moment
     with tempfile.TemporaryDirectory(prefix="numguard-stop-") as folder:
         run = Run(model, folder)
-        time.sleep(moment)
+        if line is not None and not wait_for(run, line):
+            run.child.kill()
+            return False, [f"  {doing}: the run ended before it"]
+        time.sleep(after)
         if run.child.poll() is not None:
-            return False, [f"  ended by itself before {moment:g} s"]
-        doing = [line for _, line in run.lines if STAMP.match(line)]
+            return False, [f"  {doing}: the run ended before it"]
+        shown = [text for _, text in run.lines if STAMP.match(text)]
+        before = run.left_running()
         sent = time.perf_counter()
         run.child.send_signal(signum)
         run.child.wait(120)
@@ -153,18 +183,20 @@ def kill_at(model: str, signum: int, moment: float) -> tuple:
     else:
         ok = code == -signal.SIGKILL
     ok = ok and not left and not half
-    out = [f"  {signal.Signals(signum).name} at {moment:5.1f} s (during: {doing[-1][:90] if doing else 'startup'})",
+    out = [f"  {signal.Signals(signum).name} during {doing}, {sent - run.started:.1f} s in "
+           f"(last line before: {shown[-1][:100] if shown else '-'})",
+           f"    running before it: {len(before)} process(es) (numguard and its workers)",
            f"    exit {code} after {took:.2f} s; last line: {last[:140]}",
            f"    half-written files: {len(half)}; ps of the run's processes 3 s later: "
            + ("(none)" if not left else "")] + [f"      {row}" for row in left]
     return ok, out
 
 
-def measure_kill(model: str, moments: list) -> bool:
+def measure_kill(model: str) -> bool:
     print(f"== kill: numguard bisect {os.path.basename(model)} --pipeline {PIPELINE}")
     met = True
     for signum in (signal.SIGTERM, signal.SIGKILL):
-        for moment in moments:
+        for moment in MOMENTS:
             ok, lines = kill_at(model, signum, moment)
             met &= ok
             print("\n".join(lines) + ("" if ok else "   NOT met"), flush=True)
@@ -227,7 +259,6 @@ def measure_guard(model: str, limit: str) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="kill,silence,guard")
-    parser.add_argument("--moments", default="3,10,30,60,120", help="seconds after the start to send each signal at")
     parser.add_argument("--limit", default="60", help="the guard's time_limit in seconds, or auto")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -235,7 +266,7 @@ def main() -> int:
     blocks = models(folder)
     met = True
     if "kill" in only:
-        met &= measure_kill(blocks["vit-base-block"], [float(m) for m in args.moments.split(",")])
+        met &= measure_kill(blocks["vit-base-block"])
     if "silence" in only:
         for name, model in blocks.items():
             met &= measure_silence(name, model)
