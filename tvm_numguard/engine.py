@@ -131,8 +131,10 @@ def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Opt
     progress(f"searching the range for inputs where the builds differ ({search.name}"
              + (f", budget {budget})" if budget is not None else ")"))
     observe = watch.observe if watch is not None and watch.active else session.runs.observe
-    result = search.run(_reporting(observe, session), session.model.inputs, ranges, seed,
-                          stop_at=stop_at, aim=aim)
+    # one heartbeat for the whole search: runs of a second or two each, 25 between two lines, are no silence
+    with waiting(progress, f"the {search.name} search"):
+        result = search.run(_reporting(observe, session), session.model.inputs, ranges, seed,
+                            stop_at=stop_at, aim=aim)
     best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
     why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
         getattr(result, "stopped_by", None), "")

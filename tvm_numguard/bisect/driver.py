@@ -86,6 +86,12 @@ class Bisection:
         self.question.finish()
 
     def run(self, ddmin_max_tests: int = 64) -> BisectResult:
+        # one heartbeat for the whole bisection: steps shorter than its period, one after the other
+        # (the confirmation's three builds), are no silence either
+        with waiting(self.session.progress, "the bisection"):
+            return self._run(ddmin_max_tests)
+
+    def _run(self, ddmin_max_tests: int) -> BisectResult:
         session, witness, events, ends = self.session, self.witness, self.events, self.ends
         progress = session.progress
         builds_before = session.build_count  # a build started early is counted when taken

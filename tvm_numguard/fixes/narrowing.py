@@ -148,6 +148,12 @@ def narrow_culprit(session, config: CompileConfig, event: str, witnesses: Sequen
     ``config`` (whose fix must not name ``event``); ``hints``: value names
     (the range check's) whose places are tried first; ``provenance``: the model's
     ``provenance.Provenance`` by binding name, to name each place in the user's model."""
+    with waiting(session.progress, f"narrowing {event}"):  # one heartbeat for all its tests
+        return _narrowed(session, config, event, witnesses, hints, provenance)
+
+
+def _narrowed(session, config: CompileConfig, event: str, witnesses: Sequence[Mapping], hints: Sequence[str],
+              provenance: Optional[Mapping]) -> Narrowing:
     before, after = culprit_modules(session, config, event)
     if before is None or after is None:
         return Narrowing(CulpritFix(event, "off"), 0, reason="the build never ran this pass event")
