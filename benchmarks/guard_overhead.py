@@ -24,9 +24,12 @@ compile, its VM and one run.
 It also times, for the plain and the first guarded compile, the first
 ``relax.VirtualMachine`` made on the returned executable: that is where TVM
 JIT-compiles the executable's kernels (about a second on SqueezeNet), which a
-user pays before running anything. The guard has already paid it for the
-executable it returns (it ran it), so "ready to run" (compile + first VM) is
-printed as a second pair of numbers. It is reported, not used for the exit code.
+user pays before running anything. A guard that ran the executable it returns
+in this process has paid it already; one with workers and a time limit (the
+default) runs it in a worker, where a run can be stopped at the limit, and the
+returned executable pays it as an unguarded one does. So "ready to run"
+(compile + first VM) is printed as a second pair of numbers. It is reported,
+not used for the exit code.
 
     .venv/bin/python benchmarks/guard_overhead.py [--model squeezenet] [--json out.json]
 """

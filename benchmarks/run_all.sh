@@ -28,3 +28,4 @@ run random_models --count 50 --fired-count 10
 run regress_throughput
 run planted_table --random 10
 run corpus_sweep --sample 12
+run stop_and_silence

@@ -393,10 +393,14 @@ def test_time_limit_ends_the_check_and_says_what_was_not_finished(mlp):
         numguard.guard(LOW, HIGH, time_limit=0)
 
 
-def test_a_probe_planned_past_the_limit_is_not_started(mlp, monkeypatch):
-    """A step is not cut short once started, so one that cannot end in time is not
-    started: here every VM is made to look as slow to make as a float16 build's on a
-    CPU (1000 s, planned, not waited for), and the bisection stops before its first probe."""
+@pytest.mark.parametrize("oracle, step", [(False, "running both builds again on the witness"),
+                                          (True, r"the float64 oracle \(a build, its VM and a run\)")])
+def test_a_step_planned_past_the_limit_is_not_started(mlp, monkeypatch, oracle, step):
+    """A step made here is not cut short once started, so one that cannot end in time
+    is not started: here every VM is made to look as slow to make as a float16 build's
+    on a CPU (1000 s, planned, not waited for), and the check stops before the float64
+    oracle, which is built here, or without it before the bisection's first step (the
+    guard's build recorded for the bisection has a VM of its own to make)."""
     from tvm_numguard.shadow.build import Build
 
     made = Build.vm
@@ -407,10 +411,37 @@ def test_a_probe_planned_past_the_limit_is_not_started(mlp, monkeypatch):
         return vm
 
     monkeypatch.setattr(Build, "vm", slow_to_make)
-    with pytest.warns(GuardWarning, match=r"the next step, a bisection probe, needs ~10\d\d s and \d+ s were left"):
-        with numguard.guard(LOW, HIGH, time_limit=600, progress=None) as g:
+    with pytest.warns(GuardWarning, match=rf"the next step, {step}, needs ~10\d\d s and \d+ s were left"):
+        with numguard.guard(LOW, HIGH, time_limit=600, progress=None, oracle=oracle) as g:
             tvm.compile(user_pipeline(mlp), "llvm")
     assert len(g.report) == 0  # no verdict was reached, none is claimed
+
+
+@pytest.mark.skipif(not multiprocessing.get_all_start_methods().count("fork"), reason="workers are forked")
+def test_a_vm_that_takes_minutes_to_make_is_stopped_in_its_worker_at_the_limit(mlp, monkeypatch):
+    """The first VM a search makes cannot be planned (nothing measured says how
+    long TVM takes to generate its kernels' code: minutes for float16 on a CPU).
+    With a time limit and workers, every run is made in a worker, which is stopped
+    when the limit runs out: the guard returns in time, saying what did not finish."""
+    import time
+
+    from tvm_numguard.shadow.build import Build
+
+    made = Build.vm
+
+    def minutes_to_make(self):  # in the workers too: they are forked from this process
+        time.sleep(120)
+        return made(self)
+
+    monkeypatch.setattr(Build, "vm", minutes_to_make)
+    started = time.perf_counter()
+    with pytest.warns(GuardWarning, match=r"time limit of 4 s ran out while searching the range .*: TVM making "
+                                          r"the optimized build's VM .* did not finish \(stopped in its worker\)"):
+        with numguard.guard(LOW, HIGH, time_limit=4, progress=None, jobs=1) as g:
+            executable = tvm.compile(user_pipeline(mlp), "llvm")
+    assert time.perf_counter() - started < 4 + 5.0
+    assert executable is not None and len(g.report) == 0
+    assert multiprocessing.active_children() == []  # the workers went with the check
 
 
 @pytest.mark.slow  # end to end; the fast tier keeps the default limit's rule (the test below)

@@ -24,7 +24,7 @@ SWALLOWER = textwrap.dedent("""
     if __name__ == "__main__":
         worker = multiprocessing.get_context("fork").Process(target=busy)
         worker.start()
-        with InterruptDeadline(lambda: "interrupted; the witness is kept in w.npz"):
+        with InterruptDeadline(lambda signum: "interrupted; the witness is kept in w.npz"):
             print(worker.pid, flush=True)
             deadline = time.time() + 60
             while time.time() < deadline:
@@ -69,7 +69,7 @@ def test_a_run_that_ends_by_itself_is_not_cut_short():
     child = _start(textwrap.dedent("""
         import time
         from tvm_numguard.cli.interrupt import InterruptDeadline
-        with InterruptDeadline(lambda: "cut short", grace=0.5):
+        with InterruptDeadline(lambda signum: "cut short", grace=0.5):
             try:  # the Ctrl-C comes once "started" is read: inside the try
                 print("started", flush=True)
                 time.sleep(30)

@@ -115,6 +115,29 @@ def test_only_the_process_that_made_a_share_removes_it():
     assert not os.path.exists(share.directory)
 
 
+def test_a_new_share_removes_those_whose_process_was_killed(tmp_path, monkeypatch):
+    """A process killed with SIGKILL runs no cleanup: its share stays in the
+    temporary folder until the next share finds its process gone."""
+    import subprocess
+    import sys
+    import tempfile
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    orphan = tmp_path / f"numguard-runs-{gone.pid}-abc"
+    orphan.mkdir()
+    (orphan / "run.npz").write_bytes(b"outputs")
+    alive = tmp_path / f"numguard-runs-{os.getpid()}-def"  # this process's own: kept
+    alive.mkdir()
+    share = RunShare.create()
+    try:
+        assert not orphan.exists() and alive.exists()
+        assert os.path.basename(share.directory).startswith(f"numguard-runs-{os.getpid()}-")
+    finally:
+        share.remove()
+
+
 def test_a_plain_build_is_tvm_compile_fingerprinted_under_the_callers_context():
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorType((1, 4), "float32"))

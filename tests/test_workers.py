@@ -122,8 +122,13 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
     mod = ng.load_model(MLP).mod
     with ng.guard(0.0, 1.0, budget="3", jobs=2) as named:
         tvm.compile(mod, "llvm", relax_pipeline="default")
-    assert named.report[0].data["guard"]["builds"] == "workers (2; the reference in one more)"
+    # with a time limit (the default's), a run is made where it can be stopped at the limit
+    assert named.report[0].data["guard"]["builds"] == \
+        "workers (2; the reference in one more); every run in a worker (stopped there at the time limit)"
     assert named.report[0].data["workers"]["reference"] == "worker"
+    with ng.guard(0.0, 1.0, budget="3", jobs=2, time_limit=None) as unlimited:
+        tvm.compile(mod, "llvm", relax_pipeline="default")
+    assert unlimited.report[0].data["guard"]["builds"] == "workers (2; the reference in one more)"
 
     def my_pipeline(m):  # a closure of this process: no worker can rebuild it from text
         return relax.get_pipeline("default")(m)

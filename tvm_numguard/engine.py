@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .bisect import Bisection, BisectionStopped, BisectResult, bisect_session
-from .bisect.driver import probe_parts, probe_plan
+from .bisect.driver import bisection_plan, probe_parts
 from .bisect.build_failure import bisect_build_failure
 from .errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
 from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
@@ -27,10 +27,10 @@ from .rangecheck.check import RangeCheck
 from .rangecheck.indices import check_index_ranges, integer_note
 from .options import Options
 from .pipeline import CompileConfig
-from .progress import Detail
+from .progress import Detail, afford, waiting
 from .search import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
 from .search.aimed import Aim
-from .targets import CUDA_STARTED, cuda_started_here, is_gpu, local_target, parse_target, require_device
+from .targets import CUDA_STARTED, cuda_started_here, local_target, parse_target, require_device
 from .framework import open_framework
 from .framework.probe import EndsProbe
 from .shadow.oracle import Oracle, judge as judge_by_oracle
@@ -135,8 +135,10 @@ def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Opt
     progress(f"searching the range for inputs where the builds differ ({search.name}"
              + (f", budget {budget})" if budget is not None else ")"))
     observe = watch.observe if watch is not None and watch.active else session.runs.observe
-    result = search.run(_reporting(observe, progress), session.model.inputs, ranges, seed,
-                          stop_at=stop_at, aim=aim)
+    # one heartbeat for the whole search: runs of a second or two each, 25 between two lines, are no silence
+    with waiting(progress, f"the {search.name} search"):
+        result = search.run(_reporting(observe, session), session.model.inputs, ranges, seed,
+                            stop_at=stop_at, aim=aim)
     best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
     why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
         getattr(result, "stopped_by", None), "")
@@ -275,7 +277,12 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     oracle = oracle or Oracle(session)
     if verdict == "violation" and options.oracle:
         progress("the float64 oracle's answer from its worker" if oracle.in_worker else "building the float64 oracle")
-        judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
+        planned = sum(probe_parts(session))  # a build, its VM and a run, as the pipeline as written took
+        if not oracle.in_worker:  # built here: not stopped once started
+            afford(progress, planned, "the float64 oracle (a build, its VM and a run)")
+        with waiting(progress, "the float64 oracle: TVM building the model in float64, making its VM and "
+                     "running it on the witness", planned):
+            judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
         if judgement.available and not judgement.real_violation:
             verdict = "benign"
     imports = watch.judge(witness) if watch is not None else None
@@ -313,24 +320,6 @@ def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
                                optional=frozenset(e.id for e in session.optional))
 
 
-def bisection_plan(session: ShadowSession, options: Options) -> str:
-    """The bisection's cost planned from the build as written (``driver.probe_plan``),
-    and where the time goes when creating a VM is most of it."""
-    build_s, vm_s, call_s = probe_parts(session)
-    points = sum(1 for e in session.optional if e.changed is not False)
-    plan = probe_plan(points, options.strategy == "linear", build_s, vm_s, call_s)
-    if vm_s >= max(10.0, build_s):
-        plan += (f"; where the time goes: creating a build's VM ({vm_s:.0f} s), when TVM generates its kernels' "
-                 "machine code"
-                 + ("; float16 arithmetic is emulated on a CPU" if vm_emulates_float16(session) else ""))
-    return plan
-
-
-def vm_emulates_float16(session: ShadowSession) -> bool:
-    """A CPU build of a pipeline that makes float16 kernels (ToMixedPrecision), whose VM takes long to make."""
-    return "MixedPrecision" in session.config.pipeline and not is_gpu(session.config.make_target())
-
-
 def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
     """``finding`` with the session's build count, the time taken and how the builds were made."""
     counts = BuildCount(session.memo.count, round(session.memo.seconds, 3),
@@ -338,12 +327,15 @@ def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
     return dataclasses.replace(finding, counts=counts, workers=session.workers_info())
 
 
-def _reporting(evaluate, progress, every: int = 25):
-    """``evaluate`` that reports the count and the best score every ``every`` calls."""
+def _reporting(evaluate, session: ShadowSession, every: int = 25):
+    """``evaluate`` that reports the count and the best score every ``every``
+    calls, and says what each call waits for while it lasts."""
+    progress = session.progress
     state = {"count": 0, "best": None}
 
     def wrapped(inputs):
-        outcome = evaluate(inputs)
+        with waiting(progress, *evaluation_wait(session, state["count"] + 1)):
+            outcome = evaluate(inputs)
         score = score_of(outcome)
         state["count"] += 1
         if score is not None and (state["best"] is None or score > state["best"]):
@@ -354,6 +346,17 @@ def _reporting(evaluate, progress, every: int = 25):
         return outcome
 
     return wrapped
+
+
+def evaluation_wait(session: ShadowSession, number: int) -> tuple:
+    """(what the search's evaluation ``number`` waits for, its estimate in
+    seconds or None): the first makes the optimized build's VM, where TVM
+    generates the kernels' machine code (on a CPU, minutes for float16 ones)."""
+    runs = session.runs
+    if number == 1:
+        return ("input 1: TVM making the optimized build's VM (its kernels' machine code) and running both builds",
+                None)
+    return f"input {number}: both builds' runs", runs.call_seconds or None
 
 
 def invalid_causes(session: ShadowSession) -> list:

@@ -150,6 +150,13 @@ class InternalError(NumguardError):
         super().__init__(f"{message} ({BUG_REPORT})")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what ``timeout``, CI runners and schedulers send), where the CLI
+    handles it as Ctrl-C (``cli.interrupt``): a KeyboardInterrupt, so every step
+    that stops its workers on a Ctrl-C stops them on it too; the CLI exits 143
+    instead of 130."""
+
+
 def first_line(err, limit: int = 300) -> str:
     """The line of an error message a user reads, at most ``limit`` characters.
 

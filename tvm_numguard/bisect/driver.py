@@ -21,8 +21,9 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from ..errors import UsageError
+from ..targets import is_gpu
 from ..options import BISECT_STRATEGIES as STRATEGIES
-from ..progress import Detail
+from ..progress import Detail, afford, duration, waiting
 from ..shadow.session import ShadowSession
 from .result import BisectResult, Probe
 from .question import BAD, GOOD, UNTESTABLE, WitnessQuestion
@@ -85,29 +86,38 @@ class Bisection:
         self.question.finish()
 
     def run(self, ddmin_max_tests: int = 64) -> BisectResult:
+        # one heartbeat for the whole bisection: steps shorter than its period, one after the other
+        # (the confirmation's three builds), are no silence either
+        with waiting(self.session.progress, "the bisection"):
+            return self._run(ddmin_max_tests)
+
+    def _run(self, ddmin_max_tests: int) -> BisectResult:
         session, witness, events, ends = self.session, self.witness, self.events, self.ends
         progress = session.progress
         builds_before = session.build_count  # a build started early is counted when taken
         result = BisectResult(status="ambiguous", strategy=self.strategy, events=events, changed=self.changed)
         try:
-            if not session.runs.deterministic(witness):
+            if not self._deterministic():
                 result.status = "nondeterministic"
                 return result
             n = len(events)
             started = time.perf_counter()
-
-            afford = getattr(progress, "afford", None)  # a guard's Deadline: a probe that cannot fit is not started
+            expected = expected_probes(len(ends) - 1, self.search is linear_scan)
 
             def probe(j: int) -> Optional[bool]:
                 k = ends[j]
                 if self.stop is not None and self.stop():
                     raise BisectionStopped
-                if afford is not None:
-                    afford(self.probe_seconds, "a bisection probe")
-                verdict = self.question.ask(self.skip_after(j))
+                done = len(result.probes)
+                # planned from the build as written, longer where the probes so far took longer (one built
+                # ahead while the caller did other work is answered at once: no shorter)
+                each = max(self.probe_seconds, (time.perf_counter() - started) / done if done else 0.0)
+                afford(progress, each, "a bisection probe")  # a guard's limit: a probe that cannot fit is not started
+                with waiting(progress, f"bisection probe {done + 1} of about {expected} (prefix {k}/{n}: "
+                             "a build, its VM and a run)", each):
+                    verdict = self.question.ask(self.skip_after(j))
                 result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
                 label = events[k - 1] if k else "(none)"
-                expected = expected_probes(len(ends) - 1, self.search is linear_scan)
                 done = len(result.probes)
                 progress(Detail(f"bisection probe {done} of about {expected}: "
                                 f"prefix {k}/{n} (last run: {label}): {verdict.status}"
@@ -124,12 +134,28 @@ class Bisection:
             result.builds = session.build_count - builds_before
         return result
 
+    def _deterministic(self) -> bool:
+        """``Runs.deterministic`` on the witness, planned (a VM and two runs) and said while it lasts."""
+        session = self.session
+        _, vm_s, call_s = probe_parts(session)
+        # a build recorded anew for the bisection (the guard's) makes its VM again
+        planned = (0.0 if session.runs.has_run(session.optimized) else vm_s) + 2 * call_s
+        afford(session.progress, planned, "running both builds again on the witness")
+        with waiting(session.progress, "both builds run again on the witness (are they deterministic?)",
+                     planned or None):
+            return session.runs.deterministic(self.witness)
+
     def _decide(self, result, prefix, progress, ddmin_max_tests: int) -> None:
         """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
         question, events, ends, changed, skip_after = self.question, self.events, self.ends, self.changed, self.skip_after
 
+        def ask(skip: frozenset, what: str):
+            afford(progress, self.probe_seconds, what)
+            with waiting(progress, f"{what}: a build, its VM and a run", self.probe_seconds):
+                return question.ask(skip)
+
         def clears(subset):
-            verdict = question.ask(frozenset(subset))
+            verdict = ask(frozenset(subset), f"a build skipping {len(subset)} event(s) (delta debugging)")
             return None if verdict.status == UNTESTABLE else verdict.status == GOOD
 
         def ahead(subsets):
@@ -141,9 +167,9 @@ class Bisection:
             k = ends[prefix.bad]
             result.culprit = events[k - 1]
             # the last clean prefix builds the same as E[:k-1] (events between are unchanged)
-            result.score_before = question.ask(skip_after(prefix.good)).score
-            result.score_after = question.ask(skip_after(prefix.bad)).score
-            alone = question.ask(frozenset([result.culprit]))
+            result.score_before = ask(skip_after(prefix.good), "the last clean prefix's score").score
+            result.score_after = ask(skip_after(prefix.bad), "the first bad prefix's score").score
+            alone = ask(frozenset([result.culprit]), f"the confirmation, {result.culprit} skipped alone")
             result.confirmed = None if alone.status == UNTESTABLE else alone.status == GOOD
             result.confirm_score, result.confirm_reason = alone.score, alone.reason
             progress(Detail(f"confirm: skipping {result.culprit} alone: {alone.status}"
@@ -173,6 +199,24 @@ class Bisection:
             result.minimal_set_complete = complete
 
 
+def bisection_plan(session: ShadowSession, options) -> str:
+    """The bisection's cost planned from the build as written (``probe_plan``),
+    and where the time goes when creating a VM is most of it."""
+    build_s, vm_s, call_s = probe_parts(session)
+    points = sum(1 for e in session.optional if e.changed is not False)
+    plan = probe_plan(points, options.strategy == "linear", build_s, vm_s, call_s)
+    if vm_s >= max(10.0, build_s):
+        plan += (f"; where the time goes: creating a build's VM ({vm_s:.0f} s), when TVM generates its kernels' "
+                 "machine code"
+                 + ("; float16 arithmetic is emulated on a CPU" if vm_emulates_float16(session) else ""))
+    return plan
+
+
+def vm_emulates_float16(session: ShadowSession) -> bool:
+    """A CPU build of a pipeline that makes float16 kernels (ToMixedPrecision), whose VM takes long to make."""
+    return "MixedPrecision" in session.config.pipeline and not is_gpu(session.config.make_target())
+
+
 def probe_parts(session: ShadowSession) -> tuple:
     """A probe's planned seconds, as the builds so far took: a build (the pipeline
     as written's compile), its VM (the longest creation so far) and a run."""
@@ -193,12 +237,8 @@ def probe_plan(points: int, linear: bool, build_s: float, vm_s: float, call_s: f
     where no single event explains the violation, more still (not planned)."""
     probes = expected_probes(points, linear) + 1
     each = build_s + vm_s + call_s
-    return (f"about {probes} probes at ~{_duration(each)} each (a build {build_s:.1f} s, its VM {vm_s:.1f} s, "
-            f"a run {call_s:.2f} s): ~{_duration(probes * each)}")
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+    return (f"about {probes} probes at ~{duration(each)} each (a build {build_s:.1f} s, its VM {vm_s:.1f} s, "
+            f"a run {call_s:.2f} s): ~{duration(probes * each)}")
 
 
 def time_left(spent: float, done: int, total: int) -> str:

@@ -2,7 +2,7 @@
 
 Errors are told in one line with one prefix, ``numguard: error:``: a usage
 error exits 2, an internal error 3 (with a line asking for a bug report),
-Ctrl-C 130. Nothing from deep inside TVM reaches the user as a traceback.
+Ctrl-C 130, SIGTERM 143. Nothing from deep inside TVM reaches the user as a traceback.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import (BUG_REPORT, EXIT_UNSUPPORTED, ImportFailure, InternalError, UnsupportedModel, UsageError,
-                      summarize_error)
+from ..errors import (BUG_REPORT, EXIT_UNSUPPORTED, ImportFailure, InternalError, Terminated, UnsupportedModel,
+                      UsageError, summarize_error)
 from .commands import COMMANDS, EXIT_CODES
 from ..quiet import captured_stderr
 from .console import Interrupted, Invocation
-from .interrupt import InterruptDeadline
+from .interrupt import InterruptDeadline, exit_code
 from ..flags import FLAG, invoked_as
 from .check import Check
 from .reduce import Reduce
@@ -65,7 +65,8 @@ def main(argv=None) -> None:
     with InterruptDeadline(invocation.interrupted_line):
         code = _run(argv, words, invocation)
     if argv is None:  # the console script: what the interpreter's exit does after numguard's last line
-        signal.signal(signal.SIGINT, _exit_interrupted)  # ends with 130 on a Ctrl-C too,
+        signal.signal(signal.SIGINT, _exit_interrupted)  # ends with 130 on a Ctrl-C (143 on SIGTERM) too,
+        signal.signal(signal.SIGTERM, _exit_interrupted)
         _quiet_teardown()  # and TVM's destructors ("BlockBuilder destroyed ...") say nothing after it
     sys.exit(code)
 
@@ -81,7 +82,7 @@ def _quiet_teardown() -> None:
 def _exit_interrupted(signum, frame) -> None:
     sys.stderr.flush()
     sys.stdout.flush()
-    os._exit(130)
+    os._exit(exit_code(signum))
 
 
 def _run(argv, words: list, invocation: Invocation) -> int:
@@ -115,10 +116,12 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         return 3
     except Interrupted as err:
         click.echo(f"numguard: {err}", err=True)
-        return 130
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("numguard: interrupted", err=True)
-        return 130
+        return err.code
+    except (click.exceptions.Abort, KeyboardInterrupt) as err:  # click makes a KeyboardInterrupt an Abort
+        signum = signal.SIGTERM if isinstance(err, Terminated) or isinstance(err.__cause__, Terminated) \
+            else signal.SIGINT
+        click.echo(f"numguard: {invocation.interrupted_line(signum)}", err=True)
+        return exit_code(signum)
     except click.UsageError as err:
         program = invoked_as()
         hint = f" (see '{program} {err.ctx.info_name} --help')" if err.ctx is not None and err.ctx.parent else \

@@ -27,7 +27,8 @@ Exit codes:
   5  TVM cannot import the model: a valid model with an operator TVM's
      frontend has no converter for (TVM's limit; the line names a route that
      imports, where there is one)
-  130  interrupted (a violation's witness is kept)"""
+  130  interrupted (a violation's witness is kept)
+  143  terminated by SIGTERM (as 130: the witness kept, workers stopped)"""
 
 
 HELP_ORDER = ("model", "corpus", "config", "options", "workers", "run", "outputs")
@@ -263,7 +264,8 @@ Exit codes:
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
   5  TVM cannot import the model (an operator its frontend has no converter for)
-  130  interrupted"""
+  130  interrupted
+  143  terminated by SIGTERM"""
 
 
 class Fix(Command):

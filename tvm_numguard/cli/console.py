@@ -4,34 +4,43 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import sys
+import threading
 import time
 from typing import Optional
 
 import click
 
 from ..progress import Detail
+from ..errors import Terminated
+from .interrupt import exit_code
 
 PROGRESS_PREFIX = "numguard: ["  # a progress line: "numguard: [  12.3s] building ..."
 
 
 class Interrupted(Exception):
-    """Ctrl-C: ``main`` prints the message and exits 130."""
+    """Ctrl-C or SIGTERM: ``main`` prints the message and exits ``code`` (130, 143)."""
+
+    def __init__(self, message: str, code: int = 130):
+        super().__init__(message)
+        self.code = code
 
 
 class Invocation:
     """What one ``numguard`` command line shares between ``main`` and its
     command (click's ``obj``): what TVM wrote to stderr (``captured``) and
-    where a violation's witness was kept, for the line a Ctrl-C ends with."""
+    where a violation's witness was kept, for the line a Ctrl-C or SIGTERM ends with."""
 
     def __init__(self):
         self.captured = None
         self.witness_path = None
 
-    def interrupted_line(self) -> str:
+    def interrupted_line(self, signum: int = signal.SIGINT) -> str:
+        """The last line of a command ended by ``signum`` (SIGINT or SIGTERM)."""
         kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
                 else "no violation had been found yet")
-        return f"interrupted; {kept}"
+        return f"{'terminated (SIGTERM)' if signum == signal.SIGTERM else 'interrupted'}; {kept}"
 
 
 class Console:
@@ -51,12 +60,15 @@ class Console:
         self.started = time.perf_counter()
         self.builds = 0
         self._step_shown = False  # a step line is on the terminal, to be overwritten
+        self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def interruptible(self):
-        """Turn a Ctrl-C inside the block into Interrupted, naming the witness if one was kept."""
+        """Turn a Ctrl-C or SIGTERM inside the block into Interrupted, naming the witness if one was kept."""
         try:
             yield
+        except Terminated:
+            raise Interrupted(self.invocation.interrupted_line(signal.SIGTERM), exit_code(signal.SIGTERM)) from None
         except KeyboardInterrupt:
             raise Interrupted(self.invocation.interrupted_line()) from None
         finally:
@@ -73,14 +85,15 @@ class Console:
     def progress(self, message: str) -> None:
         if self.quiet:
             return
-        line = f"{PROGRESS_PREFIX}{time.perf_counter() - self.started:6.1f}s] {message.strip()}"
-        if isinstance(message, Detail) and self.interactive and not self.verbose:
-            width = shutil.get_terminal_size((100, 20)).columns - 1
-            click.echo("\r\x1b[K" + line[:width], err=True, nl=False)
-            self._step_shown = True
-            return
-        self._end_step()
-        click.echo(line, err=True)
+        with self._lock:  # a waiting step's heartbeat comes from a thread of its own
+            line = f"{PROGRESS_PREFIX}{time.perf_counter() - self.started:6.1f}s] {message.strip()}"
+            if isinstance(message, Detail) and self.interactive and not self.verbose:
+                width = shutil.get_terminal_size((100, 20)).columns - 1
+                click.echo("\r\x1b[K" + line[:width], err=True, nl=False)
+                self._step_shown = True
+                return
+            self._end_step()
+            click.echo(line, err=True)
 
     def _end_step(self) -> None:
         """The overwritten step line stays; what follows starts on a line of its own."""

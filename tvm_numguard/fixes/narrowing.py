@@ -13,13 +13,16 @@ It never decides on a dict: the answer is a ``Narrowing``.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Mapping, Optional, Sequence
 
+from ..bisect.driver import probe_parts
 from ..bisect.strategies import ddmin
 from ..instrument.snapshot import EventSnapshot
 from ..narrow import CulpritFix, FixPlan, Place, rewrites
 from ..narrow.change import Change
 from ..pipeline import CompileConfig
+from ..progress import Detail, afford, duration, waiting
 from ..shadow.build import BuildRequest, compile_model
 
 # builds one culprit's delta debugging may ask for (each place set is one build)
@@ -80,11 +83,15 @@ class Narrowing:
 class CleanWith:
     """``clean(places)``: does the pipeline, with ``event`` undone at ``places``
     (on top of ``config``'s own fix), give what the reference gives on every
-    witness? A build that fails, or a fix that does not apply, is not clean."""
+    witness? A build that fails, or a fix that does not apply, is not clean.
+    Each test is said (``n of at most``), planned against the session's time
+    limit (from the build as written, then from the tests so far) and said
+    while it lasts."""
 
     def __init__(self, session, config: CompileConfig, event: str, witnesses: Sequence[Mapping]):
         self.session, self.config, self.event, self.witnesses = session, config, event, list(witnesses)
         self.answers: dict = {}
+        self.spent = 0.0  # seconds the tests so far took
 
     def config_with(self, places: Sequence[Place]) -> CompileConfig:
         plan = (self.config.fix or FixPlan()).with_culprit(CulpritFix(self.event, "narrow", tuple(places)))
@@ -100,18 +107,37 @@ class CleanWith:
     def tests(self) -> int:
         return len(self.answers)
 
+    def planned(self) -> float:
+        """Seconds the next test is planned to take: what the tests so far took
+        on average, or before the first a build, its VM and a run per witness."""
+        if self.answers:
+            return self.spent / len(self.answers)
+        return verification_time(self.session, len(self.witnesses))
+
     def _ask(self, places) -> bool:
-        build = compile_model(self.session.model.mod, self.config_with(places))
-        self.session.memo.note(build)
-        if not build.ok or build.fix_problems:
-            return False
-        return not any(self.session.runs.compare(build, w).violated for w in self.witnesses)
+        progress, number, planned = self.session.progress, len(self.answers) + 1, self.planned()
+        progress(Detail(f"narrowing {self.event}: test {number} of at most {MAX_TESTS + 2}, "
+                        f"undone at {len(places)} place(s) (~{duration(planned)} each)"))
+        afford(progress, planned, f"narrowing test {number} (a build and {len(self.witnesses)} runs)")
+        started = time.perf_counter()
+        with waiting(progress, f"narrowing test {number}: a build with {self.event} undone at {len(places)} "
+                     f"place(s), its VM and {len(self.witnesses)} runs", planned):
+            build = compile_model(self.session.model.mod, self.config_with(places))
+            self.session.memo.note(build)
+            clean = build.ok and not build.fix_problems and \
+                not any(self.session.runs.compare(build, w).violated for w in self.witnesses)
+        self.spent += time.perf_counter() - started
+        return clean
 
 
 def culprit_modules(session, config: CompileConfig, event: str) -> tuple:
     """(module the event received, module it returned) in a build of ``config``."""
     snapshot = EventSnapshot(event)
-    build = compile_model(session.model.mod, config, BuildRequest(instruments=[snapshot]))
+    build_s = session.optimized.seconds if session.optimized is not None else None
+    if build_s is not None:
+        afford(session.progress, build_s, f"reading what {event} rewrote (a build)")
+    with waiting(session.progress, f"TVM building the pipeline to read what {event} rewrote", build_s):
+        build = compile_model(session.model.mod, config, BuildRequest(instruments=[snapshot]))
     session.memo.note(build)
     return snapshot.before, snapshot.after
 
@@ -122,6 +148,12 @@ def narrow_culprit(session, config: CompileConfig, event: str, witnesses: Sequen
     ``config`` (whose fix must not name ``event``); ``hints``: value names
     (the range check's) whose places are tried first; ``provenance``: the model's
     ``provenance.Provenance`` by binding name, to name each place in the user's model."""
+    with waiting(session.progress, f"narrowing {event}"):  # one heartbeat for all its tests
+        return _narrowed(session, config, event, witnesses, hints, provenance)
+
+
+def _narrowed(session, config: CompileConfig, event: str, witnesses: Sequence[Mapping], hints: Sequence[str],
+              provenance: Optional[Mapping]) -> Narrowing:
     before, after = culprit_modules(session, config, event)
     if before is None or after is None:
         return Narrowing(CulpritFix(event, "off"), 0, reason="the build never ran this pass event")
@@ -167,10 +199,34 @@ def narrow_all(session, events, checks, progress) -> tuple:
         if found.remedy != "narrow":
             return None, None, f"{event}: {found.reason or 'no narrower set of places verified'}"
         plan = plan.with_culprit(found.fix)
-    build = compile_model(session.model.mod, dataclasses.replace(session.config, fix=plan))
-    session.memo.note(build)
-    if not build.ok or build.fix_problems:
-        return None, None, f"the narrowed build fails: {build.error or '; '.join(build.fix_problems)}"
-    if not all(session.runs.compare(build, x).score <= 1.0 for x in checks):
-        return None, None, "the narrowed build differs on the inputs it was checked on"
+    planned = verification_time(session, len(checks))
+    afford(progress, planned, f"verifying the narrow fix (a build and {len(checks)} runs)")
+    with waiting(progress, f"the narrowed build, its VM and {len(checks)} runs to verify it", planned):
+        build = compile_model(session.model.mod, dataclasses.replace(session.config, fix=plan))
+        session.memo.note(build)
+        if not build.ok or build.fix_problems:
+            return None, None, f"the narrowed build fails: {build.error or '; '.join(build.fix_problems)}"
+        if not all(session.runs.compare(build, x).score <= 1.0 for x in checks):
+            return None, None, "the narrowed build differs on the inputs it was checked on"
     return build, plan, None
+
+
+def verification_time(session, inputs: int) -> float:
+    """Seconds a build verified on ``inputs`` input sets is planned to take: a
+    build, its VM and a run each, as the pipeline as written took."""
+    build_s, vm_s, call_s = probe_parts(session)
+    return build_s + vm_s + inputs * call_s
+
+
+def switched_off(session, events, checks, progress) -> tuple:
+    """(build, skip set) with ``events`` skipped (closed over the catalog's
+    dependencies), where that build matches the reference on every one of
+    ``checks``; (None, skip set) where it does not or fails to build."""
+    skip = session.close(events)
+    planned = verification_time(session, len(checks))
+    afford(progress, planned, f"verifying the build with the culprit off (a build and {len(checks)} runs)")
+    with waiting(progress, f"the build with the culprit off, its VM and {len(checks)} runs to verify it", planned):
+        build = session.build(skip)
+        if build.ok and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
+            return build, skip
+    return None, skip

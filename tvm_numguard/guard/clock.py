@@ -6,9 +6,13 @@ A guarded compile that takes a second stays silent; one that takes minutes
 step on stderr once it has run ``LateProgress.after`` seconds, as the CLI does.
 ``Deadline`` ends a check between two of its steps (each progress message is
 one: a search round, a bisection probe, a table row) once its time is spent,
-or before a step whose planned time (``afford``: a bisection probe, planned from
-the build as written) would end past it; a step under way (one inference, one
-build) is not cut short.
+or before a step whose planned time (``afford``: a bisection probe, the float64
+oracle, a narrowing test, planned from the builds and runs measured so far)
+would end past it. A step made in this process (a build, the oracle) is not
+cut short once started; one made in a worker (a run, whose first creates the
+VM, which on a float16 model can take minutes; a bisection probe; the
+reference) is waited for only as long as the limit leaves, then stopped there
+(``stopped``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import sys
 import time
 from typing import Callable, Optional
 
-from ..progress import Detail
+from ..progress import Detail, Heartbeat
 
 PREFIX = "numguard guard:"
 # the default limit of one guarded compile ("auto"): this many times the compile it
@@ -101,7 +105,14 @@ class Deadline:
             raise TimeLimitReached(self.seconds, f"{self.doing}: the next step, {step}, needs ~{seconds:.0f} s "
                                                  f"and {left:.0f} s were left")
 
+    def stopped(self, step: str) -> None:
+        """``step`` was stopped in its worker as the limit ran out: raise TimeLimitReached."""
+        raise TimeLimitReached(self.seconds, f"{self.doing}: {step} did not finish (stopped in its worker)")
+
     def __call__(self, message: str) -> None:
+        if isinstance(message, Heartbeat):  # from a waiting step's thread: the main thread meets the limit
+            self.progress(message)
+            return
         if self.at is not None and time.perf_counter() > self.at:
             raise TimeLimitReached(self.seconds, self.doing)
         if not isinstance(message, Detail):

@@ -26,7 +26,7 @@ from tvm import relax
 from .. import __version__, engine
 from ..errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ..instrument import DEPENDS_ON, REQUIRED_PASSES
-from ..fixes.narrowing import narrow_all
+from ..fixes.narrowing import narrow_all, switched_off
 from ..frontends import provenance_of
 from ..model import from_irmodule
 from ..instrument.catalog import EVERY_RULE_EVENT
@@ -184,7 +184,11 @@ class Guard:
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
         gpu = is_gpu(config.target_obj)
         placed = self.workers.for_target(gpu)  # where a build of this target may run
-        workers, builds = self._workers(config, placed)
+        if not gpu and self.time_limit is not None and placed.mode == WORKERS:
+            # a run is stopped in its worker at the limit: a first run makes the VM, where TVM may take
+            # minutes (float16 kernels on a CPU) that nothing in this process could cut short
+            placed = dataclasses.replace(placed, runs_in_workers=True)
+        workers, builds = self._workers(config, placed, gpu)
         if gpu and cuda_started_here():
             self.progress(CUDA_STARTED)
         session = ShadowSession(model, config, self.options.tolerance, RunContext(self.progress, workers=workers))
@@ -236,18 +240,20 @@ class Guard:
             info.disabled, info.fix = sorted(skip - {EVERY_RULE_EVENT}), plan.to_json() if plan else []
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
-    def _workers(self, config: CallConfig, placed: Workers) -> tuple:
+    def _workers(self, config: CallConfig, placed: Workers, gpu: bool) -> tuple:
         """(Workers, what the report says about them). A pipeline given by name is
         re-created in forked workers, where a crashing configuration is only
         untestable; pass objects (closures, classes of ``__main__``, a prelude)
         and a user's PassContext settings stay in this process, built on a
         pristine copy of the module each time. ``placed``: these workers for
-        the call's target (``Workers.for_target``)."""
+        the call's target (``Workers.for_target``; ``gpu``: a GPU target's),
+        every run in a worker where it says so."""
         if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
         if placed.mode != WORKERS:
             return placed, "in-process: CUDA was initialized in this process before the compile (no worker could use it)"
-        runs = "; every run in a worker (GPU target)" if placed.runs_in_workers else ""
+        runs = f"; every run in a worker ({'GPU target' if gpu else 'stopped there at the time limit'})" \
+            if placed.runs_in_workers else ""
         if not config.recreatable:
             return dataclasses.replace(placed, jobs=0), ("in-process: the pipeline holds pass objects of this "
                                                          "process (the reference, which skips every optional "
@@ -285,9 +291,8 @@ class Guard:
             if build is not None:
                 return build, frozenset(), len(checks), "narrow fix", plan, None
         if blame.disable:
-            skip = session.close(blame.disable)
-            build = session.build(skip)
-            if build.ok and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
+            build, skip = switched_off(session, blame.disable, checks, self.progress)
+            if build is not None:
                 return build, skip, len(checks), "culprit disabled", None, why
         return session.reference, session.reference_skip, len(checks), "reference", None, why
 

@@ -61,10 +61,11 @@ class Attempts:
         if self._share is not None:
             self._share.put(RunShare.key(PIPELINE, build.fingerprint, inputs), outputs)
 
-    def taken(self, started: Started, what: Optional[str]):
-        """The Attempt of ``started``; a failed one noted untestable as ``what``
+    def taken(self, started: Started, what: Optional[str], within: Optional[float] = None):
+        """The Attempt of ``started`` (a worker's waited for ``within`` seconds at
+        most: ``Pending.result``); a failed one noted untestable as ``what``
         (None: not noted). Returns (attempt, whether it was a worker's build taken first now)."""
-        attempt = started.result()
+        attempt = started.result(within)
         first = started.first_taken()
         if first:
             self.note_peak(attempt.peak_private_bytes)

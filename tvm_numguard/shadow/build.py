@@ -144,8 +144,7 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
                                          **config.build_options())
         except Exception as err:  # TVM raises many types; all mean "does not build"
             error, failure = summarize_error(err), err
-    if watch.interrupted:  # even where a pass swallowed the KeyboardInterrupt
-        raise KeyboardInterrupt
+    watch.reraise()  # even where a pass swallowed the KeyboardInterrupt
     if error is not None:
         with silenced_stderr():  # the failed build's IR builders warn on stderr when freed
             del failure
@@ -178,8 +177,7 @@ def relax_phase_events(mod: tvm.IRModule, config: CompileConfig) -> Optional[lis
             events = ours.recorder.finish()
         except Exception:  # noqa: BLE001 - TVM raises many types; the full build reports the failure
             events = None
-    if watch.interrupted:
-        raise KeyboardInterrupt
+    watch.reraise()
     return events
 
 
@@ -298,8 +296,7 @@ def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
                     executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline="default")
         except Exception as err:  # a snapshot after the VM lowering may not build on its own
             error = summarize_error(err)
-    if watch.interrupted:
-        raise KeyboardInterrupt
+    watch.reraise()
     fingerprint = _fingerprint(lowered, tir_output.module) if executable is not None and context is not None else None
     return Build(frozenset(), executable, [], [], {}, error, time.perf_counter() - start,
                  device=target_device(target), fingerprint=fingerprint)

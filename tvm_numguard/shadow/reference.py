@@ -15,6 +15,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from ..progress import waiting
 from ..workers import WORKERS, Workers
 from ..workers import memory
 from .build import Build, BuildRequest, compile_model
@@ -53,13 +54,17 @@ class Reference:
         one of the session's builds, skipping ``skip``): None, or why it fails."""
         if self._made is None:
             return self.here().error
-        return self._session.take(self._made, skip=skip).untestable
+        optimized = self._session.optimized
+        return self._session.take(self._made, skip=skip, doing="the reference's build (every optional pass "
+                                  "skipped) and its VM, made in a worker of its own",
+                                  estimate=optimized.seconds if optimized is not None else None).untestable
 
     def here(self) -> Build:
         """The reference made in this process, once (in a worker: the held one's)."""
         session = self._session
         if self._here is None:
-            self._here = compile_model(session.model.mod, session.config, BuildRequest(reference=True))
+            with waiting(session.progress, "TVM compiling the reference (every optional pass skipped)"):
+                self._here = compile_model(session.model.mod, session.config, BuildRequest(reference=True))
             session.memo.note(self._here)
             if session.optional:  # a bisection's request for every optional event skipped is this build
                 session.memo.remember(session.reference_skip, self._here)

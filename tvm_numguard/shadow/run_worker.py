@@ -19,7 +19,13 @@ fix's build): a fork and a VM each, no rebuild.
 
 Limits: a run that crashes, hangs past the session's worker timeout or passes
 the machine's memory is a ``RunFailure`` saying why (the worker is replaced
-on the next run); builds registered stay alive as long as the session.
+on the next run); builds registered stay alive as long as the session. A run
+is waited for within the time limit the session's progress carries (a
+guard's): past it, the worker is stopped (``STOPPED_AT_LIMIT``).
+
+The guard runs its builds here too wherever it has a time limit and may fork:
+a first run makes the build's VM, which TVM may take minutes to make (float16
+kernels on a CPU), and only a worker can be stopped in the middle of it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
+from ..progress import time_left
 from ..workers import ForkPool
 from ..workers import memory
 from .tasks import RunFailure
@@ -58,7 +65,8 @@ class RunWorker:
             self._forked_with = len(self._builds)
             self._pool = ForkPool(self._in_worker, 1, memory.machine_bytes(), self._timeout())
             self.forks += 1
-        return self._pool.submit(_run_registered, key, inputs, lost=_lost).result()
+        # a run past the session's time limit is stopped there (Runs.run tells the limit)
+        return self._pool.submit(_run_registered, key, inputs, lost=_lost).result(time_left(self._session.progress))
 
     def _in_worker(self) -> "RunWorker":
         """The pool's context factory, in the forked worker: its session runs here."""

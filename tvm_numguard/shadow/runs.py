@@ -10,6 +10,8 @@ from typing import Callable, Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 from ..errors import BuildError
+from ..progress import Progress, stopped_at_limit, time_left, waiting
+from ..workers.pool import STOPPED_AT_LIMIT
 from ..search.sampling import Observation
 from ..errors import summarize_error
 from .build import Build, run_build
@@ -33,12 +35,16 @@ class Runs:
     """Runs of one model's builds on inputs named ``input_names``, compared
     within ``tol``. ``start_reference(inputs)`` starts the reference's run;
     ``reference_ready()`` raises if the reference does not build; ``attempts``
-    shares runs of the pipeline as written and notes a worker's memory."""
+    shares runs of the pipeline as written and notes a worker's memory;
+    ``progress()``: the session's progress now, told of every long wait (and
+    carrying its time limit, which ends a wait on a worker)."""
 
     def __init__(self, input_names: Sequence[str], tol: Tolerance, start_reference: Callable[[Mapping], Started],
-                 reference_ready: Callable[[], None], attempts):
+                 reference_ready: Callable[[], None], attempts, progress: Callable[[], Progress] = lambda: None):
         self._names, self.tol = list(input_names), tol
         self._start_reference, self._reference_ready, self._attempts = start_reference, reference_ready, attempts
+        self._progress = progress
+        self._ran: set = set()  # id() of the builds whose VM was made (their first run made it)
         self.optimized: Optional[Build] = None
         self.run_seconds = 0.0  # the longest run so far, its VM's creation included (what a worker may take)
         self.call_seconds = 0.0  # the longest call of a VM already made
@@ -66,11 +72,34 @@ class Runs:
         (a ``RunWorker``) where this process runs no build; RunFailure where it fails."""
         start = time.perf_counter()
         runner = self.elsewhere.run if self.elsewhere is not None else self.run_here
-        outputs, vm_seconds, call_seconds = runner(build, inputs)
+        doing, estimate = self._describe(build)
+        progress = self._progress()
+        try:
+            with waiting(progress, doing, estimate):
+                outputs, vm_seconds, call_seconds = runner(build, inputs)
+        except RunFailure as err:
+            if str(err) == STOPPED_AT_LIMIT:
+                stopped_at_limit(progress, doing)
+            raise
+        self._ran.add(id(build))
         self.run_seconds = max(self.run_seconds, time.perf_counter() - start)
         self.call_seconds = max(self.call_seconds, call_seconds)
         self.vm_seconds = max(self.vm_seconds, vm_seconds)
         return outputs
+
+    def has_run(self, build: Build) -> bool:
+        """Whether ``build`` ran already (its VM is made)."""
+        return id(build) in self._ran
+
+    def _describe(self, build: Build) -> tuple:
+        """(what a run of ``build`` waits for, its estimate in seconds or None):
+        a first run makes the build's VM, where TVM generates the kernels'
+        machine code (minutes for float16 kernels on a CPU)."""
+        which = "the optimized build" if build is self.optimized else "a build"
+        if id(build) in self._ran:
+            return f"a run of {which}", self.call_seconds or None
+        planned = self.vm_seconds + self.call_seconds if self.call_seconds else None
+        return f"TVM making {which}'s VM (its kernels' machine code) and running it", planned
 
     def run_here(self, build: Build, inputs: Mapping[str, np.ndarray]) -> tuple:
         """(outputs, seconds its VM took to make, seconds of the call) of ``build`` run in this process."""
@@ -102,7 +131,12 @@ class Runs:
 
     def _reference_result(self, started: Started) -> list:
         self._reference_ready()  # a reference that does not build says so, not that a run failed
-        attempt = started.result()
+        progress = self._progress()
+        doing = "the reference's run" + (" in its worker" if started.remote else "")
+        with waiting(progress, doing, self.call_seconds or None):
+            attempt = started.result(time_left(progress))
+        if attempt.untestable == STOPPED_AT_LIMIT:
+            stopped_at_limit(progress, doing)
         self._attempts.note_peak(attempt.peak_private_bytes)
         if not attempt.ok:
             raise BuildError(f"the reference build fails to run: {attempt.untestable}")

@@ -14,6 +14,7 @@ written, and runs it beside it).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Mapping, Optional
 
 import numpy as np
@@ -22,8 +23,10 @@ from ..context import RunContext
 from ..errors import BuildError, PipelineBuildError, UsageError
 from ..instrument import close_skip_set, is_required
 from ..pipeline import CompileConfig
+from ..progress import afford, stopped_at_limit, time_left, waiting
 from ..relax_ir import output_float_history
 from ..workers import Workers
+from ..workers.pool import STOPPED_AT_LIMIT
 from .attempts import Attempts
 from .build import Build, optional_events
 from ..tolerance import Tolerance
@@ -50,7 +53,8 @@ class ShadowSession:
         self.memo = BuildMemo(model.mod, config, context.on_build)
         self.attempts = Attempts(self, context.workers)
         self.reference_site = Reference(self)
-        self.runs = Runs(model.input_names(), tol, self.reference_site.start, self._reference_made, self.attempts)
+        self.runs = Runs(model.input_names(), tol, self.reference_site.start, self._reference_made, self.attempts,
+                         lambda: self.progress)
         if context.workers.runs_elsewhere:  # a GPU target's: this process never initializes the device
             self.runs.elsewhere = RunWorker(self, self._worker_timeout)
         self.optimized: Optional[Build] = None
@@ -129,11 +133,19 @@ class ShadowSession:
         seconds = self.optimized.seconds if self.optimized else 0.0
         return self.workers.timeout_for(seconds, self.runs.run_seconds)
 
-    def take(self, started: Started, what=None, skip: Optional[frozenset] = None):
+    def take(self, started: Started, what=None, skip: Optional[frozenset] = None, doing: Optional[str] = None,
+             estimate: Optional[float] = None):
         """The Attempt of ``started``, counted as a build of this session
         (skipping ``skip``, default the one it was started with); a failed one
-        is noted untestable as ``what`` (None: not noted)."""
-        attempt, first = self.attempts.taken(started, what)
+        is noted untestable as ``what`` (None: not noted). ``doing``: what the
+        wait is for, said while it lasts (``progress.waiting``, with the
+        ``estimate`` in seconds; None: the caller says it); a worker's is
+        waited for within the time limit the progress carries, and stopped
+        there (the limit's exception)."""
+        with waiting(self.progress, doing, estimate) if doing else contextlib.nullcontext():
+            attempt, first = self.attempts.taken(started, what, within=time_left(self.progress))
+        if attempt.untestable == STOPPED_AT_LIMIT:
+            stopped_at_limit(self.progress, doing or "a build in a worker")
         if first:
             self.memo.note_remote(started.skip if skip is None else skip, attempt)
         return attempt
@@ -171,7 +183,8 @@ class ShadowSession:
         self.config.validate()
         self._check_disabled(built=False)
         self.progress("building the optimized model (pipeline as written)")
-        self.optimized = self.build(frozenset(), record=record, instruments=instruments, fingerprint=fingerprint)
+        with waiting(self.progress, "TVM compiling the pipeline as written"):
+            self.optimized = self.build(frozenset(), record=record, instruments=instruments, fingerprint=fingerprint)
         self.recorded = record
         self.runs.use(self.optimized)
         self.events = self.optimized.events
@@ -225,7 +238,10 @@ class ShadowSession:
         if self.recorded:
             return
         self.progress("recording the pipeline's pass events")
-        build = self.build(frozenset(), record=True)
+        afford(self.progress, self.optimized.seconds, "recording the pipeline's pass events (a build)")
+        with waiting(self.progress, "TVM compiling the pipeline as written again, recording its passes",
+                     self.optimized.seconds):
+            build = self.build(frozenset(), record=True)
         if build.ok and [e.id for e in build.events] == [e.id for e in self.events]:
             self.attempts.changed()  # workers forked before lack the snapshots
             self.optimized = build

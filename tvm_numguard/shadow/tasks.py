@@ -192,8 +192,9 @@ class Started:
     def cancel(self) -> None:
         self.pending.cancel()
 
-    def result(self) -> Attempt:
-        return self.pending.result()
+    def result(self, within: Optional[float] = None) -> Attempt:
+        """The Attempt; ``within``: seconds to wait for a worker's (``Pending.result``)."""
+        return self.pending.result(within)
 
 
 def in_process(task, session: Builder, skip: frozenset = frozenset()) -> Started:

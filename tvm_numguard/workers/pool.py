@@ -34,9 +34,11 @@ from typing import Callable, Optional
 
 from ..errors import UsageError
 from . import memory
+from .lifetime import die_with_parent, stop_at_once
 from ..quiet import stderr_to_devnull
 
 IN_PROCESS, WORKERS = "in-process", "workers"
+STOPPED_AT_LIMIT = "stopped at the time limit"  # why a task waited for ``within`` seconds gave no answer
 MIN_TIMEOUT = 60.0  # seconds: the default build timeout is never shorter ...
 TIMEOUT_FACTOR = 10.0  # ... nor shorter than this many times the recorded build and run
 
@@ -132,24 +134,31 @@ class Pending:
         if self._future is not None and not self._future.done():
             self._future.cancel()
 
-    def result(self):
+    def result(self, within: Optional[float] = None):
+        """The answer; ``within``: seconds to wait for a worker's (None: as
+        long as its task may take), past which the task is stopped and its
+        answer is ``lost(STOPPED_AT_LIMIT)``."""
         if self._answer is None:
-            self._answer = self._compute() if self._future is None else self._await()
+            self._answer = self._compute() if self._future is None else self._await(within)
         return self._answer
 
-    def _await(self):
-        answer, why = await_worker(self._future, self.timeout, self.cap)
+    def _await(self, within: Optional[float]):
+        answer, why = await_worker(self._future, self.timeout, self.cap, within)
         return answer if why is None else self._lost(why)
 
 
-def await_worker(future, timeout: float, cap: int) -> tuple:
+def await_worker(future, timeout: float, cap: int, within: Optional[float] = None) -> tuple:
     """(the task's answer, None), or (None, why its worker gave none: timed
-    out, cancelled, or ``died``)."""
+    out, cancelled, stopped after ``within`` seconds of waiting (a caller's
+    time limit: STOPPED_AT_LIMIT), or ``died``)."""
     from pebble import ProcessExpired
 
     try:
-        return future.result(), None
+        return future.result(timeout=within), None
     except concurrent.futures.TimeoutError:
+        if not future.done():  # the wait ran out, not the task's own timeout
+            future.cancel()  # pebble stops the worker of a cancelled task
+            return None, STOPPED_AT_LIMIT
         return None, f"timed out: still working after {timeout:.0f} s (--build-timeout); the worker was stopped"
     except concurrent.futures.CancelledError:
         return None, "cancelled"
@@ -180,8 +189,10 @@ _TOKENS = itertools.count()
 _WATCHDOG: list = []  # in a worker: its memory watchdog
 
 
-def start_worker(cap: int) -> None:
-    """A pool's initializer: in a forked worker, before its first task."""
+def start_worker(cap: int, parent: int) -> None:
+    """A pool's initializer: in a worker forked from ``parent`` (its pid), before its first task."""
+    die_with_parent(parent)  # first: a parent killed now or later takes the worker with it
+    stop_at_once()
     # what the worker inherited is left out of its garbage collections: a collection
     # writes to every object it scans, which copies the parent's pages into the
     # worker's private memory (the more the parent holds, the more), counted
@@ -216,12 +227,13 @@ def worker_share(workers: Workers) -> int:
 
 def fork_pool(jobs: int, cap: int):
     """A pebble ProcessPool of ``jobs`` workers forked from this process, each
-    started by ``start_worker`` (memory watchdog at ``cap``)."""
+    started by ``start_worker`` (memory watchdog at ``cap``; killed by the
+    kernel when this process ends)."""
     from pebble import ProcessPool
 
     sys.stdout.flush()
     sys.stderr.flush()  # a fork copies unflushed buffers, which the worker would write again
-    return ProcessPool(max_workers=jobs, initializer=start_worker, initargs=(cap,),
+    return ProcessPool(max_workers=jobs, initializer=start_worker, initargs=(cap, os.getpid()),
                        context=multiprocessing.get_context("fork"))
 
 

@@ -13,7 +13,10 @@ A shared run gives what running again would: a session checks that both of
 its builds run deterministically before it bisects.
 
 A share is a directory, so it reaches workers forked before it existed: tasks
-carry its path (``directory``). Only the process that made it removes it.
+carry its path (``directory``). Only the process that made it removes it; one
+that was killed (SIGKILL, or ended a second after a Ctrl-C or SIGTERM while TVM
+held on) could not, so a new share removes the shares whose process is gone
+(their names carry the process id).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 POLL_SECONDS = 0.02
+PREFIX = "numguard-runs-"  # a share's directory: PREFIX, the pid of the process that made it, a random part
 # how a build was made, the first part of a key: a build of the session's model
 # by its configuration (some events skipped), or a module on its own (compile_plain)
 PIPELINE, PLAIN = "pipeline", "plain"
@@ -44,7 +48,8 @@ class RunShare:
     @classmethod
     def create(cls) -> "RunShare":
         """A new, empty share, removed when it is garbage (or ``remove``) in this process."""
-        share = cls(tempfile.mkdtemp(prefix="numguard-runs-"))
+        remove_orphans(tempfile.gettempdir())
+        share = cls(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         share._finalizer = weakref.finalize(share, _remove, share.directory, os.getpid())
         return share
 
@@ -161,3 +166,11 @@ def _unlink(path: str) -> None:
 def _remove(directory: str, owner: int) -> None:
     if os.getpid() == owner:  # a forked worker's copy of the share leaves it alone
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def remove_orphans(folder: str) -> None:
+    """Remove the shares in ``folder`` whose process is gone."""
+    for name in os.listdir(folder):
+        pid = name[len(PREFIX):].split("-", 1)[0] if name.startswith(PREFIX) else ""
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
