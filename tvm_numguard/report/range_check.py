@@ -12,16 +12,9 @@ from typing import Optional
 
 from ..numbers import plain
 from ..tolerance import DEFAULT_TOLERANCES
+from ..rangecheck.words import interval, number, warning_line
 from .schemas import CHECK_SCHEMA, header, validate
 from .sections import environment
-
-KIND_WORDS = {
-    "domain": "can leave its domain",
-    "overflow": "can overflow",
-    "approximation": "gets arguments where its approximation departs",
-    "piecewise": "splits the range",
-}
-
 
 def check_document(result, model, config, rtol: Optional[float] = None) -> dict:
     """The JSON document of a CheckResult, validated (jsonschema.ValidationError if not);
@@ -47,21 +40,6 @@ def check_document(result, model, config, rtol: Optional[float] = None) -> dict:
     return data
 
 
-def _number(v: float) -> str:
-    return f"{v:.6g}"
-
-
-def _interval(pair) -> str:
-    return f"[{_number(pair[0])}, {_number(pair[1])}]"
-
-
-def warning_line(w: dict) -> str:
-    """One warning in a line: where, what, the interval, against which limit."""
-    new = " (new: the pipeline brought it)" if w["new"] else ""
-    return (f"{w['binding']} = {w['op']} {KIND_WORDS[w['kind']]}{new}: {w['dtype']} values in "
-            f"{_interval(w['interval'])}, limit: {w['limit']}")
-
-
 CORNER_WORDS = {"high": "at its high end", "low": "at its low end", "both": "at either end",
                 "mixed": "with elements at both ends (a mixed corner)"}
 
@@ -73,9 +51,9 @@ def driver_text(drivers: dict, ranges: dict) -> str:
         band, whole = d["band"], ranges[name]
         text = f"{name} {CORNER_WORDS[d['corner']]}"
         if band[0] == band[1]:
-            text += f", split at {_number(band[0])}"
+            text += f", split at {number(band[0])}"
         elif band != [whole["low"], whole["high"]]:
-            text += f", only in {_interval(band)}"
+            text += f", only in {interval(band)}"
         parts.append(text)
     return "; ".join(parts)
 
