@@ -15,28 +15,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Optional, Union
 
-import numpy as np
+from ..shadow.observation import Observation, score_of
 
 Inputs = dict  # input name -> numpy array
 
 
-@dataclasses.dataclass(frozen=True)
-class Observation:
-    """One evaluation: the score, the reference's output values and the absolute
-    differences of the optimized build, both flattened over all outputs in
-    order (float64). ``score`` None: the reference is not finite here."""
-
-    score: Optional[float]
-    reference: Optional[np.ndarray] = None
-    error: Optional[np.ndarray] = None
-
-
 Evaluate = Callable[[Inputs], Union[Optional[float], Observation]]
-
-
-def score_of(outcome) -> Optional[float]:
-    """The score of what ``evaluate`` returned (a float, None or an Observation)."""
-    return outcome.score if isinstance(outcome, Observation) else outcome
 
 
 @dataclasses.dataclass

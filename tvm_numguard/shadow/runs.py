@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import BuildError
 from ..progress import Progress, stopped_at_limit, time_left, waiting
 from ..workers.pool import STOPPED_AT_LIMIT
-from ..search.sampling import Observation
+from .observation import Observation
 from ..errors import summarize_error
 from .build import Build, run_build
 from .compare import Comparison, compare_outputs, differences, is_finite_outputs

@@ -9,7 +9,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..framework import FrameworkError, NoFramework
-from ..search.sampling import Observation
+from ..shadow.observation import Observation
 from ..search.searches import random_candidate
 from ..shadow.compare import compare_outputs, is_finite_outputs
 from ..shadow.recent import Recent
