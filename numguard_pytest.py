@@ -54,12 +54,12 @@ def pytest_addoption(parser):
 
 def pytest_generate_tests(metafunc):
     if "numguard_corpus" in metafunc.fixturenames:
-        from tvm_numguard.regress.corpus import collect
+        from tvm_numguard.testing.regress.corpus import collect
 
         models = collect(metafunc.config.getoption("numguard_corpus") or [DEFAULT_CORPUS])
         metafunc.parametrize("numguard_corpus", models, ids=[m.name for m in models])
     if "numguard_random_model" in metafunc.fixturenames:
-        from tvm_numguard.regress.corpus import random_models
+        from tvm_numguard.testing.regress.corpus import random_models
 
         config = metafunc.config
         models = random_models(config.getoption("numguard_random"), config.getoption("numguard_seed"))

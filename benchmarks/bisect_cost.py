@@ -39,7 +39,7 @@ import tvm  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
 from tvm_numguard.testing import light_model  # noqa: E402
-from tvm_numguard.workers import Workers  # noqa: E402
+from tvm_numguard.build.workers import Workers  # noqa: E402
 
 PLANTS = {
     # patch name -> (relax pipeline, tir pipeline)

@@ -26,11 +26,11 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
-from tvm_numguard.generate import generate  # noqa: E402
-from tvm_numguard.rangecheck.analysis import analyse  # noqa: E402
-from tvm_numguard.rangecheck.check import check  # noqa: E402
-from tvm_numguard.rangecheck.interval import Interval  # noqa: E402
-from tvm_numguard.search import resolve_ranges  # noqa: E402
+from tvm_numguard.testing.generate import generate  # noqa: E402
+from tvm_numguard.judge.rangecheck.analysis import analyse  # noqa: E402
+from tvm_numguard.judge.rangecheck.check import check  # noqa: E402
+from tvm_numguard.judge.rangecheck.interval import Interval  # noqa: E402
+from tvm_numguard.locate import resolve_ranges  # noqa: E402
 from tvm_numguard.testing import light_model, tiny_cnn_onnx, tiny_mlp_onnx  # noqa: E402
 from tvm_numguard.testing.sampled import corner_samples, escapes, sampled_values  # noqa: E402
 
@@ -66,8 +66,8 @@ def corpus_sweep(name: str, rng) -> int:
     """Checks over a corpus; returns the tool errors plus unsound models."""
     import collections
 
-    from tvm_numguard.errors import UsageError
-    from tvm_numguard.regress.corpus import collect
+    from tvm_numguard.base.errors import UsageError
+    from tvm_numguard.testing.regress.corpus import collect
 
     counts, unknown = collections.Counter(), collections.Counter()
     with tempfile.TemporaryDirectory() as tmp:

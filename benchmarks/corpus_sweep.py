@@ -50,8 +50,8 @@ BASELINE_TOL = (1e-3, 1e-5)  # rtol, atol: what ONNX backend tests allow
 
 def framework_cases() -> list:
     """The node tests, the light models with random weights, the zoo's blocks."""
-    from tvm_numguard.zoo import blocks
-    from tvm_numguard.zoo.models import LIGHT_MODELS
+    from tvm_numguard.testing.zoo import blocks
+    from tvm_numguard.testing.zoo.models import LIGHT_MODELS
 
     cases = [c for c in onnx_cases() if not c["name"].startswith("light/")]
     cases += [{"name": f"light:{name}", "light": name, "data": {}} for name in LIGHT_MODELS]
@@ -67,7 +67,7 @@ def materialize(case: dict, directory: str) -> dict:
 
         return {**case, "model": light_model(case["light"], seed=0, directory=directory)}
     if "zoo" in case:
-        from tvm_numguard.zoo.blocks import export
+        from tvm_numguard.testing.zoo.blocks import export
 
         return {**case, "model": export(case["zoo"], directory)}
     return case
@@ -241,12 +241,12 @@ def baseline_error(case: dict, inputs) -> dict:
     """The reference build on the test inputs against the expected outputs."""
     import numpy as np
 
-    from tvm_numguard.model import load_model
-    from tvm_numguard.pipeline import CompileConfig
-    from tvm_numguard.shadow.compare import compare_outputs
-    from tvm_numguard.tolerance import Tolerance
-    from tvm_numguard.context import RunContext
-    from tvm_numguard.shadow.session import ShadowSession
+    from tvm_numguard.ir.model import load_model
+    from tvm_numguard.ir.pipeline import CompileConfig
+    from tvm_numguard.base.compare import compare_outputs
+    from tvm_numguard.base.tolerance import Tolerance
+    from tvm_numguard.build.context import RunContext
+    from tvm_numguard.build.session import ShadowSession
 
     expected = _read_tensors(case["data"]["outputs"])
     shapes = {n: list(v.shape) for n, v in (inputs or {}).items() if v.ndim}

@@ -28,12 +28,12 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tvm_numguard.context import RunContext  # noqa: E402
-from tvm_numguard.engine import as_model  # noqa: E402
+from tvm_numguard.build.context import RunContext  # noqa: E402
+from tvm_numguard.judge.engine import as_model  # noqa: E402
 from tvm_numguard.fixes import find_fix  # noqa: E402
 from tvm_numguard.fixes.cost import cost_table  # noqa: E402
-from tvm_numguard.options import Options  # noqa: E402
-from tvm_numguard.pipeline import CompileConfig  # noqa: E402
+from tvm_numguard.locate.options import Options  # noqa: E402
+from tvm_numguard.ir.pipeline import CompileConfig  # noqa: E402
 
 # name -> (how to make the model in a folder, pipeline, low, high, rtol, atol)
 CASES = {
@@ -47,14 +47,14 @@ CASES = {
 
 def make_model(kind: str, folder: str) -> str:
     if kind in ("bert-layer", "vit-layer", "resnet-basic"):
-        from tvm_numguard.zoo.blocks import export
+        from tvm_numguard.testing.zoo.blocks import export
         return export(kind, folder)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
     from test_fix import exp_heads, mlp
     if kind == "exp_heads":
         return exp_heads(os.path.join(folder, "exp_heads.onnx"), width=1024, rows=256, op="Mul")
     if kind == "tiny_cnn":
-        from tvm_numguard.zoo.models import tiny_cnn_onnx
+        from tvm_numguard.testing.zoo.models import tiny_cnn_onnx
         return tiny_cnn_onnx(os.path.join(folder, "cnn.onnx"))
     return mlp(os.path.join(folder, "mlp.onnx"))
 
@@ -62,7 +62,7 @@ def make_model(kind: str, folder: str) -> str:
 def pass_speedup(model, config: CompileConfig, event: str, witness) -> tuple:
     """(unsafe ms, pass off ms) where there is nothing to fix: what the pass buys here."""
     from tvm_numguard.fixes.cost import measure_all
-    from tvm_numguard.narrow import CulpritFix, FixPlan
+    from tvm_numguard.ir.narrow import CulpritFix, FixPlan
     off = dataclasses.replace(config, fix=FixPlan((CulpritFix(event, "pass"),)))
     unsafe, off = measure_all([("unsafe", config, 0), ("pass off", off, 0)], model.mod, witness, model.input_names())
     return unsafe.median_ms, off.median_ms

@@ -34,7 +34,7 @@ MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
 def plain_compile_seconds(model, pipeline: str, target: str) -> float:
     import tvm
 
-    from tvm_numguard.pipeline import make_target, relax_pipeline
+    from tvm_numguard.ir.pipeline import make_target, relax_pipeline
 
     target_obj = make_target(target)
     start = time.perf_counter()
@@ -60,7 +60,7 @@ def guard_row(model, target: str, budget: str, case: str = "guard-demo") -> dict
     from tvm import relax
 
     import tvm_numguard as ng
-    from tvm_numguard.pipeline import make_target
+    from tvm_numguard.ir.pipeline import make_target
 
     target_obj = make_target(target)
     start = time.perf_counter()
@@ -86,7 +86,7 @@ def guard_after_cuda_row(model, target: str, budget: str) -> dict:
     (its builds "in-process: CUDA was initialized ..."), never pass the compile unchecked."""
     import tvm
 
-    from tvm_numguard.targets import parse_target
+    from tvm_numguard.ir.targets import parse_target
 
     gpu = parse_target(target).is_gpu
     if gpu:
@@ -98,10 +98,10 @@ def guard_after_cuda_row(model, target: str, budget: str) -> dict:
 
 def fix_row(target: str, budget: str, directory: str) -> dict:
     import tvm_numguard as ng
-    from tvm_numguard.context import RunContext
+    from tvm_numguard.build.context import RunContext
     from tvm_numguard.fixes import find_fix
     from tvm_numguard.fixes.cost import cost_table
-    from tvm_numguard.zoo.models import tiny_cnn_onnx
+    from tvm_numguard.testing.zoo.models import tiny_cnn_onnx
 
     model = ng.load_model(tiny_cnn_onnx(os.path.join(directory, "cnn.onnx")))
     pipeline = "ToMixedPrecision,default"
@@ -131,9 +131,9 @@ def main() -> int:
     parser.add_argument("--budget", default="60")
     parser.add_argument("--target", default="cuda", help="another target runs the same table (llvm: to try the script)")
     args = parser.parse_args()
-    from tvm_numguard.errors import PipelineError
-    from tvm_numguard.model import load_model
-    from tvm_numguard.targets import parse_target, require_device
+    from tvm_numguard.base.errors import PipelineError
+    from tvm_numguard.ir.model import load_model
+    from tvm_numguard.ir.targets import parse_target, require_device
 
     target = f'{{"kind": "{args.target}", "arch": "{args.arch}"}}' if args.arch else args.target
     try:
@@ -142,7 +142,7 @@ def main() -> int:
         print(f"gpu_check: {err}", file=sys.stderr)
         return 2
     from tvm_numguard.testing import light_model
-    from tvm_numguard.zoo.blocks import export, missing_requirements
+    from tvm_numguard.testing.zoo.blocks import export, missing_requirements
 
     directory = tempfile.mkdtemp(prefix="gpu_check-")
     mlp = load_model(MLP)
@@ -156,7 +156,7 @@ def main() -> int:
     rows.append(guard_row(mlp, target, args.budget))
     rows.append(fix_row(target, args.budget, directory))
     print_rows(rows)
-    from tvm_numguard.targets import cuda_started_here
+    from tvm_numguard.ir.targets import cuda_started_here
 
     started = cuda_started_here()
     print(f"numguard's own process initialized CUDA: {'YES (a forked worker cannot use it)' if started else 'no'}")

@@ -31,13 +31,13 @@ import tvm  # noqa: E402
 from tvm import relax  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
-from tvm_numguard.shadow.build import BuildRequest, compile_model  # noqa: E402
-from tvm_numguard.tolerance import Tolerance  # noqa: E402
+from tvm_numguard.build.compile import BuildRequest, compile_model  # noqa: E402
+from tvm_numguard.base.tolerance import Tolerance  # noqa: E402
 from tvm_numguard.testing import light_model  # noqa: E402
-from tvm_numguard.capture import capture_values  # noqa: E402
-from tvm_numguard.values.graph import value_graph  # noqa: E402
-from tvm_numguard.trace.localize import value_errors  # noqa: E402
-from tvm_numguard.values.match import match_values  # noqa: E402
+from tvm_numguard.build.capture import capture_values  # noqa: E402
+from tvm_numguard.ir.values.value_graph import value_graph  # noqa: E402
+from tvm_numguard.api.trace.origin import value_errors  # noqa: E402
+from tvm_numguard.ir.values.value_match import match_values  # noqa: E402
 
 
 def measure(name: str, shape) -> dict:

@@ -168,7 +168,7 @@ def value_dtypes(model, inputs: list, expected: list) -> dict:
 def model_history(model, inputs: list, expected: list) -> tuple:
     """Per expected output array (``flat_values``' order), the narrowest float the
     model computes it in: ``onnx_history``, as numguard's import judge reads it."""
-    from tvm_numguard.framework.history import onnx_history
+    from tvm_numguard.judge.framework.history import onnx_history
 
     history = onnx_history(model, value_dtypes(model, inputs, expected))
     return tuple(history.get(output.name) for output, value in zip(model.graph.output, expected)
@@ -181,8 +181,8 @@ def judge_case(expected: list, computed: list, history) -> dict:
     differs where an output's ``tvm_at_fault`` holds (another shape counts) or
     the number of outputs differs; ``unjudged`` counts the differing elements
     whose expected value is not finite. The one place the rule is called."""
-    from tvm_numguard.source.agreement import compare_outputs_with_framework
-    from tvm_numguard.tolerance import Tolerance
+    from tvm_numguard.judge.import_stage.agreement import compare_outputs_with_framework
+    from tvm_numguard.base.tolerance import Tolerance
 
     if len(expected) != len(computed):
         return {"differs": True, "unjudged": 0, "why": f"{len(computed)} outputs, {len(expected)} expected"}
@@ -294,8 +294,8 @@ def sweep(cases: list, jobs: int, timeout: float, progress=None) -> list:
     import tvm  # noqa: F401 - imported once here, not in every child
     import tvm.relax.frontend.onnx  # noqa: F401
 
-    import tvm_numguard.framework.history  # noqa: F401
-    import tvm_numguard.source.agreement  # noqa: F401
+    import tvm_numguard.judge.framework.history  # noqa: F401
+    import tvm_numguard.judge.import_stage.agreement  # noqa: F401
 
     context = multiprocessing.get_context("fork")
     ops_by_name = {c.name: case_op(c, {}) for c in cases}

@@ -22,11 +22,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import patches  # noqa: E402
-from tvm_numguard.options import Options  # noqa: E402
-from tvm_numguard.pipeline import CompileConfig  # noqa: E402
-from tvm_numguard.regress import RowRequest, collect, regress  # noqa: E402
-from tvm_numguard.regress.corpus import random_models  # noqa: E402
-from tvm_numguard.workers import Workers  # noqa: E402
+from tvm_numguard.locate.options import Options  # noqa: E402
+from tvm_numguard.ir.pipeline import CompileConfig  # noqa: E402
+from tvm_numguard.testing.regress import RowRequest, collect, regress  # noqa: E402
+from tvm_numguard.testing.regress.corpus import random_models  # noqa: E402
+from tvm_numguard.build.workers import Workers  # noqa: E402
 
 
 def main() -> int:

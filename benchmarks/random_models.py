@@ -24,8 +24,8 @@ sys.path.insert(0, ROOT)
 import tvm_ffi  # noqa: E402
 from tvm import relax  # noqa: E402
 
-from tvm_numguard.generate import MOTIFS, GeneratorConfig, generate  # noqa: E402
-from tvm_numguard.generate.validate import invalid_reason  # noqa: E402
+from tvm_numguard.testing.generate import MOTIFS, GeneratorConfig, generate  # noqa: E402
+from tvm_numguard.testing.generate.validate import invalid_reason  # noqa: E402
 
 
 def validity(count: int, seed: int) -> dict:

@@ -47,16 +47,16 @@ import numpy as np  # noqa: E402
 from tvm import relax  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
-from tvm_numguard.engine import range_check  # noqa: E402
-from tvm_numguard.model import from_irmodule  # noqa: E402
-from tvm_numguard.search.aimed import Aim  # noqa: E402
-from tvm_numguard.search.budget import Budget  # noqa: E402
-from tvm_numguard.search.ranges import resolve_ranges  # noqa: E402
-from tvm_numguard.search.searches import make_search  # noqa: E402
-from tvm_numguard.tolerance import Tolerance  # noqa: E402
-from tvm_numguard.context import RunContext  # noqa: E402
-from tvm_numguard.shadow.session import ShadowSession  # noqa: E402
-from tvm_numguard.workers import Workers  # noqa: E402
+from tvm_numguard.judge.engine import range_check  # noqa: E402
+from tvm_numguard.ir.model import from_irmodule  # noqa: E402
+from tvm_numguard.locate.aimed import Aim  # noqa: E402
+from tvm_numguard.locate.budget import Budget  # noqa: E402
+from tvm_numguard.locate.ranges import resolve_ranges  # noqa: E402
+from tvm_numguard.locate.searches import make_search  # noqa: E402
+from tvm_numguard.base.tolerance import Tolerance  # noqa: E402
+from tvm_numguard.build.context import RunContext  # noqa: E402
+from tvm_numguard.build.session import ShadowSession  # noqa: E402
+from tvm_numguard.build.workers import Workers  # noqa: E402
 
 FP16_TOL = Tolerance(rtol=1e-2, atol=1e-2)
 F16_MAX = 65504.0

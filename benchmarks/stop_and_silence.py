@@ -82,7 +82,7 @@ print(f"LIMIT {g.progress.seconds}", flush=True)  # the last check's Deadline: i
 
 def models(folder: str) -> dict:
     """{name: .pt2 path} of the two blocks, exported into ``folder``."""
-    from tvm_numguard.zoo.blocks import export
+    from tvm_numguard.testing.zoo.blocks import export
 
     vit = os.path.join(folder, "vit-base-block.pt2")
     subprocess.run([sys.executable, "-c", VIT_BLOCK, vit], check=True, capture_output=True)

@@ -26,7 +26,7 @@ sys.path.insert(0, ROOT)
 import tvm_numguard as ng  # noqa: E402
 from bisect_cost import plain_compile_seconds  # noqa: E402  (benchmarks/ is the script's folder)
 from tvm_numguard.testing import light_model  # noqa: E402
-from tvm_numguard.workers import Workers  # noqa: E402
+from tvm_numguard.build.workers import Workers  # noqa: E402
 
 
 def main() -> int:

@@ -21,7 +21,7 @@ def _builds_in_process(request, monkeypatch):
     forking a pool per check costs more than the builds of a tiny model (a tiny-MLP bisect 8.5 s with
     the default pool, 4 s in-process), and pytest-xdist already gives every core a test."""
     if request.node.get_closest_marker("pool") is None:
-        from tvm_numguard.workers import pool
+        from tvm_numguard.build.workers import pool
 
         monkeypatch.setattr(pool, "available_cores", lambda: 0)
     yield
@@ -31,7 +31,7 @@ def _builds_in_process(request, monkeypatch):
 def _guard_limit_off_the_clock(monkeypatch):
     """The guard's default time limit follows the machine's speed (20x the compile, at least
     120 s); a test's verdict must not. Its own tests set the factor and floor they check."""
-    from tvm_numguard.guard import clock
+    from tvm_numguard.api.guard import clock
 
     monkeypatch.setattr(clock, "AUTO_FLOOR_S", 3600.0)
     yield

@@ -15,8 +15,8 @@ import tvm
 from tvm import relax
 
 import tvm_numguard as numguard
-from tvm_numguard.guard import NumericalRiskWarning
-from tvm_numguard.instrument import PassRecorder, disabled_pass_reaches
+from tvm_numguard.api.guard import NumericalRiskWarning
+from tvm_numguard.ir.instrument import PassRecorder, disabled_pass_reaches
 from tvm_numguard.report.advice import CODE
 
 from clirun import run_cli  # noqa: E402
@@ -32,9 +32,9 @@ RUNNER = textwrap.dedent("""
     import numpy as np, tvm
     from tvm import relax
     import tvm_numguard as numguard
-    from tvm_numguard.shadow.build import call_main
-    from tvm_numguard.shadow.compare import compare_outputs
-    from tvm_numguard.tolerance import Tolerance
+    from tvm_numguard.build.compile import call_main
+    from tvm_numguard.base.compare import compare_outputs
+    from tvm_numguard.base.tolerance import Tolerance
     spec = json.load(open(sys.argv[1]))
     witness = dict(np.load(spec["witness"]))
     model = numguard.load_model(spec["model"])

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.engine import range_check
-from tvm_numguard.rangecheck.check import check
-from tvm_numguard.search import Budget, InputRange, Observation, resolve_ranges
-from tvm_numguard.search.aimed import Aim, Target
-from tvm_numguard.search.searches import conform, make_search
-from tvm_numguard.context import RunContext
-from tvm_numguard.shadow.session import ShadowSession
+from tvm_numguard.judge.engine import range_check
+from tvm_numguard.judge.rangecheck.check import check
+from tvm_numguard.locate import Budget, InputRange, Observation, resolve_ranges
+from tvm_numguard.locate.aimed import Aim, Target
+from tvm_numguard.locate.searches import conform, make_search
+from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import ShadowSession
 from tvm_numguard.testing import tiny_cnn_onnx
-from tvm_numguard.workers import Workers
+from tvm_numguard.build.workers import Workers
 
 from clirun import run_cli
 
@@ -129,7 +129,7 @@ def test_the_guard_aims_its_short_search_and_reports_the_warning():
     import tvm
     from tvm import relax
 
-    from tvm_numguard.guard import NumericalRiskWarning
+    from tvm_numguard.api.guard import NumericalRiskWarning
 
     model, low, high = rare.fp16_mixed()
     said = []

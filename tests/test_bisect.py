@@ -81,8 +81,8 @@ def test_a_report_document_reads_back_into_its_finding(demo_report, search):
     """What a report writes of its Finding reads back into one that writes the
     same sections (the environment is now's; the witness's arrays and the range
     check's result are not kept in a document)."""
-    from tvm_numguard.finding import Finding
-    from tvm_numguard.numbers import plain
+    from tvm_numguard.judge.finding import Finding
+    from tvm_numguard.base.numbers import plain
     from tvm_numguard.report.sections import document
 
     report = ng.search(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
@@ -96,7 +96,7 @@ def test_a_report_document_reads_back_into_its_finding(demo_report, search):
 
 
 def test_the_plan_counts_the_probes_and_what_each_costs():
-    from tvm_numguard.bisect.driver import probe_plan
+    from tvm_numguard.locate.bisect.driver import probe_plan
 
     # 14 changed events: 4 prefix probes and the confirmation, each a build, its VM and a run
     assert probe_plan(14, False, 2.0, 98.0, 0.5) == (
@@ -107,7 +107,7 @@ def test_the_plan_counts_the_probes_and_what_each_costs():
 def test_a_vm_that_takes_longer_than_the_build_is_said_to_be_where_the_time_goes():
     from types import SimpleNamespace
 
-    from tvm_numguard.engine import bisection_plan
+    from tvm_numguard.judge.engine import bisection_plan
 
     def session(vm_seconds, pipeline="ToMixedPrecision,default"):
         return SimpleNamespace(optimized=SimpleNamespace(seconds=15.3),

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard import engine
-from tvm_numguard.bisect import Bisection
-from tvm_numguard.context import RunContext
-from tvm_numguard.shadow.session import ShadowSession
-from tvm_numguard.shadow.build import BuildRequest, compile_model, optional_events
-from tvm_numguard.workers import Workers
-from tvm_numguard.workers import can_fork
+from tvm_numguard.judge import engine
+from tvm_numguard.locate.bisect import Bisection
+from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import ShadowSession
+from tvm_numguard.build.compile import BuildRequest, compile_model, optional_events
+from tvm_numguard.build.workers import Workers
+from tvm_numguard.build.workers import can_fork
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

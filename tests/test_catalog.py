@@ -1,4 +1,4 @@
-"""The catalog of required passes (tvm_numguard/instrument/catalog.py) is true.
+"""The catalog of required passes (tvm_numguard/ir/instrument/catalog.py) is true.
 
 (a) every pass in REQUIRED_PASSES is needed: skipping all its occurrences
     fails the build or the run (``default`` Relax pipeline; ``zero`` is slow);
@@ -30,7 +30,7 @@ if ROOT not in sys.path:
 
 import pytest  # noqa: E402
 
-from tvm_numguard.instrument import REQUIRED_PASSES  # noqa: E402
+from tvm_numguard.ir.instrument import REQUIRED_PASSES  # noqa: E402
 
 # The model on which a required pass shows that it is required, where the small
 # CNN does not show it (on the CNN, skipping these alone builds and runs).
@@ -76,7 +76,7 @@ def _load(key: str, tmpdir: str):
     import numpy as np
     from onnx import TensorProto, helper
 
-    from tvm_numguard.model import load_model
+    from tvm_numguard.ir.model import load_model
     from tvm_numguard.testing import light_model_path, tiny_cnn_onnx
 
     rng = np.random.default_rng(0)
@@ -176,7 +176,7 @@ def _expand(jobs: Sequence[list], events) -> List[Tuple[str, str, List[str]]]:
     ["reference"] skips every optional event at once. Ids are stable, so a
     restarted worker expands the same list.
     """
-    from tvm_numguard.shadow.build import optional_events
+    from tvm_numguard.build.compile import optional_events
 
     top = [e for e in events if e.ran and not e.wrapper and "/" not in e.id]
     out: List[Tuple[str, str, List[str]]] = []
@@ -200,8 +200,8 @@ def _worker(spec_path: str, out_path: str, start: int) -> None:
 
     import numpy as np
 
-    from tvm_numguard.pipeline import CompileConfig
-    from tvm_numguard.shadow.build import BuildRequest, compile_model, run_build
+    from tvm_numguard.ir.pipeline import CompileConfig
+    from tvm_numguard.build.compile import BuildRequest, compile_model, run_build
 
     faulthandler.enable()
     with open(spec_path) as f:

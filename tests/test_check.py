@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard import api
-from tvm_numguard.model import from_irmodule
-from tvm_numguard.rangecheck.check import check
-from tvm_numguard.search import resolve_ranges
+from tvm_numguard.api import public as api
+from tvm_numguard.ir.model import from_irmodule
+from tvm_numguard.judge.rangecheck.check import check
+from tvm_numguard.locate import resolve_ranges
 from tvm_numguard.testing import tiny_cnn_onnx, tiny_mlp_onnx
 from tvm_numguard.testing.sampled import sampled_values
 
@@ -65,7 +65,7 @@ def test_the_driving_band_of_an_exp_overflow_is_where_the_model_overflows():
     band = warning.drivers["x"].band
     assert warning.drivers["x"].corner == "high"
     assert 0.0 < band.lo < band.hi == 100.0
-    from tvm_numguard.rangecheck.check import pipeline_module
+    from tvm_numguard.judge.rangecheck.check import pipeline_module
 
     later = pipeline_module(model.mod, config)
     rng = np.random.default_rng(0)
@@ -217,8 +217,8 @@ def test_a_split_the_model_itself_makes_is_no_warning():
 def test_prelu_bounds_hold():
     from tvm import relax
 
-    from tvm_numguard.rangecheck.analysis import analyse
-    from tvm_numguard.rangecheck.interval import Interval
+    from tvm_numguard.judge.rangecheck.analysis import analyse
+    from tvm_numguard.judge.rangecheck.interval import Interval
 
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorType((1, 3, 4), "float32"))

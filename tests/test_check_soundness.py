@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.generate import generate
-from tvm_numguard.rangecheck.analysis import analyse
-from tvm_numguard.rangecheck.check import pipeline_module
-from tvm_numguard.rangecheck.interval import Interval
+from tvm_numguard.testing.generate import generate
+from tvm_numguard.judge.rangecheck.analysis import analyse
+from tvm_numguard.judge.rangecheck.check import pipeline_module
+from tvm_numguard.judge.rangecheck.interval import Interval
 from tvm_numguard.testing import tiny_cnn_onnx, tiny_mlp_onnx
 from tvm_numguard.testing.sampled import corner_samples, escapes, sampled_values
 
@@ -64,7 +64,7 @@ def test_the_soundness_check_can_fail():
 def test_intervals_hold_on_transformer_blocks(name, tmp_path):
     """transformers blocks exported with torch.export (softmax attention, layer norm,
     GELU), before and after ToMixedPrecision."""
-    from tvm_numguard.zoo import blocks as zoo
+    from tvm_numguard.testing.zoo import blocks as zoo
 
     if zoo.ENTRIES[name].needs_transformers and zoo.missing_requirements():
         pytest.skip(zoo.missing_requirements())

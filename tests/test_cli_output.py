@@ -105,12 +105,12 @@ def test_click_errors_have_the_numguard_prefix(capsys):
 
 
 def test_an_internal_error_exits_3_and_asks_for_a_report(capsys, monkeypatch):
-    import tvm_numguard.engine
+    import tvm_numguard.judge.engine
 
     def broken(*args, **kwargs):
         raise RuntimeError("an invariant of ours broke")
 
-    monkeypatch.setattr(tvm_numguard.engine, "judge", broken)
+    monkeypatch.setattr(tvm_numguard.judge.engine, "judge", broken)
     code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE)
     (line,) = error_lines(err)
     assert code == 3 and "internal error" in line and "an invariant of ours broke" in line
@@ -184,10 +184,10 @@ def test_the_package_keeps_its_public_functions_beside_subpackages_of_the_same_n
     import types
 
     import tvm_numguard as ng
-    import tvm_numguard.bisect.strategies  # noqa: F401  (imports the subpackage 'bisect')
-    import tvm_numguard.guard.cache  # noqa: F401
-    import tvm_numguard.search.ranges  # noqa: F401
-    import tvm_numguard.trace.tracer  # noqa: F401
+    import tvm_numguard.locate.bisect.strategies  # noqa: F401  (imports the subpackage 'bisect')
+    import tvm_numguard.api.guard.cache  # noqa: F401
+    import tvm_numguard.locate.ranges  # noqa: F401
+    import tvm_numguard.api.trace.tracer  # noqa: F401
 
     for name in ("bisect", "search", "guard", "trace"):
         assert callable(getattr(ng, name)) and not isinstance(getattr(ng, name), types.ModuleType), name

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from tvm_numguard.shadow import compare_outputs
-from tvm_numguard.tolerance import Tolerance
-from tvm_numguard.shadow.compare import compare_output, ulp_distance
+from tvm_numguard.base.compare import compare_outputs
+from tvm_numguard.base.tolerance import Tolerance
+from tvm_numguard.base.compare import compare_output, ulp_distance
 
 
 def test_identical_outputs_score_zero():

@@ -7,11 +7,11 @@ import types
 import numpy as np
 import pytest
 
-from tvm_numguard.model import load_model
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow.build import compile_model, run_build
-from tvm_numguard.source.cpu import judge_against_cpu, wants_cpu_reference
-from tvm_numguard.tolerance import Tolerance
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.compile import compile_model, run_build
+from tvm_numguard.judge.cpu_reference import judge_against_cpu, wants_cpu_reference
+from tvm_numguard.base.tolerance import Tolerance
 
 from clirun import run_cli  # noqa: E402
 

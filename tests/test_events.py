@@ -2,10 +2,10 @@
 
 import pytest
 
-from tvm_numguard.instrument import EventPath, close_skip_set
-from tvm_numguard.model import load_model
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow import BuildRequest, compile_model, optional_events
+from tvm_numguard.ir.instrument import EventPath, close_skip_set
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.compile import BuildRequest, compile_model, optional_events
 
 
 def replay(hooks, skip=()):
@@ -185,7 +185,7 @@ def test_fuse_ops_is_skipped_with_the_fuse_tir_it_needs(small_model):
 def test_an_event_instrument_that_overrides_tvms_hooks_is_refused_when_made():
     import pytest
 
-    from tvm_numguard.instrument.base import EventInstrument
+    from tvm_numguard.ir.instrument.base import EventInstrument
 
     with pytest.raises(TypeError, match="overrides TVM's hook should_run"):
         class Sloppy(EventInstrument):  # noqa: F841 - made to be refused

@@ -10,12 +10,12 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.context import RunContext
-from tvm_numguard.bisect.result import BisectResult, Blame
-from tvm_numguard.errors import RangeError, UsageError
-from tvm_numguard.instrument.snapshot import EventSnapshot
+from tvm_numguard.build.context import RunContext
+from tvm_numguard.locate.bisect.result import BisectResult, Blame
+from tvm_numguard.base.errors import RangeError, UsageError
+from tvm_numguard.ir.instrument.snapshot import EventSnapshot
 from tvm_numguard.report import Report
-from tvm_numguard.shadow.session import ShadowSession
+from tvm_numguard.build.session import ShadowSession
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -137,7 +137,7 @@ def test_plots_leave_the_hosts_matplotlib_backend_alone(finding_report):
 
 
 def test_each_target_gets_its_own_registered_tir_pipeline():
-    from tvm_numguard.pipeline import tir_pipeline
+    from tvm_numguard.ir.pipeline import tir_pipeline
 
     llvm = tir_pipeline("VectorizeLoop,default", tvm.target.Target("llvm"))
     c = tir_pipeline("VectorizeLoop,default", tvm.target.Target("c"))
@@ -164,7 +164,7 @@ def test_values_are_named_in_the_users_model(tmp_path):
     assert any("module fc (Linear)" in label for label in labels), labels
     assert any("node 'tanh'" in label for label in labels), labels
 
-    from tvm_numguard.provenance import describe
+    from tvm_numguard.ir.provenance import describe
 
     assert "made by a pass" in describe(provenance, "lv99", "relax.add")
     assert "kept no names" in describe({}, "lv", "relax.add")

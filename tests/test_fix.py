@@ -15,9 +15,9 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 
 from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: F401 (a fixture)
-from tvm_numguard.errors import FixError
+from tvm_numguard.base.errors import FixError
 from tvm_numguard.fixes import load
-from tvm_numguard.narrow import CannotUndo, CulpritFix, FixPlan, narrowed, rewrites
+from tvm_numguard.ir.narrow import CannotUndo, CulpritFix, FixPlan, narrowed, rewrites
 
 
 @I.ir_module
@@ -40,7 +40,7 @@ def _run(mod, *args):
 
 
 def _ops(mod) -> list:
-    from tvm_numguard.relax_ir import function_bindings, op_name
+    from tvm_numguard.ir.relax_ir import function_bindings, op_name
     return [op_name(b.value) or str(b.value.args[0].name_hint) for b in function_bindings(mod["main"])]
 
 
@@ -120,7 +120,7 @@ def test_a_fix_for_another_module_is_refused_in_one_line():
 
 
 def dataclass_place(binding, op):
-    from tvm_numguard.narrow import Place
+    from tvm_numguard.ir.narrow import Place
     return Place("main", binding, op)
 
 
@@ -233,8 +233,8 @@ def test_apply_fix_for_another_pipeline_is_a_usage_error(tmp_path, capsys):
 
 def _foreign_fix(path, made_for):
     """A fix file that says it was made for the model at ``made_for`` (its sha256 and main)."""
-    from tvm_numguard.fixes.document import main_hash
-    from tvm_numguard.model import load_model
+    from tvm_numguard.fixes.fix_file import main_hash
+    from tvm_numguard.ir.model import load_model
     from tvm_numguard.report.schemas import header
 
     other = load_model(made_for)
@@ -254,7 +254,7 @@ def test_a_fix_made_for_another_model_is_refused_on_the_command_line_and_warned_
     fix = _foreign_fix(tmp_path / "fix.json", other)
     code, _, err = run_cli(capsys, "bisect", model, *MIXED, "--apply-fix", fix, "--json", str(tmp_path / "r.json"))
     assert_one_line_error(code, err, "was made for another model")
-    from tvm_numguard.narrow.instrument import ForeignFixWarning
+    from tvm_numguard.ir.narrow.instrument import ForeignFixWarning
     from tvm.relax.frontend.onnx import from_onnx
 
     with pytest.warns(ForeignFixWarning, match="made for another model"):
@@ -345,10 +345,10 @@ def three_exps() -> tvm.IRModule:
 
 @pytest.mark.slow  # end to end; the matcher's renaming rule stays fast (test_trace: casts and renamed values)
 def test_a_user_pass_that_renames_what_it_rewrites_is_narrowed_to_its_one_unsafe_place():
-    from tvm_numguard import api
+    from tvm_numguard.api import public as api
     from tvm_numguard.fixes import find_fix
-    from tvm_numguard.options import Options
-    from tvm_numguard.pipeline import CompileConfig
+    from tvm_numguard.locate.options import Options
+    from tvm_numguard.ir.pipeline import CompileConfig
 
     config = CompileConfig(pipeline="patches.exp_range:make_pass,zero")
     outcome = find_fix(three_exps(), config, Options(low=0.0, high=20.0, budget="40", framework=False))
@@ -419,7 +419,7 @@ def test_a_value_read_through_a_round_trip_to_float16_is_a_place():
 def test_undoing_at_a_place_whose_operator_is_another_is_refused():
     """The check sits in ``narrowed`` itself, so a wrapped pass (``Fix.wrap``) gets
     it as the instrument does: a fix made for another module undoes nothing."""
-    from tvm_numguard.narrow import Place
+    from tvm_numguard.ir.narrow import Place
 
     after = relax.transform.FastMathTransform()(Chain)
     with pytest.raises(CannotUndo, match="d is relax.exp here, the fix was made where it is relax.tanh"):

@@ -8,10 +8,10 @@ import pytest
 import tvm_numguard as ng
 from tvm_numguard.cli.groups import SearchArgs, CompileArgs
 from tvm_numguard.cli.regress import RegressSearchArgs
-from tvm_numguard.errors import UsageError
-from tvm_numguard.guard import GuardSettings
-from tvm_numguard.options import Options
-from tvm_numguard.search import resolve_ranges
+from tvm_numguard.base.errors import UsageError
+from tvm_numguard.api.guard import GuardSettings
+from tvm_numguard.locate.options import Options
+from tvm_numguard.locate import resolve_ranges
 
 from clirun import assert_one_line_error, run_cli
 
@@ -89,8 +89,8 @@ def test_guard_settings_are_checked_when_made():
 def test_a_regress_row_without_the_oracle_replays_without_it():
     import shlex
 
-    from tvm_numguard.regress.corpus import CorpusModel
-    from tvm_numguard.regress.row import RowRequest, replay_line
+    from tvm_numguard.testing.regress.corpus import CorpusModel
+    from tvm_numguard.testing.regress.row import RowRequest, replay_line
 
     options = Options(low=0.0, high=1.0, oracle=False, budget="20")
     request = RowRequest(ng.CompileConfig(pipeline="[FastMathTransform],zero"), options, "/tmp/out",

@@ -11,13 +11,13 @@ import tvm
 from onnx import TensorProto, helper, numpy_helper
 
 import tvm_numguard as ng
-from tvm_numguard.finding import Finding
-from tvm_numguard.framework import NoFramework, open_framework
-from tvm_numguard.framework.double import to_float64
-from tvm_numguard.framework.runtimes import FrameworkError
-from tvm_numguard.model import load_model
-from tvm_numguard.source.agreement import agreement_score, compare_with_framework
-from tvm_numguard.tolerance import Tolerance
+from tvm_numguard.judge.finding import Finding
+from tvm_numguard.judge.framework import NoFramework, open_framework
+from tvm_numguard.judge.framework.double import to_float64
+from tvm_numguard.judge.framework.runtimes import FrameworkError
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.judge.import_stage.agreement import agreement_score, compare_with_framework
+from tvm_numguard.base.tolerance import Tolerance
 from clirun import run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

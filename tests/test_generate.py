@@ -10,12 +10,12 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from tvm_numguard.errors import UsageError
-from tvm_numguard.generate import MOTIFS, GeneratorConfig, generate
-from tvm_numguard.rangecheck.interval import Interval
-from tvm_numguard.generate.ops import POSITIVE_MARGIN, SPECS
-from tvm_numguard.generate.validate import invalid_reason
-from tvm_numguard.regress.corpus import collect, random_models
+from tvm_numguard.base.errors import UsageError
+from tvm_numguard.testing.generate import MOTIFS, GeneratorConfig, generate
+from tvm_numguard.judge.rangecheck.interval import Interval
+from tvm_numguard.testing.generate.ops import POSITIVE_MARGIN, SPECS
+from tvm_numguard.testing.generate.validate import invalid_reason
+from tvm_numguard.testing.regress.corpus import collect, random_models
 
 
 @pytest.mark.slow  # builds and runs every generated model; the generator's own tests stay fast
@@ -108,7 +108,7 @@ def test_a_generated_model_is_named_by_its_row_and_comes_back_the_same():
 
 def test_the_hypothesis_strategy_shrinks_to_a_small_model():
     hypothesis = pytest.importorskip("hypothesis")
-    from tvm_numguard.generate.strategy import relax_graphs
+    from tvm_numguard.testing.generate.strategy import relax_graphs
 
     smallest = hypothesis.find(relax_graphs(), lambda g: "exp" in g.operators(),
                                settings=hypothesis.settings(database=None, max_examples=300))
@@ -116,7 +116,7 @@ def test_the_hypothesis_strategy_shrinks_to_a_small_model():
 
 
 def test_the_validity_check_catches_a_model_that_leaves_its_domain():
-    from tvm_numguard.generate.graph import Graph, Node
+    from tvm_numguard.testing.generate.model_graph import Graph, Node
 
     # log of an input whose range crosses 0: what the generator's adapters prevent
     graph = Graph((Node("input", (), (), (2,), Interval(-1.0, 1.0)), Node("log", (0,), (), (2,), Interval(-1.0, 0.0))),

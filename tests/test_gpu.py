@@ -11,11 +11,11 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.errors import PipelineError
-from tvm_numguard.instrument.catalog import GPU_REQUIRED_PASSES, is_required
-from tvm_numguard.model import load_model
-from tvm_numguard.shadow.build import BuildRequest, compile_model
-from tvm_numguard.targets import GPU_FALLBACK, NO_GPU, gpu_archs, parse_target, require_device
+from tvm_numguard.base.errors import PipelineError
+from tvm_numguard.ir.instrument.catalog import GPU_REQUIRED_PASSES, is_required
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.build.compile import BuildRequest, compile_model
+from tvm_numguard.ir.targets import GPU_FALLBACK, NO_GPU, gpu_archs, parse_target, require_device
 from clirun import assert_one_line_error, run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -99,7 +99,7 @@ def test_the_gpu_reference_of_the_mlp_builds_and_passes_verify_memory(cuda_never
 @pytest.mark.slow  # SqueezeNet and a BERT block compile for CUDA in about a minute together
 def test_the_gpu_reference_of_squeezenet_and_a_bert_block_builds_and_passes_verify_memory(tmp_path):
     from tvm_numguard.testing import light_model
-    from tvm_numguard.zoo.blocks import export, missing_requirements
+    from tvm_numguard.testing.zoo.blocks import export, missing_requirements
 
     _reference(load_model(light_model("squeezenet", seed=0, directory=str(tmp_path))))
     if missing_requirements():

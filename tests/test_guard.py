@@ -11,9 +11,9 @@ import tvm
 from tvm import relax
 
 import tvm_numguard as numguard
-from tvm_numguard.errors import NumguardError, RangeError, UsageError
-from tvm_numguard.guard import CacheWarning, GuardWarning, NumericalError, NumericalRiskWarning
-from tvm_numguard.guard.cache import VerdictCache
+from tvm_numguard.base.errors import NumguardError, RangeError, UsageError
+from tvm_numguard.api.guard import CacheWarning, GuardWarning, NumericalError, NumericalRiskWarning
+from tvm_numguard.api.guard.cache import VerdictCache
 from tvm_numguard.testing import tiny_mlp_onnx
 
 LOW, HIGH = 0.0, 1.0
@@ -180,7 +180,7 @@ def test_verdict_cache_reuses_the_disabled_set(mlp, tmp_path):
 def test_cache_key_covers_relax_build_params():
     # relax.build(params=...) links constants into the executable: different
     # values must not share a cached verdict
-    from tvm_numguard.guard.call import CallConfig
+    from tvm_numguard.api.guard.call import CallConfig
 
     def key(params):
         return CallConfig.from_call("llvm", "default", "default", build_kwargs={"params": params}).identity()
@@ -248,8 +248,8 @@ def test_the_cache_survives_two_writers_at_once_without_tvm(tmp_path):
 
 
 def test_late_progress_stays_quiet_then_tells_the_phases_so_far(monkeypatch, capsys):
-    from tvm_numguard.guard import clock
-    from tvm_numguard.progress import Detail
+    from tvm_numguard.api.guard import clock
+    from tvm_numguard.base.progress import Detail
 
     now = [1000.0]
     monkeypatch.setattr(clock.time, "perf_counter", lambda: now[0])  # a fake clock
@@ -401,7 +401,7 @@ def test_a_step_planned_past_the_limit_is_not_started(mlp, monkeypatch, oracle, 
     on a CPU (1000 s, planned, not waited for), and the check stops before the float64
     oracle, which is built here, or without it before the bisection's first step (the
     guard's build recorded for the bisection has a VM of its own to make)."""
-    from tvm_numguard.shadow.build import Build
+    from tvm_numguard.build.compile import Build
 
     made = Build.vm
 
@@ -425,7 +425,7 @@ def test_a_vm_that_takes_minutes_to_make_is_stopped_in_its_worker_at_the_limit(m
     when the limit runs out: the guard returns in time, saying what did not finish."""
     import time
 
-    from tvm_numguard.shadow.build import Build
+    from tvm_numguard.build.compile import Build
 
     made = Build.vm
 
@@ -448,7 +448,7 @@ def test_a_vm_that_takes_minutes_to_make_is_stopped_in_its_worker_at_the_limit(m
 def test_the_guard_is_bounded_by_default_by_the_compile_it_wraps(mlp, monkeypatch):
     """No time_limit given: the limit follows the compile as written (here made 1x, no
     floor, so that a check of several builds cannot fit), and the warning says what to do."""
-    from tvm_numguard.guard import clock
+    from tvm_numguard.api.guard import clock
 
     monkeypatch.setattr(clock, "AUTO_FACTOR", 1.0)
     monkeypatch.setattr(clock, "AUTO_FLOOR_S", 0.0)
@@ -460,9 +460,9 @@ def test_the_guard_is_bounded_by_default_by_the_compile_it_wraps(mlp, monkeypatc
 
 
 def test_the_default_time_limit_is_a_multiple_of_the_compile_with_a_floor(monkeypatch):
-    from tvm_numguard.guard import clock
-    from tvm_numguard.guard.clock import Deadline, TimeLimitReached, auto_time_limit
-    from tvm_numguard.guard.settings import GuardSettings
+    from tvm_numguard.api.guard import clock
+    from tvm_numguard.api.guard.clock import Deadline, TimeLimitReached, auto_time_limit
+    from tvm_numguard.api.guard.settings import GuardSettings
 
     monkeypatch.setattr(clock, "AUTO_FLOOR_S", 120.0)  # as shipped (conftest lifts it for every other test)
     assert auto_time_limit(0.5) == 120.0 and auto_time_limit(60.0) == 1200.0
@@ -481,7 +481,7 @@ def test_the_default_time_limit_is_a_multiple_of_the_compile_with_a_floor(monkey
         GuardSettings(time_limit=True)
 @pytest.mark.slow  # end to end; the fast tier keeps unit tests of the same logic
 def test_a_long_check_talks_on_stderr_by_default(mlp, capsys):
-    from tvm_numguard.guard.clock import LateProgress
+    from tvm_numguard.api.guard.clock import LateProgress
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumericalRiskWarning)

@@ -17,7 +17,7 @@ import tvm_ffi
 from tvm import relax
 
 import tvm_numguard as numguard
-from tvm_numguard.guard import NumericalRiskWarning
+from tvm_numguard.api.guard import NumericalRiskWarning
 from patches import inplace_softmax
 
 from clirun import run_cli  # noqa: E402
@@ -98,7 +98,7 @@ def test_guard_judges_an_in_place_pass_applied_before_the_compile():
 def test_recorded_snapshots_are_not_edited_by_later_passes():
     """The snapshot after an event is the module as that event left it, even
     when a later pass edits the module object in place."""
-    from tvm_numguard.shadow.build import BuildRequest, compile_model
+    from tvm_numguard.build.compile import BuildRequest, compile_model
 
     mod = inplace_softmax.make_model()
     config = numguard.CompileConfig(pipeline="CanonicalizeBindings," + PIPELINE)

@@ -19,7 +19,7 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 
 import tvm_numguard as numguard
-from tvm_numguard.model import from_irmodule
+from tvm_numguard.ir.model import from_irmodule
 from tvm_numguard.report.files import read_witness, write_witness
 
 from clirun import run_cli  # noqa: E402

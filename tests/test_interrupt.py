@@ -13,9 +13,9 @@ import signal
 import pytest
 import tvm
 
-from tvm_numguard.model import load_model
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow.build import BuildRequest, compile_model, optional_events
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.compile import BuildRequest, compile_model, optional_events
 
 from clirun import run_cli  # noqa: E402
 

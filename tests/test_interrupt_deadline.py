@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # raised in its instrument hook, with a forked worker busy beside it
 SWALLOWER = textwrap.dedent("""
     import multiprocessing, signal, sys, time
-    from tvm_numguard.cli.interrupt import InterruptDeadline
+    from tvm_numguard.cli.signals import InterruptDeadline
 
     def busy():
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # as numguard's workers do
@@ -68,7 +68,7 @@ def _gone(pid: int) -> bool:
 def test_a_run_that_ends_by_itself_is_not_cut_short():
     child = _start(textwrap.dedent("""
         import time
-        from tvm_numguard.cli.interrupt import InterruptDeadline
+        from tvm_numguard.cli.signals import InterruptDeadline
         with InterruptDeadline(lambda signum: "cut short", grace=0.5):
             try:  # the Ctrl-C comes once "started" is read: inside the try
                 print("started", flush=True)
@@ -84,7 +84,7 @@ def test_a_run_that_ends_by_itself_is_not_cut_short():
 
 
 def test_a_process_that_ignores_sigint_goes_on_ignoring_it_during_builds():
-    from tvm_numguard.shadow.interrupt import InterruptWatch
+    from tvm_numguard.build.interrupt_watch import InterruptWatch
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

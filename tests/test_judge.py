@@ -18,7 +18,7 @@ from tvm.relax.frontend.onnx import onnx_frontend
 from tvm.relax.frontend.torch import base_fx_graph_translator
 
 import tvm_numguard as ng
-from tvm_numguard.pipeline import CompileConfig
+from tvm_numguard.ir.pipeline import CompileConfig
 
 ZERO = CompileConfig(pipeline="zero")
 F16 = TensorProto.FLOAT16
@@ -171,7 +171,7 @@ def test_a_float16_bias_cast_up_keeps_float32s_tolerance():
     # patches/fold_fp16 rounds folded float32 constants through float16: a real pass defect. A bias stored
     # as float16 (exact in float32) and cast up must not loosen the output's tolerance to float16's
     from patches import fold_fp16
-    from tvm_numguard.model import from_irmodule
+    from tvm_numguard.ir.model import from_irmodule
 
     rng = np.random.default_rng(11)
     w, s = rng.normal(0, 0.3, (16, 32)).astype("float32"), rng.uniform(0.5, 2.0, (1, 32)).astype("float32")
@@ -283,8 +283,8 @@ def test_a_defect_in_an_operator_with_a_tuple_result_names_that_operator(tmp_pat
 def test_a_build_that_is_not_deterministic_is_one_finding_and_nothing_else(tmp_path, monkeypatch):
     # the builds differ on the witness, and the reference gives other outputs when run again: no pass is
     # judged, no culprit is named, no fix printed; the headline says it once and the report validates
-    from tvm_numguard.shadow import runs
-    from tvm_numguard.source import determinism
+    from tvm_numguard.build import runs
+    from tvm_numguard.judge import determinism
 
     monkeypatch.setattr(runs.Runs, "nondeterministic_builds", lambda self, inputs: ("reference",))
     monkeypatch.setattr(determinism, "tvm_values", _values_that_change())
@@ -342,7 +342,7 @@ def test_a_value_grafted_into_the_frameworks_run_takes_its_own_type(tmp_path):
     # what follows a flip is judged with TVM's value of the flipping node grafted into ONNX Runtime's run:
     # the grafted tensor becomes an input of that run, which ONNX Runtime refuses untyped ("does not have
     # type information"), and the flip of a float16 model was blamed on TVM
-    from tvm_numguard.framework import open_framework
+    from tvm_numguard.judge.framework import open_framework
 
     two = numpy_helper.from_array(np.array(2.0, np.float16), "two")
     nodes = [helper.make_node("Exp", ["x"], ["e"]), helper.make_node("Mul", ["e", "two"], ["m"]),

@@ -182,7 +182,7 @@ class _FakeJob:
     context: str = "a"
 
     def run(self, budget):
-        from tvm_numguard.errors import ModelError
+        from tvm_numguard.base.errors import ModelError
 
         if self.action == "hang":
             time.sleep(60)

@@ -9,10 +9,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import tvm
-from tvm_numguard.errors import ModelError, UnsupportedModel
-from tvm_numguard.model import InputSpec, load_model
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow import compile_model, run_build
+from tvm_numguard.base.errors import ModelError, UnsupportedModel
+from tvm_numguard.ir.model import InputSpec, load_model
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.compile import compile_model, run_build
 from tvm_numguard.testing import (
     light_model,
     light_model_path,

@@ -9,11 +9,11 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from tvm_numguard.instrument import recorder
-from tvm_numguard.instrument.recorder import ModuleHasher
-from tvm_numguard.model import load_model
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow import BuildRequest, compile_model
+from tvm_numguard.ir.instrument import recorder
+from tvm_numguard.ir.instrument.recorder import ModuleHasher
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.compile import BuildRequest, compile_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

@@ -5,13 +5,13 @@ import tvm
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from tvm_numguard.errors import first_line, summarize_error
-from tvm_numguard.flags import FLAG
-from tvm_numguard.instrument.base import EventInstrument
-from tvm_numguard.instrument.recorder import PassRecorder
-from tvm_numguard.options import Options
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow.recent import REMEMBERED, Recent
+from tvm_numguard.base.errors import first_line, summarize_error
+from tvm_numguard.base.flags import FLAG
+from tvm_numguard.ir.instrument.base import EventInstrument
+from tvm_numguard.ir.instrument.recorder import PassRecorder
+from tvm_numguard.locate.options import Options
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.recent import REMEMBERED, Recent
 
 
 def test_first_line_takes_a_tvmscript_diagnostic_with_where_it_is():
@@ -104,7 +104,7 @@ def test_an_event_instrument_sees_the_ids_the_recorder_does_and_its_no_skips():
 def test_a_build_request_is_checked_when_made():
     import pytest
 
-    from tvm_numguard.shadow.build import BuildRequest
+    from tvm_numguard.build.compile import BuildRequest
 
     with pytest.raises(ValueError, match="takes no skip set"):
         BuildRequest(skip={"FoldConstant#0"}, reference=True)
@@ -118,7 +118,7 @@ def test_a_finding_is_built_by_keywords_and_never_edited():
 
     import pytest
 
-    from tvm_numguard.finding import Finding
+    from tvm_numguard.judge.finding import Finding
 
     with pytest.raises(TypeError):
         Finding("bisect", None, None, None, {}, [], frozenset(), None, None, None, None, "clean")
@@ -132,8 +132,8 @@ def test_a_finding_is_built_by_keywords_and_never_edited():
 def test_a_culprit_switched_off_is_off_and_old_fix_files_still_read():
     import pytest
 
-    from tvm_numguard.guard.settings import GuardSettings
-    from tvm_numguard.narrow import CulpritFix
+    from tvm_numguard.api.guard.settings import GuardSettings
+    from tvm_numguard.ir.narrow import CulpritFix
 
     assert CulpritFix.from_json({"event": "A#0", "remedy": "pass"}).remedy == "off"  # a fix file before 0.2
     assert CulpritFix("A#0", "narrow", ()).switched_off() == CulpritFix("A#0", "off")
@@ -143,7 +143,7 @@ def test_a_culprit_switched_off_is_off_and_old_fix_files_still_read():
 
 
 def test_old_reports_search_sections_still_read():
-    from tvm_numguard.search.sampling import SearchResult
+    from tvm_numguard.locate.sampling import SearchResult
 
     old = {"strategy": "evolve", "evaluations": 3, "invalid": 0, "best_score": 2.0, "history": [1.0, 2.0, 0.5]}
     assert SearchResult.from_json(old).search == "evolve"
@@ -151,7 +151,7 @@ def test_old_reports_search_sections_still_read():
 
 
 def test_a_change_is_its_most_changed_operand():
-    from tvm_numguard.narrow.change import Change
+    from tvm_numguard.ir.narrow.change import Change
 
     assert Change.worst([Change.SAME, Change.FOLLOW, Change.SAME]) is Change.FOLLOW
     assert Change.worst([Change.FOLLOW, Change.REWRITE]) is Change.REWRITE
@@ -180,7 +180,7 @@ def test_a_fix_search_round_ends_verified_or_says_why_without_building():
 
     from tvm_numguard.fixes.finder import FixOutcome, FixSearch
     from tvm_numguard.fixes.narrowing import Narrowing
-    from tvm_numguard.narrow import CulpritFix
+    from tvm_numguard.ir.narrow import CulpritFix
 
     search = FixSearch(None, CompileConfig(), Options(low=0.0, high=1.0), None)
     search.outcome = FixOutcome(None, search.narrowings)
@@ -197,7 +197,7 @@ def test_a_fix_search_round_ends_verified_or_says_why_without_building():
 
 
 def test_a_bisection_says_the_time_left_from_the_probes_so_far():
-    from tvm_numguard.bisect.driver import time_left
+    from tvm_numguard.locate.bisect.driver import time_left
 
     assert time_left(30.0, 1, 5) == "; ~2 min left"  # 120 s is said in minutes
     assert time_left(10.0, 1, 5) == "; ~40 s left"  # 4 more at 10 s each

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from tvm import relax
 
-from tvm_numguard.model import load_model
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow.build import compile_model, run_build
-from tvm_numguard.tolerance import Tolerance
-from tvm_numguard.shadow.float64 import oracle_inputs, to_float64
-from tvm_numguard.shadow.oracle import classify, has_real_violation
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.compile import compile_model, run_build
+from tvm_numguard.base.tolerance import Tolerance
+from tvm_numguard.judge.float64 import oracle_inputs, to_float64
+from tvm_numguard.judge.oracle import classify, has_real_violation
 from relax_modules import run_module, unary_module
 from tvm_numguard.testing import tiny_cnn_onnx
 
@@ -185,7 +185,7 @@ def test_identical_builds_have_no_violation():
 
 def test_op_without_float64_kernel_stays_float32(monkeypatch):
     """Without its decomposition layer_norm fails in float64: found by probing, kept float32."""
-    from tvm_numguard.shadow import float64
+    from tvm_numguard.judge import float64
 
     monkeypatch.delitem(float64._DECOMPOSE, "relax.nn.layer_norm")
     rng = np.random.default_rng(6)
@@ -214,7 +214,7 @@ def test_legalized_module_keeps_call_tir_float32():
 def test_oracle_object_and_classify_on_a_real_difference(tmp_path):
     """Float64Build runs the CNN in float64; the float32 reference is benign against itself,
     and a float16-rounded 'optimized' output is a real violation."""
-    from tvm_numguard.shadow.float64 import Float64Build
+    from tvm_numguard.judge.float64 import Float64Build
 
     model = load_model(tiny_cnn_onnx(tmp_path / "cnn.onnx"))
     oracle = Float64Build(model.mod, model.input_names())
@@ -231,7 +231,7 @@ def test_oracle_object_and_classify_on_a_real_difference(tmp_path):
 # -- the oracle in a worker, beside the bisection ------------------------------
 def _parent_float64_builds(monkeypatch) -> list:
     """The Float64Builds made in numguard's own process (a worker's append is its own)."""
-    from tvm_numguard.shadow import float64
+    from tvm_numguard.judge import float64
 
     here, made, real = os.getpid(), [], float64.Float64Build.__init__
 
@@ -245,8 +245,8 @@ def _parent_float64_builds(monkeypatch) -> list:
 
 def _bisect_mlp(lines: list, monkeypatch, cores: int = 4):
     import tvm_numguard as ng
-    from tvm_numguard.shadow import oracle
-    from tvm_numguard.workers import Workers, can_fork
+    from tvm_numguard.judge import oracle
+    from tvm_numguard.build.workers import Workers, can_fork
 
     monkeypatch.setattr(oracle, "available_cores", lambda: cores)  # the worker is for machines with cores to spare
     if not can_fork():
@@ -276,7 +276,7 @@ def test_on_two_cores_the_oracle_is_built_here_before_the_bisection(monkeypatch)
 def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(monkeypatch):
     import dataclasses
 
-    from tvm_numguard import engine
+    from tvm_numguard.judge import engine
 
     real = engine.judge_by_oracle
     monkeypatch.setattr(engine, "judge_by_oracle",
@@ -290,10 +290,10 @@ def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(m
 
 
 def test_a_bisection_told_to_stop_gives_up_before_its_next_probe():
-    from tvm_numguard.bisect import Bisection, BisectionStopped
-    from tvm_numguard.context import RunContext
-    from tvm_numguard.shadow.session import ShadowSession
-    from tvm_numguard.workers import Workers
+    from tvm_numguard.locate.bisect import Bisection, BisectionStopped
+    from tvm_numguard.build.context import RunContext
+    from tvm_numguard.build.session import ShadowSession
+    from tvm_numguard.build.workers import Workers
 
     model = load_model(MLP)
     asked: list = []
@@ -308,7 +308,7 @@ def test_a_bisection_told_to_stop_gives_up_before_its_next_probe():
 
 
 def test_a_float64_build_that_fails_in_its_worker_leaves_every_violation_real(monkeypatch):
-    from tvm_numguard.shadow import float64
+    from tvm_numguard.judge import float64
 
     def fails(self, *args, **kwargs):
         raise RuntimeError("no float64 kernel in this test")
@@ -361,7 +361,7 @@ def _widen_sums_pass():
 
 
 def test_a_float16_models_oracle_computes_in_float64():
-    from tvm_numguard.shadow.float64 import Float64Build
+    from tvm_numguard.judge.float64 import Float64Build
 
     x = np.random.default_rng(1).uniform(0.5, 1.0, (4, 512)).astype(np.float16)
     (out,) = Float64Build(_float16_sum_model(), ["x"]).run({"x": x})
@@ -377,7 +377,7 @@ def test_a_pass_that_makes_a_float16_model_more_accurate_is_benign(tmp_path):
     import types
 
     import tvm_numguard as ng
-    from tvm_numguard.model import from_irmodule
+    from tvm_numguard.ir.model import from_irmodule
 
     module = types.ModuleType("widen_sums_for_test")
     module.make_pass = _widen_sums_pass

@@ -88,7 +88,7 @@ def test_the_plugin_parametrizes_generated_models(pytester):
 
 
 def test_a_generated_graph_is_checked_at_the_ranges_it_was_made_for():
-    from tvm_numguard.generate import GeneratorConfig, generate
+    from tvm_numguard.testing.generate import GeneratorConfig, generate
 
     graph = generate(0, 1, GeneratorConfig(target="FoldConstant"))
     row = assert_pass_numerically_safe("FoldConstant", graph, require_fired=True)

@@ -8,7 +8,7 @@ import os
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.model import from_irmodule
+from tvm_numguard.ir.model import from_irmodule
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = json.load(open(os.path.join(ROOT, "patches", "manifest.json")))

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 import tvm
 
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.shadow.build import BuildRequest, compile_model, optional_events, run_build
-from tvm_numguard.shadow.compare import compare_outputs
-from tvm_numguard.tolerance import Tolerance
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.build.compile import BuildRequest, compile_model, optional_events, run_build
+from tvm_numguard.base.compare import compare_outputs
+from tvm_numguard.base.tolerance import Tolerance
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST_PATH = os.path.join(ROOT, "patches", "manifest.json")

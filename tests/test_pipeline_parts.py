@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from tvm_numguard.errors import PipelineError
-from tvm_numguard.pipeline import CompileConfig
+from tvm_numguard.base.errors import PipelineError
+from tvm_numguard.ir.pipeline import CompileConfig
 
 from clirun import assert_one_line_error, run_cli  # noqa: E402
 
@@ -72,8 +72,8 @@ def test_report_replays_from_any_folder(capsys, tmp_path, monkeypatch):
 
 
 def test_a_mistyped_pass_name_gets_did_you_mean():
-    from tvm_numguard.errors import PipelineError
-    from tvm_numguard.pipeline import CompileConfig
+    from tvm_numguard.base.errors import PipelineError
+    from tvm_numguard.ir.pipeline import CompileConfig
 
     for typo, meant in [("ToMixedPrecison", "ToMixedPrecision"), ("fastmathtransform", "FastMathTransform"),
                         ("FoldConstnt", "FoldConstant")]:

@@ -12,16 +12,16 @@ import tvm
 from onnx import TensorProto, helper, numpy_helper
 
 import tvm_numguard as ng
-from tvm_numguard.errors import RangeError
-from tvm_numguard.model import load_model
-from tvm_numguard.narrow.widen import CannotWiden, keep_float32
-from tvm_numguard.rangecheck.indices import check_index_ranges, index_reaches, integer_note
-from tvm_numguard.relax_ir import output_float_history
-from tvm_numguard.search.ranges import InputRange
-from tvm_numguard.shadow.compare import compare_output
-from tvm_numguard.source.agreement import compare_with_framework, perturbed, spread_of
-from tvm_numguard.source.localize import is_discontinuous, tvm_values
-from tvm_numguard.tolerance import Tolerance
+from tvm_numguard.base.errors import RangeError
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.ir.narrow.widen import CannotWiden, keep_float32
+from tvm_numguard.judge.rangecheck.indices import check_index_ranges, index_reaches, integer_note
+from tvm_numguard.ir.relax_ir import output_float_history
+from tvm_numguard.locate.ranges import InputRange
+from tvm_numguard.base.compare import compare_output
+from tvm_numguard.judge.import_stage.agreement import compare_with_framework, perturbed, spread_of
+from tvm_numguard.judge.import_stage.first_node import is_discontinuous, tvm_values
+from tvm_numguard.base.tolerance import Tolerance
 from clirun import assert_one_line_error, run_cli, script_not_on_path  # noqa: F401 (a fixture)
 from onnxfile import save_onnx
 
@@ -153,7 +153,7 @@ def test_a_layer_norm_of_constant_rows_is_no_import_difference(tmp_path):
     assert "import" not in report.at_fault and report.imports.verdict in ("agree", "benign")
     # the search's witness is degenerate (constant rows): the spread excuses it, TVM's error stays real
     constant = {"x": np.full((2, 8, 16), -0.98, np.float32)}
-    from tvm_numguard.framework import open_framework
+    from tvm_numguard.judge.framework import open_framework
     framework = open_framework(path, ["x"])
     truth = framework.truth(constant)
     spread = spread_of(truth, [framework.truth(perturbed(constant, s)) for s in range(4)])
@@ -228,7 +228,7 @@ def test_a_range_the_framework_runs_is_never_refused(tmp_path):
 
     check_index_ranges(model, {"idx": InputRange(0, 200)}, runs)  # the framework runs both ends: not refused
     assert asked == [("idx", "low"), ("idx", "high")]
-    from tvm_numguard.framework.probe import EndsProbe
+    from tvm_numguard.judge.framework.probe import EndsProbe
     probe = EndsProbe(model, {"idx": InputRange(0, 200)})
     assert probe("idx", "high") is False  # ONNX Runtime refuses index 100 of a 10-row table
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tvm import relax
 
-from tvm_numguard.rangecheck import DOMAINS, check_domains, domain_of, find_invalid_ops, is_vulnerable
+from tvm_numguard.judge.rangecheck import DOMAINS, check_domains, domain_of, find_invalid_ops, is_vulnerable
 from relax_modules import run_module, unary_module
 
 
@@ -50,7 +50,7 @@ def test_onnx_model_as_loaded(tmp_path):
     import onnx
     from onnx import TensorProto, helper
 
-    from tvm_numguard.model import load_model
+    from tvm_numguard.ir.model import load_model
 
     graph = helper.make_graph(
         [helper.make_node("Sqrt", ["x"], ["s"]), helper.make_node("Log", ["s"], ["y"])],

@@ -10,17 +10,17 @@ import sys
 import numpy as np
 import pytest
 
-from tvm_numguard.model import load_model
-from tvm_numguard.options import Options
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.reduce import PassQuestion, reduce_violation
-from tvm_numguard.reduce.cut import cut, main_bindings
-from tvm_numguard.reduce.reducer import Answer
-from tvm_numguard.regress import RowRequest, collect, regress
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.locate.options import Options
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.testing.reduce import PassQuestion, reduce_violation
+from tvm_numguard.testing.reduce.cut import cut, main_bindings
+from tvm_numguard.testing.reduce.reducer import Answer
+from tvm_numguard.testing.regress import RowRequest, collect, regress
 from tvm_numguard.report.files import read_witness
-from tvm_numguard.tolerance import Tolerance
+from tvm_numguard.base.tolerance import Tolerance
 from tvm_numguard.testing import assert_same_on_witness
-from tvm_numguard.workers import Workers
+from tvm_numguard.build.workers import Workers
 
 from clirun import run_cli
 from test_regress import MANIFEST, PLANTED
@@ -145,7 +145,7 @@ def test_shrinking_refuses_shapes_the_operators_cannot_take_without_a_build():
     from tvm.script import relax as R
     import tvm
 
-    from tvm_numguard.reduce.shrink import resize
+    from tvm_numguard.testing.reduce.shrink import resize
 
     @R.function
     def main(x: R.Tensor((4, 6), "float32")):
@@ -160,7 +160,7 @@ def test_shrinking_refuses_shapes_the_operators_cannot_take_without_a_build():
 
 def test_a_tuple_a_kept_binding_reads_is_kept_not_fed_as_an_input():
     # batch_norm returns a tuple: the binding that takes its first field cannot get it as an input
-    from tvm_numguard.generate import GeneratorConfig, generate
+    from tvm_numguard.testing.generate import GeneratorConfig, generate
 
     graph = generate(0, 19, GeneratorConfig())  # conv2d -> batch_norm -> ... (a model DecomposeOpsForInference changes)
     mod = graph.to_irmodule()

@@ -15,11 +15,11 @@ import pytest
 
 import patches
 
-from tvm_numguard.options import Options
-from tvm_numguard.pipeline import CompileConfig
-from tvm_numguard.regress import RegressRow, RegressRun, RowRequest, collect, regress
-from tvm_numguard.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION
-from tvm_numguard.workers import Workers
+from tvm_numguard.locate.options import Options
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.testing.regress import RegressRow, RegressRun, RowRequest, collect, regress
+from tvm_numguard.testing.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION
+from tvm_numguard.build.workers import Workers
 
 from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: F401 (a fixture)
 
@@ -212,8 +212,8 @@ def test_cli_regress_adds_generated_models_that_replay_by_name(tmp_path, capsys)
 
 def test_discontinuous_generated_models_are_asked_for_and_named_so():
     from tvm_numguard.cli.regress import CorpusChoice
-    from tvm_numguard.generate.ops import SPECS
-    from tvm_numguard.regress.corpus import random_graph
+    from tvm_numguard.testing.generate.ops import SPECS
+    from tvm_numguard.testing.regress.corpus import random_graph
 
     models = CorpusChoice((), 30, None, discontinuous=True).models(2)
     assert all(m.name.endswith("~discontinuous") for m in models)

@@ -1,4 +1,4 @@
-"""Runs shared by fingerprint (workers/share.py): configurations that compile
+"""Runs shared by fingerprint (build/workers/share.py): configurations that compile
 to the same executable are run once per input, across workers; a claimant
 that dies leaves the run to the next; plain builds carry a fingerprint."""
 
@@ -12,14 +12,14 @@ import tvm
 from tvm import relax
 
 import tvm_numguard as ng
-from tvm_numguard import engine
-from tvm_numguard.context import RunContext
-from tvm_numguard.shadow.runs import Runs
-from tvm_numguard.shadow.build import compile_plain, run_build
-from tvm_numguard.trace.passes import PassTable
-from tvm_numguard.workers import Workers
-from tvm_numguard.workers import can_fork
-from tvm_numguard.workers.share import PIPELINE, PLAIN, RunShare
+from tvm_numguard.judge import engine
+from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.runs import Runs
+from tvm_numguard.build.compile import compile_plain, run_build
+from tvm_numguard.api.trace.passes import PassTable
+from tvm_numguard.build.workers import Workers
+from tvm_numguard.build.workers import can_fork
+from tvm_numguard.build.workers.share import PIPELINE, PLAIN, RunShare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

@@ -12,16 +12,16 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.context import RunContext
-from tvm_numguard.narrow import FixPlan
-from tvm_numguard import engine
-from tvm_numguard.errors import BuildError
-from tvm_numguard.shadow import build as build_module
-from tvm_numguard.shadow.run_worker import RunWorker
-from tvm_numguard.shadow.session import ShadowSession
-from tvm_numguard.shadow.tasks import RunFailure
-from tvm_numguard.targets import local_target
-from tvm_numguard.workers import IN_PROCESS, Workers, can_fork
+from tvm_numguard.build.context import RunContext
+from tvm_numguard.ir.narrow import FixPlan
+from tvm_numguard.judge import engine
+from tvm_numguard.base.errors import BuildError
+from tvm_numguard.build import compile as build_module
+from tvm_numguard.build.run_worker import RunWorker
+from tvm_numguard.build.session import ShadowSession
+from tvm_numguard.build.tasks import RunFailure
+from tvm_numguard.ir.targets import local_target
+from tvm_numguard.build.workers import IN_PROCESS, Workers, can_fork
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -138,12 +138,12 @@ def cuda_started(monkeypatch):
     forks made from this process meanwhile are counted."""
     import importlib
 
-    from tvm_numguard import targets
+    from tvm_numguard.ir import targets
 
     forks, real_fork = [], os.fork
     monkeypatch.setattr(targets, "cuda_started_here", lambda: True)  # as Workers.for_target asks it
     monkeypatch.setattr(engine, "cuda_started_here", lambda: True)
-    monkeypatch.setattr(importlib.import_module("tvm_numguard.guard.guard"), "cuda_started_here", lambda: True)
+    monkeypatch.setattr(importlib.import_module("tvm_numguard.api.guard.guard"), "cuda_started_here", lambda: True)
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
     return forks
 
@@ -152,7 +152,7 @@ def cuda_started(monkeypatch):
 def test_a_caller_whose_process_started_cuda_is_checked_in_this_process(cuda_started, monkeypatch):
     """The workers asked for cannot use the GPU: every build and run is made
     here (an LLVM build, its target taken for a GPU's), said once, and bisected."""
-    from tvm_numguard.targets import TargetSpec
+    from tvm_numguard.ir.targets import TargetSpec
 
     monkeypatch.setattr(TargetSpec, "is_gpu", property(lambda self: True))
     monkeypatch.setattr(engine, "require_device", lambda spec: None)  # as if a GPU were here
@@ -172,9 +172,9 @@ def test_the_guard_checks_a_gpu_compile_after_cuda_started_here(cuda_started, mo
 
     from tvm import relax
 
-    from tvm_numguard.guard import GuardWarning
+    from tvm_numguard.api.guard import GuardWarning
 
-    monkeypatch.setattr(importlib.import_module("tvm_numguard.guard.guard"), "is_gpu", lambda target: True)
+    monkeypatch.setattr(importlib.import_module("tvm_numguard.api.guard.guard"), "is_gpu", lambda target: True)
     mod = ng.load_model(MLP).mod
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -231,7 +231,7 @@ def test_the_cost_of_safety_on_a_gpu_target_is_timed_in_a_worker(vms_made_here, 
 
 @needs_fork
 def test_a_trace_with_every_run_in_a_worker_localizes_a_relax_culprit_and_says_why_not_a_tir_one(vms_made_here):
-    from tvm_numguard.trace.tracer import TIR_NOT_LOCALIZED
+    from tvm_numguard.api.trace.tracer import TIR_NOT_LOCALIZED
 
     options = ng.Options(low=0.0, high=1.0, budget="30")
     workers = Workers(jobs=0, runs_in_workers=True)
@@ -253,7 +253,7 @@ def test_a_guard_that_runs_nothing_here_checks_and_returns_a_safe_build(vms_made
 
     from tvm import relax
 
-    guard_module = importlib.import_module("tvm_numguard.guard.guard")
+    guard_module = importlib.import_module("tvm_numguard.api.guard.guard")
     monkeypatch.setattr(guard_module, "is_gpu", lambda target: True)
     mod = ng.load_model(MLP).mod
     with pytest.warns(Warning):
@@ -272,7 +272,7 @@ def test_a_relax_localization_is_built_for_the_local_target_however_builds_run(m
     plain LLVM (not by the session, which builds for the GPU); a CPU target's by the session."""
     from types import SimpleNamespace
 
-    from tvm_numguard.trace import tracer
+    from tvm_numguard.api.trace import tracer
 
     seen = {}
     monkeypatch.setattr(tracer, "localize_relax",

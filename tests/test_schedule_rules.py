@@ -1,4 +1,4 @@
-"""dlight's schedule rules as events of their own (instrument/schedule_rules.py):
+"""dlight's schedule rules as events of their own (ir/instrument/schedule_rules.py):
 one per rule and kernel, on CUDA (compiled here, never run) and on a CPU
 pipeline with a rule of a user's own (``dlight_rules.HalfAccumulator``, which
 accumulates sums in float16), bisected, advised and fixed end to end."""
@@ -13,13 +13,13 @@ from tvm import relax
 from tvm.s_tir import dlight
 
 import tvm_numguard as ng
-from tvm_numguard.instrument import schedule_rules
-from tvm_numguard.instrument.catalog import EVERY_RULE_EVENT, close_skip_set, is_optional
-from tvm_numguard.instrument.events import PassEvent
-from tvm_numguard.model import load_model
-from tvm_numguard.pipeline import relax_pipeline
-from tvm_numguard.targets import parse_target
-from tvm_numguard.shadow.build import call_main, compile_model
+from tvm_numguard.ir.instrument import schedule_rules
+from tvm_numguard.ir.instrument.catalog import EVERY_RULE_EVENT, close_skip_set, is_optional
+from tvm_numguard.ir.instrument.events import PassEvent
+from tvm_numguard.ir.model import load_model
+from tvm_numguard.ir.pipeline import relax_pipeline
+from tvm_numguard.ir.targets import parse_target
+from tvm_numguard.build.compile import call_main, compile_model
 from clirun import run_cli
 from dlight_rules import HalfAccumulator
 from test_advice import code_blocks, fresh_process_scores

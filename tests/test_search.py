@@ -7,12 +7,12 @@ import time
 import numpy as np
 import pytest
 
-from tvm_numguard.errors import NumguardError, RangeError
-from tvm_numguard.search.budget import DEFAULT_BUDGET, Budget, parse_budget
-from tvm_numguard.search.cancellation import ZeroCrossing
-from tvm_numguard.search.ranges import InputRange
-from tvm_numguard.search.sampling import Observation
-from tvm_numguard.search.searches import (
+from tvm_numguard.base.errors import NumguardError, RangeError
+from tvm_numguard.locate.budget import DEFAULT_BUDGET, Budget, parse_budget
+from tvm_numguard.locate.cancellation import ZeroCrossing
+from tvm_numguard.locate.ranges import InputRange
+from tvm_numguard.locate.sampling import Observation
+from tvm_numguard.locate.searches import (
     SEARCHES,
     BoundarySearch,
     EvolveSearch,

@@ -6,10 +6,10 @@ import time
 import numpy as np
 import pytest
 
-from tvm_numguard.errors import RangeError
-from tvm_numguard.model import InputSpec
-from tvm_numguard.search import make_search, parse_budget
-from tvm_numguard.search.ranges import InputRange
+from tvm_numguard.base.errors import RangeError
+from tvm_numguard.ir.model import InputSpec
+from tvm_numguard.locate import make_search, parse_budget
+from tvm_numguard.locate.ranges import InputRange
 
 SPECS = [InputSpec("x", (2, 4), "float32"), InputSpec("n", (3,), "int32")]
 RANGES = {"x": InputRange(-1.0, 1.0), "n": InputRange(0, 9)}

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 
 import tvm_numguard as ng
 from tvm_numguard.cli import main
-from tvm_numguard.errors import InvalidReferenceError
+from tvm_numguard.base.errors import InvalidReferenceError
 from tvm_numguard.report import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from tvm_numguard.workers import can_fork
+from tvm_numguard.build.workers import can_fork
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes are forked (Linux)")
 
@@ -23,7 +23,7 @@ MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
 # pebble's pool-manager thread for a worker that died; the busy worker prints the pids
 POOL_PARENT = textwrap.dedent("""
     import os, sys, time
-    from tvm_numguard.workers import ForkPool
+    from tvm_numguard.build.workers import ForkPool
 
     def pid(context):
         return os.getpid()
@@ -98,7 +98,7 @@ def test_a_worker_forked_after_its_parent_died_ends_at_once():
     and the request. The worker's check of its parent ends it."""
     child = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import os
-        from tvm_numguard.workers.lifetime import die_with_parent
+        from tvm_numguard.build.workers.lifetime import die_with_parent
         die_with_parent(os.getppid() + 1)  # a parent that is not this process's
         print("survived")
     """)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}, timeout=30)
@@ -109,7 +109,7 @@ def test_a_worker_forked_after_its_parent_died_ends_at_once():
 # does with the one raised in its instrument hook, with a forked worker busy beside it
 SWALLOWER = textwrap.dedent("""
     import multiprocessing, signal, sys, time
-    from tvm_numguard.cli.interrupt import InterruptDeadline
+    from tvm_numguard.cli.signals import InterruptDeadline
 
     def busy():
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # as numguard's workers do
@@ -221,8 +221,8 @@ def test_a_callers_own_sigterm_handler_that_raises_nothing_is_left_to_do_its_wor
     """A library caller's graceful-shutdown handler (a flag) sees its SIGTERM during a
     build, and the build does not turn it into an exception; the CLI's handler,
     which raises Terminated, is raised again after a build that swallowed it."""
-    from tvm_numguard.errors import Terminated
-    from tvm_numguard.shadow.interrupt import InterruptWatch
+    from tvm_numguard.base.errors import Terminated
+    from tvm_numguard.build.interrupt_watch import InterruptWatch
 
     seen = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))

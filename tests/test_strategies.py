@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from tvm_numguard.bisect import ddmin, linear_scan, prefix_bisect
+from tvm_numguard.locate.bisect import ddmin, linear_scan, prefix_bisect
 
 
 def threshold(bad_from, untestable=()):
@@ -88,7 +88,7 @@ def test_ddmin_treats_untestable_as_not_clearing_and_respects_its_budget():
 
 
 def test_the_bisection_plan_is_the_decision_tree_breadth_first():
-    from tvm_numguard.bisect.strategies import bisection_plan
+    from tvm_numguard.locate.bisect.strategies import bisection_plan
 
     assert bisection_plan(0, 16)[:3] == [8, 12, 4]  # a 4-ary search's three split points
     assert bisection_plan(0, 16)[:7] == [8, 12, 4, 14, 10, 6, 2]
@@ -100,7 +100,7 @@ def test_the_bisection_plan_is_the_decision_tree_breadth_first():
 def test_looking_ahead_never_changes_what_is_asked(seed):
     """The points heard ahead include every point asked next; the questions and
     the answer are those of the search without a lookahead."""
-    from tvm_numguard.bisect.strategies import ddmin, linear_scan, prefix_bisect
+    from tvm_numguard.locate.bisect.strategies import ddmin, linear_scan, prefix_bisect
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 60))

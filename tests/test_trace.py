@@ -12,13 +12,13 @@ import tvm
 from tvm import relax
 
 import tvm_numguard as ng
-from tvm_numguard.bisect import prefix_bisect
-from tvm_numguard.model import from_irmodule
+from tvm_numguard.locate.bisect import prefix_bisect
+from tvm_numguard.ir.model import from_irmodule
 from tvm_numguard.report import validate
-from tvm_numguard.tolerance import Tolerance
-from tvm_numguard.values.graph import value_graph
-from tvm_numguard.trace.localize import localize_relax
-from tvm_numguard.values.match import match_values
+from tvm_numguard.base.tolerance import Tolerance
+from tvm_numguard.ir.values.value_graph import value_graph
+from tvm_numguard.api.trace.origin import localize_relax
+from tvm_numguard.ir.values.value_match import match_values
 
 from html import escape as html_escape
 
@@ -165,7 +165,7 @@ def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys, script_not_on_path
 
 
 def test_graph_boxes_show_the_models_name_first_and_tvms_beside_it():
-    from tvm_numguard.report.graph import propagation_dot
+    from tvm_numguard.report.propagation_svg import propagation_dot
 
     nodes = [{"id": "lv2", "op": "relax.matmul", "matched": "lv", "score": 58.0, "model_name": "h",
               "origin": True, "output": False},
@@ -212,10 +212,10 @@ def test_real_model_trace_html_and_pass_errors_add_up(tmp_path, capsys):
 def test_matching_across_fusion_pairs_values_that_agree(tmp_path):
     """The default CPU pipeline fuses conv+add+relu groups and is clean: nearly every
     fused value finds its partner, and every pair agrees (a wrong pair would not)."""
-    from tvm_numguard.shadow.build import BuildRequest, compile_model
+    from tvm_numguard.build.compile import BuildRequest, compile_model
     from tvm_numguard.testing import tiny_cnn_onnx
-    from tvm_numguard.capture.kernels import capture_values
-    from tvm_numguard.trace.localize import value_errors
+    from tvm_numguard.build.capture.kernels import capture_values
+    from tvm_numguard.api.trace.origin import value_errors
 
     model = ng.load_model(tiny_cnn_onnx(str(tmp_path / "cnn.onnx"), seed=0))
     fused = compile_model(model.mod, ng.CompileConfig(pipeline="default"), BuildRequest(record=True)).snapshots["FuseTIR#0"]
@@ -293,7 +293,7 @@ def test_a_view_no_kernel_computes_shows_its_arguments_error():
 
 
 def test_a_violating_value_is_never_green_and_a_tolerated_one_always_is():
-    from tvm_numguard.report.graph import _colour
+    from tvm_numguard.report.propagation_svg import _colour
 
     def rgb(score):
         colour = _colour(score)
@@ -309,7 +309,7 @@ def test_a_violating_value_is_never_green_and_a_tolerated_one_always_is():
 
 
 def test_a_long_chain_is_drawn_in_columns_with_no_margin():
-    from tvm_numguard.report.graph import LAYER_INCHES, LAYERS_PER_COLUMN, layout, propagation_svg
+    from tvm_numguard.report.propagation_svg import LAYER_INCHES, LAYERS_PER_COLUMN, layout, propagation_svg
 
     chain = {"nodes": [{"id": f"v{i}", "op": "relax.add", "matched": f"w{i}", "score": 2.0, "origin": i == 0,
                         "output": i == 41} for i in range(42)],

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from tvm_numguard.guard.clock import Deadline, TimeLimitReached
-from tvm_numguard.progress import Heartbeat, silent, waited, waiting
+from tvm_numguard.api.guard.clock import Deadline, TimeLimitReached
+from tvm_numguard.base.progress import Heartbeat, silent, waited, waiting
 
 
 class Heard(list):

@@ -8,8 +8,8 @@ import os
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.workers import Workers
-from tvm_numguard.workers import can_fork
+from tvm_numguard.build.workers import Workers
+from tvm_numguard.build.workers import can_fork
 
 from clirun import run_cli
 from crash_passes import make_model
@@ -144,8 +144,8 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
 
 _INHERITS = """
 import gc
-from tvm_numguard.workers import memory
-from tvm_numguard.workers.pool import fork_pool
+from tvm_numguard.build.workers import memory
+from tvm_numguard.build.workers.pool import fork_pool
 
 def collected():
     gc.collect()  # as a build's garbage collections would

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.errors import BuildError
-from tvm_numguard.shadow import memo as memo_module
-from tvm_numguard.shadow.build import BuildRequest, compile_model
-from tvm_numguard.context import RunContext
-from tvm_numguard.shadow.session import ShadowSession
-from tvm_numguard.workers import Workers
-from tvm_numguard.shadow import tasks as service
-from tvm_numguard.workers import can_fork
+from tvm_numguard.base.errors import BuildError
+from tvm_numguard.build import memo as memo_module
+from tvm_numguard.build.compile import BuildRequest, compile_model
+from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import ShadowSession
+from tvm_numguard.build.workers import Workers
+from tvm_numguard.build import tasks as service
+from tvm_numguard.build.workers import can_fork
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -126,7 +126,7 @@ def test_a_guard_whose_reference_crashes_warns_and_returns_the_users_build(crash
     import tvm
     from crash_passes import make_model
 
-    from tvm_numguard.guard.guard import GuardWarning
+    from tvm_numguard.api.guard.guard import GuardWarning
 
     vendor_pipeline = getattr(crash_passes, crashing)  # late: the crash comes once the search has started
 

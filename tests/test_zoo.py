@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from tvm_numguard.options import Options  # noqa: E402
-from tvm_numguard.pipeline import CompileConfig  # noqa: E402
-from tvm_numguard.regress import RowRequest, collect, regress  # noqa: E402
-from tvm_numguard.workers import Workers  # noqa: E402
+from tvm_numguard.locate.options import Options  # noqa: E402
+from tvm_numguard.ir.pipeline import CompileConfig  # noqa: E402
+from tvm_numguard.testing.regress import RowRequest, collect, regress  # noqa: E402
+from tvm_numguard.build.workers import Workers  # noqa: E402
 
 # (pass, zoo model it must rewrite): over the onnx-node corpus and the tiny models these fired on none
 FIRES_ON = {

@@ -9,14 +9,15 @@ import types
 # where each public name lives; imported on first use, so that ``numguard --help``
 # answers without importing TVM (seconds)
 _HOMES = {
-    "Options": "api", "bisect": "api", "list_passes": "api", "search": "api",
-    "NumguardError": "errors",
-    "GuardReport": "guard", "NumericalError": "guard", "NumericalRiskWarning": "guard", "guard": "guard",
-    "InputSpec": "model", "Model": "model", "load_model": "model",
-    "KeepFloat32": "narrow.widen", "keep_float32": "narrow.widen",
-    "CompileConfig": "pipeline",
+    "Options": "api.public", "bisect": "api.public", "list_passes": "api.public", "search": "api.public",
+    "NumguardError": "base.errors",
+    "GuardReport": "api.guard", "NumericalError": "api.guard", "NumericalRiskWarning": "api.guard",
+    "guard": "api.guard",
+    "InputSpec": "ir.model", "Model": "ir.model", "load_model": "ir.model",
+    "KeepFloat32": "ir.narrow.widen", "keep_float32": "ir.narrow.widen",
+    "CompileConfig": "ir.pipeline",
     "Report": "report",
-    "trace": "trace.tracer",
+    "trace": "api.trace.tracer",
 }
 
 
@@ -27,7 +28,7 @@ class _Package(types.ModuleType):
 
     def __setattr__(self, name, value):
         if name in _HOMES and isinstance(value, types.ModuleType):
-            return  # the subpackage is still in sys.modules, and ``from tvm_numguard.guard import ...`` works
+            return  # the subpackage is still in sys.modules, and ``from tvm_numguard.api.guard import ...`` works
         super().__setattr__(name, value)
 
 

@@ -67,7 +67,7 @@ TORCH_BLOCKS = ("conv-bn-relu:float32", "mlp-gelu:float32", "conv-relu-nobias:fl
 
 def corpus(quick: bool = False, light: bool = False) -> list:
     """The clean models: a few of each group with ``quick``; the light CNNs with ``light``."""
-    from tvm_numguard.regress.corpus import light_models, onnx_cases
+    from tvm_numguard.testing.regress.corpus import light_models, onnx_cases
 
     count = QUICK_GENERATED if quick else GENERATED
     models = [CleanModel(f"gen/{dtype}-{seed}", "gen", f"gen:{seed}:{dtype}", *_gen_range(seed))
@@ -104,8 +104,8 @@ def _gen_range(seed: int) -> tuple:
 def load(model: CleanModel, directory: str):
     """``model`` as numguard's Model (its file written to ``directory``), or the
     ModelError / ImportFailure numguard raises for it."""
-    from tvm_numguard.model import load_model
-    from tvm_numguard.regress.corpus import CorpusModel
+    from tvm_numguard.ir.model import load_model
+    from tvm_numguard.testing.regress.corpus import CorpusModel
 
     shapes = {name: list(dims) for name, dims in model.shapes} or None
     kind, _, rest = model.source.partition(":")

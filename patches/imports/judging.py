@@ -31,9 +31,9 @@ UNBUILT = "not importable"  # a clean model TVM 0.27 does not import or build: n
 def _judgement(model, options_kw: dict, budget: str):
     """numguard's ImportJudgement of ``model`` (a Model) on the range ``options_kw``."""
     import tvm_numguard as ng
-    from tvm_numguard.options import Options
-    from tvm_numguard.pipeline import CompileConfig
-    from tvm_numguard.workers import Workers
+    from tvm_numguard.locate.options import Options
+    from tvm_numguard.ir.pipeline import CompileConfig
+    from tvm_numguard.build.workers import Workers
 
     options = Options(budget=budget, seed=0, **options_kw)
     report = ng.bisect(model, CompileConfig(pipeline=PIPELINE), options, workers=Workers(jobs=0))
@@ -42,7 +42,7 @@ def _judgement(model, options_kw: dict, budget: str):
 
 def judge_defect(name: str, context: str, budget: str) -> dict:
     """Plant defect ``name``, build its model in ``context``, judge it: the cell's row."""
-    from tvm_numguard.model import load_model
+    from tvm_numguard.ir.model import load_model
 
     row = {"kind": "defect", "defect": name, "context": context}
     with tempfile.TemporaryDirectory() as directory:
@@ -82,7 +82,7 @@ def _why(judgement) -> str:
 
 def judge_clean(model: CleanModel, budget: str) -> dict:
     """Judge clean model ``model`` (no defect planted): its row."""
-    from tvm_numguard.errors import ImportFailure, ModelError, PipelineBreaksError, UnsupportedModel
+    from tvm_numguard.base.errors import ImportFailure, ModelError, PipelineBreaksError, UnsupportedModel
 
     row = {"kind": "clean", "name": model.name, "group": model.group}
     with tempfile.TemporaryDirectory() as directory:
@@ -102,7 +102,7 @@ def judge_clean(model: CleanModel, budget: str) -> dict:
 
 def run_job(job, budget: str) -> dict:
     """``job.run(budget)``, numguard's errors and other exceptions made an ``error`` row."""
-    from tvm_numguard.errors import NumguardError
+    from tvm_numguard.base.errors import NumguardError
 
     started = time.perf_counter()
     try:
@@ -150,7 +150,7 @@ def warm() -> None:
 
     for name in ("onnx", "onnxruntime", "torch", "torch.export._trace", "torch._dynamo", "tvm",
                  "tvm.relax.frontend.onnx.onnx_frontend",
-                 "tvm.relax.frontend.torch.exported_program_translator", "tvm_numguard.api", "tvm_numguard.engine"):
+                 "tvm.relax.frontend.torch.exported_program_translator", "tvm_numguard.api.public", "tvm_numguard.judge.engine"):
         try:
             importlib.import_module(name)
         except ImportError:  # an extra not installed: its cells say so themselves

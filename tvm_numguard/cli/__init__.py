@@ -16,14 +16,14 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import (BUG_REPORT, EXIT_UNSUPPORTED, ImportFailure, InternalError, Terminated, UnsupportedModel,
+from ..base.errors import (BUG_REPORT, EXIT_UNSUPPORTED, ImportFailure, InternalError, Terminated, UnsupportedModel,
                       UsageError, summarize_error)
 from .commands import COMMANDS, EXIT_CODES
-from ..quiet import captured_stderr
+from ..base.quiet import captured_stderr
 from .console import Interrupted, Invocation
-from .interrupt import InterruptDeadline, exit_code
-from ..flags import FLAG, invoked_as
-from .check import Check
+from .signals import InterruptDeadline, exit_code
+from ..base.flags import FLAG, invoked_as
+from .range_check import Check
 from .reduce import Reduce
 from .regress import Regress
 

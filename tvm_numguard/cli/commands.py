@@ -10,9 +10,9 @@ from typing import Optional
 
 import click
 
-from ..errors import ModelError, PipelineBreaksError
-from ..flags import invoked_as
-from ..options import DEFAULT_SEARCHES
+from ..base.errors import ModelError, PipelineBreaksError
+from ..base.flags import invoked_as
+from ..locate.options import DEFAULT_SEARCHES
 from ..report.files import read_witness, write_atomic, write_witness
 from .console import Console
 from .groups import SearchArgs, CompileArgs, ModelArgs, OutputArgs, Outputs, WorkerArgs
@@ -91,7 +91,7 @@ def deliver(report, outputs: Outputs) -> int:
 
 def deliver_build_failure(err, outputs: Optional[Outputs], command: str) -> int:
     """Write a build failure's document where --json says, show its summary; exit code 1."""
-    from ..report.build_failure import build_failure_document, build_failure_summary
+    from ..report.build_failure_text import build_failure_document, build_failure_summary
 
     if outputs is not None and outputs.json:
         data = build_failure_document(err.failure, err.config, err.model, command, held_back())
@@ -132,7 +132,7 @@ class Bisect(Command):
                           help="Check these inputs (.npz, e.g. a saved witness) instead of searching."),)
 
     def run(self, outputs, options, config, workers, model, inputs_path=None) -> int:
-        from .. import api
+        from ..api import public as api
 
         console = self.console(outputs)
         given = read_witness(inputs_path) if inputs_path else None
@@ -153,7 +153,7 @@ class Search(Command):
                 "workers": WorkerArgs(), "model": ModelArgs()}
 
     def run(self, outputs, options, config, workers, model) -> int:
-        from .. import api
+        from ..api import public as api
         from ..report.plot import write_search_plot
         from ..report.text import searches_line
 
@@ -177,12 +177,12 @@ class Trace(Command):
                 "config": CompileArgs(), "workers": WorkerArgs(), "model": ModelArgs()}
 
     def run(self, outputs, options, config, workers, model) -> int:
-        from ..report.graph import propagation_dot
+        from ..report.propagation_svg import propagation_dot
         from ..report.html import render_html
         from ..report.plot import pass_errors_png
         from ..fixes import load as load_fix
         from ..report.text import trace_lines
-        from ..trace.tracer import trace
+        from ..api.trace.tracer import trace
 
         console = self.console(outputs)
         with console.interruptible():
@@ -220,7 +220,7 @@ class Passes(Command):
                           help="Also list nested events (passes run inside other passes)."),)
 
     def run(self, outputs, config, model, show_all=False) -> int:
-        from .. import api
+        from ..api import public as api
         from ..report.text import event_table
 
         console = self.console(outputs)
@@ -244,7 +244,7 @@ class Replay(Command):
     arguments = (click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=True)),)
 
     def run(self, outputs, report_path) -> int:
-        from ..replay import replay as replay_report
+        from ..api.replay import replay as replay_report
 
         console = self.console(outputs)
         with console.interruptible():
@@ -285,10 +285,10 @@ class Fix(Command):
                           help="Skip timing the unsafe, narrowly fixed and pass-off builds."))
 
     def run(self, outputs, options, config, workers, model, fix_path="numguard-fix.json", no_cost=False) -> int:
-        from ..context import RunContext
+        from ..build.context import RunContext
         from ..fixes import find_fix, fix_document
         from ..fixes.cost import cost_table
-        from ..fixes.document import FIX_SCHEMA
+        from ..fixes.fix_file import FIX_SCHEMA
         from ..report.fix import fix_html, fix_summary
         from ..report.schemas import validate
 

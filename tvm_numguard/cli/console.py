@@ -12,9 +12,9 @@ from typing import Optional
 
 import click
 
-from ..progress import Detail
-from ..errors import Terminated
-from .interrupt import exit_code
+from ..base.progress import Detail
+from ..base.errors import Terminated
+from .signals import exit_code
 
 PROGRESS_PREFIX = "numguard: ["  # a progress line: "numguard: [  12.3s] building ..."
 

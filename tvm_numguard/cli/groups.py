@@ -15,11 +15,11 @@ from typing import Optional
 
 import click
 
-from ..errors import UsageError
-from ..options import BISECT_STRATEGIES, Options
-from ..flags import FLAG
+from ..base.errors import UsageError
+from ..locate.options import BISECT_STRATEGIES, Options
+from ..base.flags import FLAG
 from ..report.files import check_writable
-from ..search import SEARCHES, parse_range_spec
+from ..locate import SEARCHES, parse_range_spec
 
 
 
@@ -56,7 +56,7 @@ class ModelArgs(OptionGroup):
 
     def parse(self, values: dict):
         """The Model (loaded last: the cheap checks of the other groups come first)."""
-        from ..model import load_model
+        from ..ir.model import load_model
 
         model = load_model(values.pop("model"), parse_shapes(values.pop("shapes")), values.pop("fix_shapes"))
         kept = values.pop("keep_float32")
@@ -102,7 +102,7 @@ class CompileArgs(OptionGroup):
     )
 
     def parse(self, values: dict) -> "CompileConfig":
-        from ..pipeline import CompileConfig
+        from ..ir.pipeline import CompileConfig
 
         fix_path = values.pop("apply_fix", None)
         fix, made_for = None, ""
@@ -111,7 +111,7 @@ class CompileArgs(OptionGroup):
 
             loaded = load(fix_path)
             fix, made_for = loaded.plan, loaded.model_sha256
-        from ..targets import parse_target
+        from ..ir.targets import parse_target
 
         note = parse_target(values["target"]).note
         if note:  # said once, where the user typed it
@@ -212,7 +212,7 @@ class WorkerArgs(OptionGroup):
     )
 
     def parse(self, values: dict):
-        from ..workers import Workers
+        from ..build.workers import Workers
 
         memory = values.pop("max_memory")
         return Workers(jobs=values.pop("jobs"), build_timeout=values.pop("build_timeout"),

@@ -8,7 +8,7 @@ import tempfile
 
 import click
 
-from ..errors import ReportError, UsageError
+from ..base.errors import ReportError, UsageError
 from ..report.schemas import kind_of
 from .commands import Command
 from .groups import OutputArgs
@@ -52,11 +52,11 @@ class Reduce(Command):
     )
 
     def run(self, outputs, report_path, out_dir="repro", model_name=None, pass_spec=None, max_builds=20) -> int:
-        from ..pipeline import CompileConfig
-        from ..reduce import reduce_violation, write_repro
-        from ..regress.corpus import CorpusModel
+        from ..ir.pipeline import CompileConfig
+        from ..testing.reduce import reduce_violation, write_repro
+        from ..testing.regress.corpus import CorpusModel
         from ..report.files import read_witness
-        from ..tolerance import Tolerance
+        from ..base.tolerance import Tolerance
 
         if max_builds < 5:
             raise UsageError(f"--max-builds must be >= 5 (a probe, one cut and the checks), got {max_builds}")

@@ -9,8 +9,8 @@ from typing import Optional
 
 import click
 
-from ..errors import UsageError
-from ..flags import invoked_as
+from ..base.errors import UsageError
+from ..base.flags import invoked_as
 from ..report.files import check_writable, write_atomic
 from .commands import Command
 from .groups import SearchArgs, OptionGroup, OutputArgs, WorkerArgs
@@ -44,13 +44,13 @@ class PassArgs(OptionGroup):
     def parse(self, values: dict) -> list:
         relax, tir = values.pop("relax_passes"), values.pop("tir_passes")
         pipeline, tir_pipeline, target = values.pop("pipeline"), values.pop("tir_pipeline"), values.pop("target")
-        from ..regress.row import pass_config
+        from ..testing.regress.row import pass_config
 
         # a bracketed part in the pipeline as well is refused by CompileConfig: one pass under test at a time
         configs = [pass_config(spec, "relax", pipeline, tir_pipeline, target) for spec in relax]
         configs += [pass_config(spec, "tir", pipeline, tir_pipeline, target) for spec in tir]
         if not configs:
-            from ..pipeline import CompileConfig  # TVM's import: when a command runs, not for --help
+            from ..ir.pipeline import CompileConfig  # TVM's import: when a command runs, not for --help
 
             config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
             if config.under_test is None:
@@ -76,7 +76,7 @@ class RegressSearchArgs(SearchArgs):
     """SearchArgs where the range may be left out: each model's own, else [0, 1]."""
 
     def __init__(self):
-        from ..search.budget import REGRESS_BUDGET
+        from ..locate.budget import REGRESS_BUDGET
 
         super().__init__(bisect=False, budget_default=REGRESS_BUDGET)
 
@@ -106,7 +106,7 @@ class CorpusChoice:
 
     def models(self, seed: int) -> list:
         """The models of ``--models`` and ``--random`` (stream ``seed``), in that order."""
-        from ..regress.corpus import collect, random_models
+        from ..testing.regress.corpus import collect, random_models
 
         return ((collect(self.items) if self.items else [])
                 + random_models(self.random_count, seed, self.target_pass, self.discontinuous))
@@ -177,9 +177,9 @@ class Regress(Command):
                 "workers": WorkerArgs(), "corpus": CorpusArgs(), "run": RegressRunArgs()}
 
     def run(self, outputs, options, config, workers, corpus: CorpusChoice, run: RegressRunChoice) -> int:
-        from ..regress import RowRequest, regress
-        from ..regress.render import render_html, render_junit, render_text
-        from ..regress.run import ROW_TIMEOUT
+        from ..testing.regress import RowRequest, regress
+        from ..testing.regress.render import render_html, render_junit, render_text
+        from ..testing.regress.run import ROW_TIMEOUT
 
         models = corpus.models(options.options.seed)
         requests = [RowRequest(c, options.options, os.path.abspath(run.out_dir), options.model_ranges, words)

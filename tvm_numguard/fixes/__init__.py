@@ -7,7 +7,7 @@ The mechanism (where a pass acted, undoing it there, the instrument) is
 ``narrow/``.
 """
 
-from .document import Fix, fix_document, load, switch_off
+from .fix_file import Fix, fix_document, load, switch_off
 from .finder import FixOutcome, find_fix
 
 __all__ = ["Fix", "FixOutcome", "find_fix", "fix_document", "load", "switch_off"]

@@ -17,14 +17,14 @@ from typing import Mapping, Sequence
 import tvm
 from tvm import relax
 
-from ..narrow import FixPlan
-from ..numbers import measured, unmeasured
-from ..pipeline import CompileConfig
-from ..relax_ir import TENSOR_CONSTANT
-from ..shadow.build import compile_model, device_array
-from ..targets import is_gpu
-from ..workers import ForkPool, Workers
-from ..workers import memory
+from ..ir.narrow import FixPlan
+from ..base.numbers import measured, unmeasured
+from ..ir.pipeline import CompileConfig
+from ..ir.relax_ir import TENSOR_CONSTANT
+from ..build.compile import compile_model, device_array
+from ..ir.targets import is_gpu
+from ..build.workers import ForkPool, Workers
+from ..build.workers import memory
 
 RUNS = 21  # timed calls per build (the issue asks for a median of at least 10)
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from .. import engine
-from ..context import RunContext
-from ..narrow import FixPlan
-from ..options import Options
-from ..pipeline import CompileConfig
+from ..judge import engine
+from ..build.context import RunContext
+from ..ir.narrow import FixPlan
+from ..locate.options import Options
+from ..ir.pipeline import CompileConfig
 from ..report.text import counted
-from ..search import parse_budget
-from ..narrow import Correspondence, rewrites
+from ..locate import parse_budget
+from ..ir.narrow import Correspondence, rewrites
 from .narrowing import Narrowing, culprit_modules, narrow_culprit
 
 NARROW_ATTEMPTS = 3  # narrowings of one culprit before it is switched off

@@ -16,14 +16,14 @@ import dataclasses
 import time
 from typing import Mapping, Optional, Sequence
 
-from ..bisect.driver import probe_parts
-from ..bisect.strategies import ddmin
-from ..instrument.snapshot import EventSnapshot
-from ..narrow import CulpritFix, FixPlan, Place, rewrites
-from ..narrow.change import Change
-from ..pipeline import CompileConfig
-from ..progress import Detail, afford, duration, waiting
-from ..shadow.build import BuildRequest, compile_model
+from ..locate.bisect.driver import probe_parts
+from ..locate.bisect.strategies import ddmin
+from ..ir.instrument.snapshot import EventSnapshot
+from ..ir.narrow import CulpritFix, FixPlan, Place, rewrites
+from ..ir.narrow.change import Change
+from ..ir.pipeline import CompileConfig
+from ..base.progress import Detail, afford, duration, waiting
+from ..build.compile import BuildRequest, compile_model
 
 # builds one culprit's delta debugging may ask for (each place set is one build)
 MAX_TESTS = 48

@@ -17,10 +17,10 @@ import os
 import shlex
 import textwrap
 
-from ..bisect.result import document_blame
-from ..flags import as_invoked
-from ..instrument.schedule_rules import is_rule_event
-from ..targets import parse_target
+from ..locate.bisect.result import document_blame
+from ..base.flags import as_invoked
+from ..ir.instrument.schedule_rules import is_rule_event
+from ..ir.targets import parse_target
 
 SCORE_RULE = ("= |optimized - reference| / max(atol, rtol * |reference|), worst element; "
               "above 1 is a violation")
@@ -178,7 +178,7 @@ def setup_code(target: str, pipeline: str | None) -> list:
     given, ``pipeline`` (a ``pipeline_code`` expression)."""
     lines = ["import tvm", "from tvm import relax"]
     if pipeline is not None and "tvm_numguard" in pipeline:  # a part only its text names: numguard reads it
-        lines.append("import tvm_numguard.pipeline")
+        lines.append("import tvm_numguard.ir.pipeline")
     # the form TVM 0.27 takes (the old "cuda -arch=sm_90" it refuses), with the arch numguard used
     config = parse_target(target).config
     lines.append(f"target = tvm.target.Target({config!r})")
@@ -202,7 +202,7 @@ def pipeline_code(text: str, drop=()) -> str:
         elif part.isidentifier():
             code.append(f"relax.transform.{part}()")
         else:
-            return f"tvm_numguard.pipeline.relax_pipeline({','.join(kept)!r}, target)"
+            return f"tvm_numguard.ir.pipeline.relax_pipeline({','.join(kept)!r}, target)"
     if "default" not in parts:
         code.append('relax.get_pipeline("default")')
     return f"tvm.transform.Sequential([{', '.join(code)}])"

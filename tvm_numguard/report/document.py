@@ -9,9 +9,9 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..bisect.result import Blame, document_blame
-from ..numbers import plain
-from ..source import ImportJudgement
+from ..locate.bisect.result import Blame, document_blame
+from ..base.numbers import plain
+from ..judge.import_stage import ImportJudgement
 from .files import write_atomic, write_witness
 from .schemas import header, validate
 from .sections import document

@@ -9,7 +9,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import OutputPathError
+from ..base.errors import OutputPathError
 
 
 def check_writable(path: str) -> None:
@@ -59,7 +59,7 @@ def write_witness(path: str, inputs: Mapping[str, np.ndarray]) -> None:
 
 
 def read_witness(path: str) -> dict:
-    from ..errors import RangeError
+    from ..base.errors import RangeError
 
     try:
         with np.load(path, allow_pickle=False) as data:

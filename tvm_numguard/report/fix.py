@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import html
 
-from ..numbers import from_json_number
-from ..targets import parse_target
+from ..base.numbers import from_json_number
+from ..ir.targets import parse_target
 from .advice import as_invoked
 from .text import counted
 

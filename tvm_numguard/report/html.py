@@ -10,7 +10,7 @@ import re
 from typing import Optional
 
 from .advice import SCORE_RULE, as_invoked, fix_lines
-from .graph import propagation_dot, propagation_svg
+from .propagation_svg import propagation_dot, propagation_svg
 from .imports import IMPORT_WORDS, import_lines
 from .plot import pass_errors_png
 from .stages import COMPARES, LOWERING_NOTE, said, stage_scores, tone

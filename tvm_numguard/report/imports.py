@@ -3,7 +3,7 @@ model's own framework (the document's ``framework`` and ``attribution``)."""
 
 from __future__ import annotations
 
-from ..numbers import exceeds
+from ..base.numbers import exceeds
 from .stages import stages_line
 
 # the words of the attribution, as the summary says them

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import math
 
-from ..numbers import from_json_number
+from ..base.numbers import from_json_number
 from .files import write_atomic
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..numbers import plain
-from ..tolerance import DEFAULT_TOLERANCES
-from ..rangecheck.words import interval, number, warning_line
+from ..base.numbers import plain
+from ..base.tolerance import DEFAULT_TOLERANCES
+from ..judge.rangecheck.words import interval, number, warning_line
 from .schemas import CHECK_SCHEMA, header, validate
 from .sections import environment
 

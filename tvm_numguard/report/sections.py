@@ -12,7 +12,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..instrument import disabled_pass_reaches, is_required
+from ..ir.instrument import disabled_pass_reaches, is_required
 
 
 def document(finding) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..numbers import from_json_number
+from ..base.numbers import from_json_number
 
 # stage -> what it compares
 COMPARES = {"import": "TVM's reference against the model's framework",

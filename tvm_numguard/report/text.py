@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..bisect.result import document_blame
-from ..numbers import exceeds
+from ..locate.bisect.result import document_blame
+from ..base.numbers import exceeds
 from .advice import SCORE_RULE, as_invoked, fix_lines
 from .imports import DIMS_WORDS, cpu_lines, headline, import_lines
 from .stages import score_lines
@@ -140,7 +140,7 @@ def _determinism_lines(data: dict) -> list:
     found = data.get("nondeterminism")
     if not found:
         return []
-    from ..source.determinism import Nondeterminism
+    from ..judge.determinism import Nondeterminism
 
     return [f"  determinism {Nondeterminism.from_json(found).text()}",
             "            a kernel that reads memory it does not own (an index out of bounds) or races gives this; "

@@ -14,7 +14,7 @@ import os
 import tempfile
 from typing import Optional, Union
 
-from ..errors import from_keywords
+from ..base.errors import from_keywords
 
 
 class UntestableModel(Exception):
@@ -40,7 +40,7 @@ class _GivenModel:
         return os.path.abspath(self.source) if os.path.exists(self.source) else self.source
 
     def load(self, workdir: str):
-        from ..model import Model, load_model
+        from ..ir.model import Model, load_model
 
         return self.value if isinstance(self.value, Model) else load_model(self.value)
 
@@ -60,20 +60,20 @@ def _subject(pass_, level: Optional[str]) -> tuple:
 
 
 def _as_model(model):
-    from ..regress.corpus import CorpusModel
+    from .regress.corpus import CorpusModel
 
     if isinstance(model, CorpusModel):
         return model
     if isinstance(model, (str, os.PathLike)):
-        from ..regress.corpus import collect
+        from .regress.corpus import collect
 
         found = collect([os.fspath(model)])
         if len(found) != 1:
             raise ValueError(f"{model} names {len(found)} models; give one (or loop over them)")
         return found[0]
-    from ..generate import Graph
+    from .generate import Graph
 
-    if isinstance(model, Graph):  # e.g. drawn by tvm_numguard.generate.strategy.relax_graphs
+    if isinstance(model, Graph):  # e.g. drawn by tvm_numguard.testing.generate.strategy.relax_graphs
         ranges = tuple((n, lo, hi) for n, (lo, hi) in model.ranges().items())
         return _GivenModel("<generated>", model.to_irmodule(), ranges=ranges, has_range=True)
     return _GivenModel(getattr(model, "source", "<IRModule>"), model)
@@ -101,9 +101,9 @@ class JudgeSettings:
 def judge_pass(pass_, model, low: Optional[float] = None, high: Optional[float] = None, **settings):
     """The RegressRow of ``pass_`` on ``model`` (see assert_pass_numerically_safe),
     nothing raised for a verdict; ``settings``: the keywords of JudgeSettings."""
-    from ..options import Options
-    from ..regress.row import RowRequest, judge_model, pass_config
-    from ..search.budget import REGRESS_BUDGET
+    from ..locate.options import Options
+    from .regress.row import RowRequest, judge_model, pass_config
+    from ..locate.budget import REGRESS_BUDGET
 
     given = from_keywords(JudgeSettings, settings, "judge_pass()")
     label, objects, level = _subject(pass_, given.level)
@@ -166,7 +166,7 @@ def replay_text(replay: str) -> str:
     model was given as an object, which a command line cannot name, says so."""
     import shlex
 
-    from ..flags import as_invoked, installed_program
+    from ..base.flags import as_invoked, installed_program
 
     # an object's label, <FastExpCutoff> (a Pass) or <IRModule>, is no word a command line takes
     if any(w.startswith("<") and w.endswith(">") for w in shlex.split(replay)):
@@ -189,11 +189,11 @@ def assert_same_on_witness(model, witness, *, pipeline: str, tir_pipeline: str =
     part of ``pipeline``/``tir_pipeline``) changes what ``model`` computes on the
     inputs saved in ``witness`` (.npz), against the same pipeline without it.
     What ``numguard reduce`` writes into a repro's test file."""
-    from ..model import load_model
-    from ..pipeline import CompileConfig
-    from ..reduce.reducer import PassQuestion
+    from ..ir.model import load_model
+    from ..ir.pipeline import CompileConfig
+    from .reduce.reducer import PassQuestion
     from ..report.files import read_witness
-    from ..tolerance import Tolerance
+    from ..base.tolerance import Tolerance
 
     config = CompileConfig(pipeline=pipeline, tir_pipeline=tir_pipeline, target=target)
     inputs = read_witness(os.fspath(witness))

@@ -8,9 +8,9 @@ from typing import Mapping
 import numpy as np
 import tvm
 
-from ..reduce.cut import cut, is_tensor, main_bindings
-from ..shadow.build import call_main, compile_plain
-from ..targets import target_of
+from .reduce.cut import cut, is_tensor, main_bindings
+from ..build.compile import call_main, compile_plain
+from ..ir.targets import target_of
 
 
 def sampled_values(mod: tvm.IRModule, samples: list, target: str = "llvm") -> dict:

@@ -1,0 +1,378 @@
+"""Shadow builds: compile a model under a skip set, run it on inputs."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import gc
+import time
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from ..base.errors import summarize_error
+from ..ir.instrument import EveryOptional, PassEvent, PassGate, PassRecorder
+from ..ir.instrument.events import EventPath
+from ..ir.instrument.fingerprint import TirPipelineOutput
+from ..ir.relax_ir import pristine
+from ..ir.pipeline import CompileConfig, pass_context, target_device
+from ..base.quiet import silenced_stderr
+from .interrupt_watch import InterruptWatch
+
+
+@dataclasses.dataclass(frozen=True)
+class RelaxPhase:
+    """Where a build stood when its Relax pipeline ended: the module it lowered
+    to and what its instruments had seen. A build that skips only TIR-phase
+    events runs the same Relax phase, so it starts from here instead (about
+    half of a build's time on SqueezeNet); the instruments resume from copies of
+    the state, so event ids, indices and the gate's trace are what a full
+    build gives."""
+
+    module: tvm.IRModule  # pristine: relax.build never sees this object
+    path: EventPath  # the instruments' event path at the phase change (they all see the same hooks)
+    events: tuple  # the recorder's events so far
+    trace: tuple  # the gate's trace lines so far
+    skipped: tuple  # the gate's skipped ids so far
+    relax_ids: frozenset  # every event id of the Relax phase, skipped ones too
+
+    @classmethod
+    def of(cls, lowered, gate: PassGate, recorder: PassRecorder) -> "RelaxPhase":
+        path, events = copy.deepcopy((recorder.path, recorder.events))
+        ids = frozenset(e.id for e in events) | frozenset(e.id for e in path.skipped_events)
+        if path.pending is not None:
+            ids |= {path.pending.id}
+        return cls(pristine(lowered), path, tuple(events), tuple(gate.trace), tuple(gate.skipped), ids)
+
+    def covers(self, skip: frozenset) -> bool:
+        """Whether a build skipping ``skip`` runs this Relax phase unchanged."""
+        return not (skip & self.relax_ids)
+
+    def serves(self, request: "BuildRequest") -> bool:
+        """Whether ``compile_model`` may start from here for ``request``: its
+        skip set leaves the phase unchanged, and it records no Relax snapshots,
+        has no user instruments (both need the phase to run) and is no
+        reference (which decides in the phase what it skips)."""
+        return (not request.record and not request.instruments and not request.reference
+                and self.covers(request.skip))
+
+    def resume(self, gate: PassGate, recorder: PassRecorder, instruments: Sequence) -> tvm.IRModule:
+        """Put the instruments (``instruments``: all of them, the gate and the
+        recorder included) where this phase left them; returns the module to build."""
+        for instrument in instruments:
+            instrument.path = copy.deepcopy(self.path)
+        recorder.events = list(copy.deepcopy(self.events))
+        gate.trace.extend(self.trace)
+        gate.skipped.extend(self.skipped)
+        return pristine(self.module)
+
+
+@dataclasses.dataclass
+class Build:
+    """One compilation of a model, successful or not."""
+
+    skip: frozenset
+    executable: Optional[object]
+    events: list
+    trace: list
+    snapshots: dict
+    error: Optional[str]
+    seconds: float
+    device: object = None
+    _vm: Optional[object] = None
+    # what the pipelines produced (compile_model(fingerprint=True)): equal
+    # fingerprints, same TVM, same executable
+    fingerprint: Optional[str] = None
+    events_recorded: bool = False  # built with record=True: module hashes and snapshots kept
+    relax_phase: Optional[RelaxPhase] = None  # the pipeline as written's: what a TIR-only skip set starts from
+    # what the configuration's fix could not do: places it lacks, culprit events that never ran
+    fix_problems: tuple = ()
+    vm_seconds: float = 0.0  # creating its VirtualMachine (0 until made)
+
+    @property
+    def ok(self) -> bool:
+        return self.executable is not None
+
+    def vm(self):
+        """The build's VirtualMachine (its first creation generates the machine
+        code: as long as a build on a CNN)."""
+        if self._vm is None:
+            start = time.perf_counter()
+            self._vm = relax.VirtualMachine(self.executable, self.device)
+            self.vm_seconds = time.perf_counter() - start
+        return self._vm
+
+
+def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["BuildRequest"] = None,
+                  resume: Optional[RelaxPhase] = None) -> Build:
+    """Compile ``mod`` with ``config`` as ``request`` asks (default: the pipeline
+    as written, unrecorded); ``resume``: a ``RelaxPhase`` that ``serves`` the
+    request stands in for the Relax phase.
+    Both phases run under one PassContext, so the recorder knows each event's
+    level. A failure is ``Build.error``, never raised; the pipeline runs on a
+    pristine copy of ``mod`` (a pass editing its input in place changes no
+    later build); a Ctrl-C during the build raises KeyboardInterrupt when it
+    ends, also where a pass swallowed it.
+    """
+    request = request or BuildRequest()
+    skip, reference, instruments = request.skip, request.reference, request.instruments
+    if resume is not None and not resume.serves(request):
+        raise ValueError("a build resumes from a Relax phase only to skip TIR-phase events, unrecorded, uninstrumented")
+    target = config.make_target()
+    ours = _Instruments.of(config, request)
+    # kept for the pipeline as written only (what sessions resume from: one lowered
+    # module held, not one per build); a user's instrument may have acted on the phase
+    keep_phase = not skip and not reference and not instruments
+    start = time.perf_counter()
+    executable, error, lowered, relax_phase = None, None, None, None
+    with InterruptWatch() as watch:
+        try:
+            relax_pass, tir_pass = config.relax_pass(target), config.tir_pass(target)
+            with pass_context(config, [*ours.all, *instruments]):
+                if resume is not None:
+                    lowered = resume.resume(ours.gate, ours.recorder, ours.all)
+                else:
+                    with target:
+                        lowered = relax_pass(pristine(mod))
+                    relax_phase = RelaxPhase.of(lowered, ours.gate, ours.recorder) if keep_phase else None
+                for instrument in ours.all:
+                    instrument.set_phase("tir")
+                executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass,
+                                         **config.build_options())
+        except Exception as err:  # TVM raises many types; all mean "does not build"
+            error, failure = summarize_error(err), err
+    watch.reraise()  # even where a pass swallowed the KeyboardInterrupt
+    if error is not None:
+        with silenced_stderr():  # the failed build's IR builders warn on stderr when freed
+            del failure
+            gc.collect()
+    built = executable is not None
+    return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), executable=executable,
+                 events=ours.recorder.finish(), trace=ours.gate.trace, snapshots=ours.recorder.snapshots,
+                 error=error, seconds=time.perf_counter() - start, device=target_device(target),
+                 fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=request.record,
+                 relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference))
+
+
+def relax_phase_events(mod: tvm.IRModule, config: CompileConfig) -> Optional[list]:
+    """The recorded events (``changed`` known) of ``config``'s Relax pipeline
+    alone on a pristine copy of ``mod``: what a pass under test there did, and
+    that the module legalizes and lowers to the VM, without the TIR lowering and
+    code generation of a build (four fifths of a small model's build here).
+    None where that cannot be told so: the pass under test is a TIR one, or
+    the phase fails (a build then says how)."""
+    if not config.relax_under_test():
+        return None
+    target = config.make_target()
+    # a build's own instruments (its fix included), with hashes for ``changed`` but no snapshots
+    ours = dataclasses.replace(_Instruments.of(config, BuildRequest()),
+                               recorder=PassRecorder(keep_snapshots=False, hash_modules=True))
+    with InterruptWatch() as watch:
+        try:
+            with pass_context(config, ours.all), target:
+                config.relax_pass(target)(pristine(mod))
+            events = ours.recorder.finish()
+        except Exception:  # noqa: BLE001 - TVM raises many types; the full build reports the failure
+            events = None
+    watch.reraise()
+    return events
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildRequest:
+    """What changes a build of a model under a configuration: ``skip`` (the
+    events skipped, closed over what they need), or ``reference`` (every
+    optional event skipped, decided as the events come: no list needed
+    first); ``instruments`` run after numguard's own (a guarded user's; TVM
+    objects hash and compare by identity); ``record`` keeps module hashes and
+    Relax snapshots; ``fingerprint`` hashes what the Relax and TIR pipelines
+    made (``Build.fingerprint``). A build made for more (recorded,
+    fingerprinted) serves a request for less. Checked when made."""
+
+    skip: frozenset = frozenset()
+    instruments: tuple = ()
+    record: bool = False
+    fingerprint: bool = False
+    reference: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "skip", frozenset(self.skip))
+        object.__setattr__(self, "instruments", tuple(self.instruments))
+        if self.reference and self.skip:
+            raise ValueError("a reference build skips every optional event: it takes no skip set")
+
+    @property
+    def slot(self) -> tuple:
+        """Requests that differ only in what a build carries share one slot."""
+        return (self.skip, self.instruments)
+
+    def served_by(self, build: Build) -> bool:
+        return (build.events_recorded or not self.record) and (build.fingerprint is not None or not self.fingerprint)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Instruments:
+    """numguard's own instruments of one build: the gate, the recorder and,
+    for a fingerprint, what the TIR pipeline returned; with a fix in the
+    configuration, the instrument that applies it (first: the recorder sees
+    the module it leaves)."""
+
+    gate: PassGate
+    recorder: PassRecorder
+    tir_output: Optional[TirPipelineOutput]
+    fixer: Optional[object] = None
+
+    @classmethod
+    def of(cls, config: CompileConfig, request: BuildRequest) -> "_Instruments":
+        every_optional = EveryOptional(bracketed=config.under_test is not None) if request.reference else None
+        # a full record (hashes, snapshots) is for the build as written; gated
+        # builds only need their event list
+        return cls(PassGate(request.skip | frozenset(config.disable), every_optional),
+                   PassRecorder(keep_snapshots=request.record, hash_modules=request.record),
+                   TirPipelineOutput() if request.fingerprint else None,
+                   config.fix.instrument() if config.fix else None)
+
+    @property
+    def all(self) -> list:
+        return ([self.fixer] if self.fixer else []) + [self.gate, self.recorder] + (
+            [self.tir_output] if self.tir_output else [])
+
+    def fix_problems(self, skip: frozenset, reference: bool) -> tuple:
+        """What the fix could not do in this build; a culprit the build skipped is not one."""
+        if self.fixer is None:
+            return ()
+        # a culprit in (or under) a skipped event never runs, rightly
+        unapplied = self.fixer.unapplied() if not skip and not reference and not self.gate.skipped else []
+        return tuple(self.fixer.problems) + tuple(f"{e}: the compilation never ran this pass event" for e in unapplied)
+
+    def fingerprint(self, lowered) -> Optional[str]:
+        return _fingerprint(lowered, self.tir_output.module) if self.tir_output else None
+
+
+def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule]) -> str:
+    import tvm_ffi
+
+    parts = [relax_result] + ([tir_result] if tir_result is not None else [])
+    # map_free_vars: lowered TIR refers to buffer vars outside their definitions (storage_alignment)
+    return "-".join("%016x" % (tvm_ffi.structural_hash(m, map_free_vars=True) & (2**64 - 1)) for m in parts)
+
+
+def legalized(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """``mod`` with every operator made a TIR kernel call, as a plain build
+    makes them before code generation: sort, scan and sampling operators by
+    their dispatch passes (LegalizeOps has no legalization for cumsum or
+    topk), then the rest by LegalizeOps; every kernel a build runs is then a
+    binding (what capturing a run's values pairs kernel calls with)."""
+    from tvm.relax import backend
+
+    with target:
+        dispatched = backend.DispatchSortScan()(backend.DispatchSampling()(mod))
+        return relax.transform.LegalizeOps()(dispatched)
+
+
+def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
+    """``mod`` compiled on its own as ``tvm.compile(mod, target)`` compiles it
+    (TVM's plain lowering, no gating, no record), under the caller's
+    PassContext: for snapshots and chain modules, which are not the model a
+    session was made for. Fingerprinted (``Build.fingerprint``) unless that
+    context has instruments of its own, which a context of ours around the
+    build would enter again. A failure is ``Build.error``, never raised."""
+    start = time.perf_counter()
+    executable, error, lowered = None, None, None
+    tir_output = TirPipelineOutput()
+    context = _context_with(tir_output)
+    with InterruptWatch() as watch:
+        try:
+            if context is None:
+                executable = tvm.compile(pristine(mod), target)
+            else:  # tvm.compile's two phases, apart so that the fingerprint sees what each made
+                with context:
+                    with target:
+                        lowered = _plain_relax_pipeline(target)(pristine(mod))
+                    tir_output.set_phase("tir")
+                    executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline="default")
+        except Exception as err:  # a snapshot after the VM lowering may not build on its own
+            error = summarize_error(err)
+    watch.reraise()
+    fingerprint = _fingerprint(lowered, tir_output.module) if executable is not None and context is not None else None
+    return Build(frozenset(), executable, [], [], {}, error, time.perf_counter() - start,
+                 device=target_device(target), fingerprint=fingerprint)
+
+
+def _context_with(instrument) -> Optional[tvm.transform.PassContext]:
+    """The caller's PassContext again, with ``instrument``; None where the
+    caller's has instruments of its own (a new context enters them again) or
+    does not copy."""
+    outer = tvm.transform.PassContext.current()
+    if list(outer.instruments):
+        return None
+    try:
+        return tvm.transform.PassContext(opt_level=outer.opt_level, required_pass=list(outer.required_pass),
+                                         disabled_pass=list(outer.disabled_pass), config=dict(outer.config),
+                                         instruments=[instrument])
+    except Exception:  # TVM raises many types; the build goes on unfingerprinted
+        return None
+
+
+def _plain_relax_pipeline(target: tvm.target.Target) -> tvm.transform.Pass:
+    """The Relax pipeline ``tvm.compile(mod, target)`` runs (``relax.build``'s
+    rule for ``relax_pipeline="default"``)."""
+    if "gpu" in target.keys:
+        try:
+            return relax.get_default_pipeline(target)
+        except Exception:  # a GPU target TVM has no target-specific pipeline for
+            return relax.get_pipeline("default")
+    return relax.get_pipeline("default")
+
+
+def run_build(build: Build, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:
+    """Run ``main`` on one set of inputs; returns every output as a numpy array."""
+    return call_main(build.vm(), build.device, input_names, inputs)
+
+
+def call_main(vm, device, input_names: Sequence[str], inputs: Mapping[str, np.ndarray]) -> list:
+    """Call ``vm["main"]`` with ``inputs`` (in ``input_names`` order) and return
+    its outputs flattened in order (nested tuples depth first), each a numpy
+    array: 0-d inputs and outputs stay 0-d (``np.ascontiguousarray`` would make
+    them 1-d), bool, integer, float16, bfloat16 and float64 keep their dtype."""
+    args = [tvm.runtime.tensor(device_array(inputs[name]), device) for name in input_names]
+    outputs: list = []
+    _flatten(vm["main"](*args), outputs)
+    return outputs
+
+
+def device_array(value) -> np.ndarray:
+    """``value`` as a C-contiguous array of its own shape, 0-d included."""
+    return np.require(np.asarray(value), requirements="C")
+
+
+def _flatten(value, out: list) -> None:
+    if isinstance(value, (tvm.runtime.Tensor,)):
+        out.append(value.numpy())
+    elif isinstance(value, tvm_ffi.Shape):  # a shape value (ONNX's Shape output) is one int64 tensor, not a tuple
+        out.append(np.asarray(list(value), dtype=np.int64))
+    elif hasattr(value, "numpy") and not isinstance(value, (list, tuple)):
+        out.append(np.asarray(value.numpy()))
+    elif isinstance(value, (bool, int, float, np.generic)):
+        out.append(np.asarray(value))
+    else:
+        for item in value:
+            _flatten(item, out)
+
+
+def optional_events(events: Sequence[PassEvent]) -> list:
+    """The events a bisection may skip: top-level, not wrappers, not required;
+    with a pass under test (a bracketed pipeline part), only its own events,
+    so the reference is the same pipeline without that pass."""
+    from ..ir.instrument.catalog import under_test_span
+
+    rule = EveryOptional(bracketed=under_test_span(events) is not None)  # the reference's gate decides alike
+    optional = []
+    for event in events:
+        if event.ran and rule.skips(event):
+            optional.append(event)
+        rule.entered(event.name)
+    return optional

@@ -1,0 +1,71 @@
+"""A session's builds made in this process: memoized, counted, shown to ``on_build``."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Optional
+
+from ..ir.pipeline import CompileConfig
+from .compile import Build, BuildRequest, RelaxPhase, compile_model, compile_plain
+from .tasks import RemoteBuild
+
+
+class BuildMemo:
+    """Every compile of one model and configuration made in this process
+    (and the builds workers made, counted when taken): ``count`` of them and
+    their ``seconds``; ``on_build`` sees each."""
+
+    def __init__(self, mod, config: CompileConfig, on_build: Optional[Callable] = None):
+        self._mod, self._config, self._on_build = mod, config, on_build
+        self._builds: dict = {}  # BuildRequest.slot -> Build
+        self._module_builds: dict = {}  # structural hash -> Build (failed ones carry their error)
+        self.count = 0
+        self.seconds = 0.0
+
+    def timing(self) -> dict:
+        return {"builds": self.count, "build_seconds": round(self.seconds, 3)}
+
+    def silence(self) -> None:
+        """In a worker: its parent counts and shows what it builds."""
+        self._on_build = None
+
+    def get(self, request: BuildRequest, resume: Optional[RelaxPhase] = None) -> Build:
+        """The build ``request`` asks for: remembered, or compiled now (from
+        ``resume``, the Relax phase of the pipeline as written, when it serves)."""
+        known = self._builds.get(request.slot)
+        if known is None or not request.served_by(known):
+            resume = resume if resume is not None and resume.serves(request) else None
+            known = compile_model(self._mod, self._config, request, resume)
+            self.note(known)
+            if known.ok or request.slot not in self._builds:
+                self._builds[request.slot] = known
+        return known
+
+    def known(self, skip: frozenset) -> Optional[Build]:
+        """The build of the (closed) skip set ``skip`` made so far, failed or not, if any."""
+        return self._builds.get(BuildRequest(skip).slot)
+
+    def remember(self, skip: frozenset, build: Build) -> None:
+        """``build`` (made elsewhere) answers a request to skip ``skip``, unless one already does."""
+        self._builds.setdefault(BuildRequest(skip).slot, build)
+
+    def module(self, mod, target) -> Build:
+        """``mod`` built alone with the plain lowering, memoized by structure."""
+        import tvm_ffi
+
+        key = tvm_ffi.structural_hash(mod)
+        if key not in self._module_builds:
+            self._module_builds[key] = compile_plain(mod, target)
+            self.note(self._module_builds[key])
+        return self._module_builds[key]
+
+    def note(self, build) -> None:
+        """A compile made: counted, and shown to ``on_build``."""
+        self.count += 1
+        self.seconds += build.seconds
+        if self._on_build is not None:
+            self._on_build(build)
+
+    def note_remote(self, skip: frozenset, attempt) -> None:
+        """A build a worker made (its Attempt), counted here."""
+        self.note(RemoteBuild(skip, attempt))

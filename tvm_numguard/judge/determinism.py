@@ -1,0 +1,110 @@
+"""A build that gives other outputs on the same inputs: a finding of its own.
+
+Nothing can be judged against a build that does not compute the same thing
+twice: no pass is blamed, no fix is printed. A kernel that reads memory it does
+not own (an index past a table: TVM 0.27's torch frontend turns ``x[:, -1]``
+into ``take(x, -1, mode="fast")``) or races gives such outputs. The node is
+found as the import's first difference is: TVM's import of the model run
+twice, plainly built, every kernel's output captured, and the first value that
+differs between the two runs named in the user's model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ..base.errors import summarize_error
+from ..base.numbers import plain, unplain
+from ..base.compare import is_finite_outputs
+from ..ir.targets import local_target
+from .import_stage.first_node import tvm_values
+
+
+@dataclasses.dataclass(frozen=True)
+class Nondeterminism:
+    """``builds`` ("reference", "optimized") gave other outputs on the same
+    inputs; ``node`` (where in the model), ``binding`` and ``op``: the first
+    value of TVM's import that differs between two runs (None: not found,
+    ``note`` says why); ``first``, ``second``: its worst element in each run."""
+
+    builds: tuple
+    node: Optional[str] = None
+    binding: Optional[str] = None
+    op: Optional[str] = None
+    index: Optional[list] = None
+    first: Optional[float] = None
+    second: Optional[float] = None
+    note: Optional[str] = None
+
+    def to_json(self) -> dict:
+        return plain({**dataclasses.asdict(self), "builds": list(self.builds)})
+
+    @classmethod
+    def from_json(cls, data) -> Optional["Nondeterminism"]:
+        if data is None:
+            return None
+        fields = unplain(dict(data))
+        return cls(**{**fields, "builds": tuple(fields["builds"])})
+
+    def text(self) -> str:
+        which = " and ".join(f"the {b} build" for b in self.builds)
+        verb = "give" if len(self.builds) > 1 else "gives"
+        where = ""
+        if self.node is not None:
+            where = (f"; first at {self.node} (TVM: {self.op or 'no op'}): {_num(self.first)} in one run, "
+                     f"{_num(self.second)} in the next at {self.index}")
+        elif self.note:
+            where = f"; no node named: {self.note}"
+        return f"{which} {verb} other outputs on the same inputs{where}"
+
+
+def _num(value) -> str:
+    return "?" if value is None else f"{value:.6g}"
+
+
+def locate(model, witness: Mapping[str, np.ndarray], target, builds: tuple) -> Nondeterminism:
+    """Nondeterminism of ``builds``, with the first value of ``model``'s import
+    that differs between two runs on ``witness`` (where it shows there)."""
+    try:
+        first, second = tvm_values(model, witness, target), tvm_values(model, witness, target)
+    except Exception as err:  # naming the node is a help
+        return Nondeterminism(builds, note=summarize_error(err))
+    for name, value in first.items():
+        other = second.get(name)
+        a, b = np.asarray(value), np.asarray(other) if other is not None else None
+        if b is None or a.shape != b.shape or a.tobytes() == b.tobytes():
+            continue
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = np.abs(a.astype(np.float64) - b.astype(np.float64)) if a.dtype.kind in "fiub" else None
+        at = np.unravel_index(int(np.nanargmax(np.where(np.isnan(gap), np.inf, gap))), a.shape) if gap is not None \
+            and gap.size else None
+        origin = model.provenance.get(name)
+        return Nondeterminism(builds, origin.label if origin is not None else f"binding {name}", name,
+                              getattr(origin, "op", None), [int(i) for i in at] if at is not None else None,
+                              float(a[at]) if at is not None else None, float(b[at]) if at is not None else None)
+    return Nondeterminism(builds, note="TVM's import, built plainly, gave the same values twice here")
+
+
+def judgeable(session, witness, comparison, watch) -> tuple:
+    """(Nondeterminism or None, why the pass question is not judged or None) on
+    ``witness``. Where anything differs, the builds are run again: one that gives
+    other outputs on the same inputs is a finding of its own, and nothing is
+    judged against it; nor against a reference that is not finite."""
+    differs = comparison.violated or (watch is not None and watch.differs_on(witness))
+    builds = session.runs.nondeterministic_builds(witness) if differs else ()
+    if builds:
+        said = f"the {' and the '.join(builds)} build{'s give' if len(builds) > 1 else ' gives'}"
+        session.progress(f"{said} other outputs on the same inputs: finding the first value that differs")
+        found = locate(session.model, witness, local_target(session.config.target), builds)
+        return found, f"{said} other outputs on the same inputs"
+    if comparison.violated and not is_finite_outputs(session.runs.reference_outputs(witness)):
+        return None, ("TVM's reference is not finite on the witness: no pass is judged against it (the import "
+                      "question says where it goes wrong)")
+    return None, None
+
+
+
+__all__ = ["Nondeterminism", "judgeable", "locate"]

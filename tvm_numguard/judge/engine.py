@@ -1,0 +1,399 @@
+"""The engine: search a session's range, judge the witness, bisect a violation.
+
+Every command starts the same way (``open_session``) and goes on the same way
+(``search_and_judge``: search, judge the witness, bisect a violation); what
+they return is a Finding. Nothing here prints: long work
+reports through ``progress(message)`` (a ``progress.Detail`` message is below
+phase level).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from typing import Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..locate.bisect import Bisection, BisectionStopped, BisectResult, bisect_session
+from ..locate.bisect.driver import bisection_plan, probe_parts
+from ..locate.bisect.breaking_pass import bisect_build_failure
+from ..base.errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
+from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
+from ..ir.model import Model, load_model
+from .rangecheck import check_domains
+from .rangecheck.check import RangeCheck
+from .rangecheck.indices import check_index_ranges, integer_note
+from ..locate.options import Options
+from ..ir.pipeline import CompileConfig
+from ..base.progress import Detail, afford, waiting
+from ..locate import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
+from ..locate.aimed import Aim
+from ..ir.targets import CUDA_STARTED, cuda_started_here, local_target, parse_target, require_device
+from .framework import open_framework
+from .framework.probe import EndsProbe
+from .oracle import Oracle, judge as judge_by_oracle
+from ..build.session import ShadowSession
+from .import_stage import FrameworkWatch
+from .import_stage.framework_watch import oracle_truth
+from .cpu_reference import judge_against_cpu, wants_cpu_reference
+from .determinism import judgeable
+from ..build.context import RunContext
+
+# A search for a witness to bisect stops once a violation is this many times the
+# tolerance: far past rounding noise, a certain violation, and a bisection needs
+# one certain witness, not the worst (``numguard search`` looks for the worst).
+CERTAIN_SCORE = 10.0
+
+
+def as_model(model) -> Model:
+    """A Model, or what ``load_model`` takes (a path, an IRModule)."""
+    return model if isinstance(model, Model) else load_model(model)
+
+
+def open_session(model, config: CompileConfig, options: Options, context: RunContext = RunContext(),
+                 record: bool = True) -> tuple:
+    """(prepared ShadowSession, ranges): the model loaded, its ranges resolved
+    (a bad range fails before any build), both builds made; ``context``: the
+    run's hooks and how the builds after those two are made."""
+    model = as_model(model)
+    target = parse_target(config.target)
+    require_device(target)  # one line where the target's device is missing, before any build
+    if target.is_gpu and cuda_started_here():  # a caller's own GPU work came first: no worker could use the GPU
+        context.progress(CUDA_STARTED)
+    context = dataclasses.replace(context, workers=context.workers.for_target(target.is_gpu))
+    if config.fix and config.fix_model and config.fix_model != model.sha256:
+        raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
+                       f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")
+    ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
+    # a range past an index operator's bounds is the user's mistake, unless the model's own framework runs it
+    check_index_ranges(model, ranges, EndsProbe(model, ranges) if options.framework else None)
+    for line in integer_note(model.inputs, ranges):
+        context.progress(line)
+    session = ShadowSession(model, config, options.tolerance, context)
+    try:
+        session.prepare(record=record)
+        if session.optimized.fix_problems:
+            raise FixError(f"the fix {config.fix_file or ''} does not apply to this model and pipeline: "
+                           + "; ".join(session.optimized.fix_problems))
+    except PipelineBuildError:
+        with session:
+            raise_build_failure(session)
+    except BaseException:  # the worker holding the reference goes with the session
+        session.shutdown()
+        raise
+    return session, ranges
+
+
+def raise_build_failure(session: ShadowSession) -> None:
+    """The pipeline as written did not build in ``session``: bisect which pass
+    breaks it and raise that as a finding (PipelineBreaksError), not as bad input."""
+    failure = bisect_build_failure(session)
+    who = (f"pass {failure.culprit} breaks the build" if failure.culprit
+           else "the model does not build even with every optional pass skipped")
+    raise PipelineBreaksError(f"the pipeline '{failure.pipeline}' does not build this model: {who}: {failure.error}",
+                              failure, session.config, session.model)
+
+
+def diagnose_build(model, config: CompileConfig, context: RunContext = RunContext()) -> None:
+    """Build ``config``'s pipeline on ``model``; where it does not build, raise the
+    bisected PipelineBreaksError (``numguard check``, which builds nothing itself)."""
+    with ShadowSession(as_model(model), config, context=context) as session:
+        try:
+            session.prepare_optimized(record=False)
+        except PipelineBuildError:
+            raise_build_failure(session)
+
+
+def input_searches(options: Options, budget=None) -> list:
+    """The options' input searches, each with ``budget`` (default: the options')."""
+    budget = budget if budget is not None else parse_budget(options.budget)
+    return [make_search(name, budget=budget) for name in options.searches]
+
+
+def watch_framework(session: ShadowSession, options: Options, oracle: Oracle,
+                    ranges=None) -> Optional[FrameworkWatch]:
+    """The model's framework beside ``session`` (None with ``--no-framework``);
+    ``oracle``: TVM's float64 build (the lowering stage); ``ranges``: the inputs'."""
+    if not options.framework:
+        return None
+    framework = open_framework(session.model.framework_source, session.model.input_names())
+    watch = FrameworkWatch(framework, session, oracle, ranges)
+    session.progress(f"framework: {framework.name}" if watch.active else f"no framework: {watch.failure}")
+    return watch
+
+
+def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Optional[float] = None,
+                 aim: Aim = Aim(), watch: Optional[FrameworkWatch] = None):
+    """Run ``search`` over the range against the session; a SearchResult
+    (ended early once a score passes ``stop_at``); ``aim``: the range check's;
+    ``watch``: the framework, whose difference from TVM's reference the search
+    looks for too."""
+    progress = session.progress
+    budget = getattr(search, "budget", None)
+    progress(f"searching the range for inputs where the builds differ ({search.name}"
+             + (f", budget {budget})" if budget is not None else ")"))
+    observe = watch.observe if watch is not None and watch.active else session.runs.observe
+    # one heartbeat for the whole search: runs of a second or two each, 25 between two lines, are no silence
+    with waiting(progress, f"the {search.name} search"):
+        result = search.run(_reporting(observe, session), session.model.inputs, ranges, seed,
+                            stop_at=stop_at, aim=aim)
+    best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
+    why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
+        getattr(result, "stopped_by", None), "")
+    progress(Detail(f"  {search.name}: {result.evaluations} inputs evaluated, {best}{why}"))
+    return result
+
+
+def range_check(session: ShadowSession, ranges) -> tuple:
+    """(RangeCheck or None, RangeCheckOutcome): ``numguard check`` on the session's
+    model and pipeline, its warnings about the pipeline told as progress. The
+    check is advice: one it cannot make (a pipeline that fails before
+    legalizing) leaves the search unaimed, and says why."""
+    from .rangecheck.words import warning_line
+
+    progress = session.progress
+    try:
+        checker = RangeCheck(session.model, session.config)
+        result = checker.run(ranges)
+    except Exception as err:  # TVM raises many types; the search goes on unaimed
+        progress(f"range check skipped: {summarize_error(err)}")
+        return None, RangeCheckOutcome(error=summarize_error(err))
+    for w in result.concerning("pipeline"):
+        progress(f"check: {warning_line(w.to_json())}")
+    return checker, RangeCheckOutcome(result)
+
+
+def search_and_judge(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str, *,
+                     budget: Optional[str] = None, bisect: bool = True, every_search: bool = False) -> Finding:
+    """On a prepared session: search with each of ``searches`` (input searches, or
+    one FixedInputs), judge the worst input found (oracle included) and, with
+    ``bisect``, bisect a violation; the Finding says ``command`` made it.
+
+    The session's ``on_witness`` sees a violation's witness before the (long)
+    bisection, so a caller can keep it whatever happens next. ``budget``: the
+    budget to record (default: the options'). A check that bisects stops
+    searching at a certain violation (CERTAIN_SCORE). ``every_search``: the
+    Finding lists each search's result even when there was one."""
+    stop_at = CERTAIN_SCORE if bisect else None
+    oracle = Oracle(session)
+    watch = watch_framework(session, options, oracle, ranges)
+    searching = not all(isinstance(s, FixedInputs) for s in searches)
+    checker, outcome = range_check(session, ranges) if searching else (None, None)
+    aim = Aim.of_check(outcome.result) if outcome is not None and outcome.result is not None else Aim()
+    results = []
+    for search in searches:
+        results.append(search_range(session, search, ranges, options.seed, stop_at, aim, watch))
+        if stop_at is not None and results[-1].best_score > stop_at:
+            break
+    found = max(results, key=lambda r: r.best_score)
+    early: list = []  # the Bisection started before the oracle, or its result where it ran in full
+    outcome_searched = SearchOutcome(found, options.budget if budget is None else budget,
+                                     searches=results if len(results) > 1 or every_search else [])
+    try:
+        finding = judge(session, options, ranges, outcome_searched, command, watch=watch, oracle=oracle,
+                        before_oracle=functools.partial(bisect_beside_oracle, session, options, oracle, early)
+                        if bisect else None)
+    finally:
+        oracle.close()
+    if checker is not None:
+        outcome.checker = checker  # what reached() asks (a fix's verification asks it of a clean witness)
+    if checker is not None and finding.witness is not None and finding.verdict != "clean":
+        outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
+    finding = dataclasses.replace(finding, range_check=outcome)
+    bisected = early[0] if early and isinstance(early[0], BisectResult) else None
+    if finding.at_fault and session.context.on_witness is not None and bisected is None:
+        session.context.on_witness(finding.witness)
+    if finding.violation and bisect:
+        return bisect_finding(finding, session, options, early[0] if early else None)
+    if bisected is not None:
+        session.progress("the float64 oracle finds the difference benign: the bisection's culprit is not reported"
+                         if finding.verdict == "benign" else "no pass is judged: the bisection's culprit is not reported")
+    elif early:
+        early[0].cancel()  # benign: no bisection follows
+    return finding
+
+
+def bisect_beside_oracle(session: ShadowSession, options: Options, oracle: Oracle, early: list, witness) -> None:
+    """Before the oracle judges a witness the builds differ on: the bisection
+    in full (its BisectResult into ``early``) while the oracle is built and run
+    in a worker, so the culprit comes first; where no worker can be forked, only
+    the bisection's first round, built by the workers while the oracle is built
+    here (a Bisection into ``early``). An unrecorded session is recorded (and
+    its workers forked anew) only once the oracle says the difference is real."""
+    if not session.recorded:
+        return
+    if options.oracle and oracle.start(witness, session.context.workers):
+        if session.context.on_witness is not None:  # kept whatever happens to the bisection
+            session.context.on_witness(witness)
+        score = session.runs.compare(session.optimized, witness).score
+        session.progress(f"the builds differ (score {score:.3g}); the float64 oracle judges it in a worker "
+                         f"meanwhile; bisecting {len(session.optional)} optional events: "
+                         + bisection_plan(session, options))
+        try:
+            early.append(Bisection(session, witness, options.strategy,
+                                   stop=oracle_finds_benign(session, options, oracle, witness)).run())
+        except BisectionStopped:
+            session.progress("the float64 oracle finds the difference benign: the bisection stops")
+    else:
+        early.append(Bisection(session, witness, options.strategy).start())
+
+
+def oracle_finds_benign(session: ShadowSession, options: Options, oracle: Oracle, witness) -> Callable[[], bool]:
+    """Asked before each probe of a bisection beside the oracle's worker:
+    whether the oracle, once it has answered, finds the difference benign
+    (judged once, when the answer is there; never waited for)."""
+    said: list = []
+
+    def benign() -> bool:
+        if not said and oracle.answered():
+            judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
+            said.append(judgement.available and not judgement.real_violation)
+        return bool(said) and said[0]
+
+    return benign
+
+
+def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutcome, command: str, *,
+          before_oracle: Optional[Callable[[dict], None]] = None, watch: Optional[FrameworkWatch] = None,
+          oracle: Optional[Oracle] = None) -> Finding:
+    """The Finding (made by ``command``) of a search (``searched``: its result,
+    budget and input searches): its witness compared, the oracle's verdict, the
+    framework's (``watch``), no bisection yet. ``before_oracle(witness)``
+    hears of a violation before the oracle judges it (which takes a build);
+    ``oracle``: TVM's float64 build, when the search made it already."""
+    progress = session.progress
+    invalid = invalid_causes(session)
+    found = searched.result
+    require_valid_witness(found, ranges, invalid)
+    witness = found.best_inputs
+    comparison = session.runs.compare(session.optimized, witness)
+    nondeterminism, pass_note = judgeable(session, witness, comparison, watch)
+    verdict = "unjudged" if pass_note else "violation" if comparison.violated else "clean"
+    judgement = None
+    if verdict == "violation" and before_oracle is not None:
+        before_oracle(witness)
+    oracle = oracle or Oracle(session)
+    if verdict == "violation" and options.oracle:
+        progress("the float64 oracle's answer from its worker" if oracle.in_worker else "building the float64 oracle")
+        planned = sum(probe_parts(session))  # a build, its VM and a run, as the pipeline as written took
+        if not oracle.in_worker:  # built here: not stopped once started
+            afford(progress, planned, "the float64 oracle (a build, its VM and a run)")
+        with waiting(progress, "the float64 oracle: TVM building the model in float64, making its VM and "
+                     "running it on the witness", planned):
+            judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
+        if judgement.available and not judgement.real_violation:
+            verdict = "benign"
+    imports = watch.judge(witness) if watch is not None else None
+    search = dataclasses.replace(searched, invalid_causes=invalid, outputs_constant=session.runs.outputs_constant)
+    return Finding(command=command, model=ModelInfo.of(session.model), config=session.config, options=options,
+                   ranges=ranges, events=list(session.events), optional=frozenset(e.id for e in session.optional),
+                   search=search, witness=witness, comparison=comparison, oracle=judgement, verdict=verdict,
+                   imports=imports, cpu_reference=cpu_stage(session, witness, watch, oracle),
+                   nondeterminism=nondeterminism, pass_note=pass_note)
+
+
+def cpu_stage(session: ShadowSession, witness, watch: Optional[FrameworkWatch], oracle: Oracle):
+    """The target's build against the LLVM build on the witness (None for plain llvm),
+    judged against the framework's float64 truth, else the oracle's."""
+    if not wants_cpu_reference(session.config.target):
+        return None
+    session.progress("building the pipeline for llvm: the CPU build is the target's second reference")
+    truth = watch.truth if watch is not None and watch.active else functools.partial(oracle_truth, oracle)
+    return judge_against_cpu(session, witness, truth)
+
+
+def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
+                   started=None) -> Finding:
+    """``finding`` with the bisection of the pipeline on its witness (and its
+    events, recorded anew when the first build kept no hashes); ``started``:
+    that bisection, its first round under way, or its BisectResult already."""
+    if isinstance(started, BisectResult):
+        bisection = started
+    else:
+        session.ensure_recorded()
+        session.progress(f"violation (score {finding.comparison.score:.3g}); "
+                         f"bisecting {len(session.optional)} optional events: " + bisection_plan(session, options))
+        bisection = bisect_session(session, finding.witness, options.strategy, started=started)
+    return dataclasses.replace(finding, events=list(session.events), bisection=bisection,
+                               optional=frozenset(e.id for e in session.optional))
+
+
+def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
+    """``finding`` with the session's build count, the time taken and how the builds were made."""
+    counts = BuildCount(session.memo.count, round(session.memo.seconds, 3),
+                        round(time.perf_counter() - started, 3), round(session.optimized.seconds, 3))
+    return dataclasses.replace(finding, counts=counts, workers=session.workers_info())
+
+
+def _reporting(evaluate, session: ShadowSession, every: int = 25):
+    """``evaluate`` that reports the count and the best score every ``every``
+    calls, and says what each call waits for while it lasts."""
+    progress = session.progress
+    state = {"count": 0, "best": None}
+
+    def wrapped(inputs):
+        with waiting(progress, *evaluation_wait(session, state["count"] + 1)):
+            outcome = evaluate(inputs)
+        score = score_of(outcome)
+        state["count"] += 1
+        if score is not None and (state["best"] is None or score > state["best"]):
+            state["best"] = score
+        if state["count"] % every == 0:
+            best = "none valid yet" if state["best"] is None else f"best score {state['best']:.3g}"
+            progress(Detail(f"  {state['count']} inputs evaluated, {best}"))
+        return outcome
+
+    return wrapped
+
+
+def evaluation_wait(session: ShadowSession, number: int) -> tuple:
+    """(what the search's evaluation ``number`` waits for, its estimate in
+    seconds or None): the first makes the optimized build's VM, where TVM
+    generates the kernels' machine code (on a CPU, minutes for float16 ones)."""
+    runs = session.runs
+    if number == 1:
+        return ("input 1: TVM making the optimized build's VM (its kernels' machine code) and running both builds",
+                None)
+    return f"input {number}: both builds' runs", runs.call_seconds or None
+
+
+def invalid_causes(session: ShadowSession) -> list:
+    """Which vulnerable operators left their domain on the invalid candidates (rangecheck.InvalidCall)."""
+    causes = []
+    for sample in session.runs.invalid_samples:
+        try:
+            calls = check_domains(session.model.mod, sample, target=local_target(session.config.target))
+        except Exception:  # explaining is best effort; the count is reported anyway
+            continue
+        for call in calls:
+            if not any(c.op == call.op and c.binding == call.binding for c in causes):
+                causes.append(call)
+    return causes
+
+
+def require_valid_witness(found, ranges, invalid) -> None:
+    if found.best_inputs is not None:
+        return
+    span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
+    why = ""
+    if invalid:
+        why = " (" + "; ".join(f"{c.op} at {c.binding}: needs {c.domain}" for c in invalid[:3]) + ")"
+    raise InvalidReferenceError(
+        f"the reference build gives NaN/Inf on every one of {found.evaluations} searched inputs in {span}{why}: "
+        "the input range is wrong, not the compiler"
+    )
+
+
+def coerce_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:
+    """``inputs`` (e.g. a saved witness) as the model's inputs, each coerced to its spec."""
+    out = {}
+    for spec in model.inputs:
+        if spec.name not in inputs:
+            raise RangeError(f"the given inputs lack '{spec.name}' (they have {', '.join(sorted(inputs))})")
+        try:
+            out[spec.name] = spec.coerce(inputs[spec.name])
+        except ValueError as err:
+            raise RangeError(f"given {err}") from None
+    return out

@@ -1,0 +1,259 @@
+"""An ONNX model in float64 node by node: the truth where ONNX Runtime has no
+float64 copy of the whole model.
+
+ONNX Runtime's CPU provider registers many kernels for float only (``Conv``,
+``Erf``, ``GlobalAveragePool``, the inverse trigonometric functions, ...), so
+one such node anywhere refuses the whole float64 copy (``double.py``). Here
+each node runs on its own, on float64 values: in ONNX Runtime where it has the
+node's float64 kernel, else in the ``onnx`` package's own numpy reference
+(``onnx.reference``), else (a node neither can run in float64, such as
+``MeanVarianceNormalization``, whose function body carries a float32
+epsilon) in float32, which ``ran_in_float32`` reports. A node nothing runs
+leaves the outputs it feeds without a truth (None), and ``failed`` says why:
+the other outputs keep theirs. Nothing here uses TVM: the truth must not share
+the import it judges.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from ...base.errors import first_line
+from .double import DOUBLE, NARROW, _TYPE_ATTRIBUTES
+
+# a value that no implementation could compute: everything computed from it is too
+MISSING = object()
+# how a node was run where ONNX Runtime has no float64 kernel for it, as the truth's name says it
+HOW = {"reference": "onnx.reference", "expand": "its ONNX function body", "float32": "float32"}
+# numpy dtype -> ONNX element type, for the one-node models' inputs
+_ELEMENT_TYPES = {"float64": 11, "float32": 1, "float16": 10, "int64": 7, "int32": 6, "int8": 3, "uint8": 2,
+                  "bool": 9, "int16": 5, "uint16": 4, "uint32": 12, "uint64": 13}
+
+
+def widen(value):
+    """A float value (or a sequence of them) as float64; other values as they are."""
+    if isinstance(value, (list, tuple)):
+        return [widen(v) for v in value]
+    if value is None:
+        return None
+    value = np.asarray(value)
+    if value.dtype.kind == "f" or value.dtype.name == "bfloat16":
+        return value.astype(np.float64)
+    return value
+
+
+class NodeByNode:
+    """``model`` (an onnx.ModelProto) computed in float64 one node at a time."""
+
+    def __init__(self, model):
+        from onnx import numpy_helper
+
+        self._model = model
+        graph = model.graph
+        self._constants = {t.name: widen(numpy_helper.to_array(t)) for t in graph.initializer}
+        self._sessions: dict = {}  # (node index, kind, signature) -> a runner, or the error it gave
+        self.how: dict = {}  # label -> how a node ONNX Runtime could not run in float64 was run (HOW)
+        self.failed: dict = {}  # label -> why nothing ran it
+
+    def run_by(self, how: str) -> list:
+        """The labels of the nodes run ``how`` (one of HOW's values)."""
+        return [label for label, said in self.how.items() if said == how]
+
+    def outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
+        """Each graph output in float64, or None where a node it needs could not run."""
+        values = self.values(inputs)
+        return [None if values.get(o.name, MISSING) is MISSING else values[o.name] for o in self._model.graph.output]
+
+    def values(self, inputs: Mapping[str, np.ndarray]) -> dict:
+        """{tensor name: float64 value, or MISSING} for every input, initializer and node output."""
+        env = dict(self._constants)
+        env.update({name: widen(value) for name, value in inputs.items()})
+        for index, node in enumerate(self._model.graph.node):
+            args = [env.get(name, MISSING) if name else None for name in node.input]
+            results = self._node(index, node, args) if all(a is not MISSING for a in args) else None
+            for k, name in enumerate(node.output):
+                if name:
+                    env[name] = MISSING if results is None or k >= len(results) else results[k]
+        return env
+
+    def _node(self, index: int, node, args: Sequence) -> Optional[list]:
+        label = node_label(node)
+        attempts = [("ort", True), ("reference", True), ("expand", True), ("ort", False)]
+        if any(isinstance(a, list) for a in args) or _has_subgraph(node):
+            attempts = [("reference", True)]
+        errors = []
+        for kind, double in attempts:
+            try:
+                results = self._runner(index, node, args, kind, double)(args)
+            except Exception as err:  # every implementation raises its own types
+                errors.append(f"{kind}: {first_line(err, 160)}")
+                continue
+            if (kind, double) != ("ort", True):
+                self.how.setdefault(label, HOW[kind] if double else HOW["float32"])
+            return [widen(r) for r in results]
+        self.failed.setdefault(label, "; ".join(errors))
+        return None
+
+    def _runner(self, index, node, args, kind: str, double: bool):
+        signature = tuple(_signature(a, double) for a in args)
+        key = (index, kind, double, signature)
+        runner = self._sessions.get(key)
+        if runner is None:
+            try:
+                runner = _make_runner(self._model, node, signature, kind, double)
+            except Exception as err:  # remembered: a node ONNX Runtime refuses once refuses always
+                runner = err
+            self._sessions[key] = runner
+        if isinstance(runner, Exception):
+            raise runner
+        return runner
+
+
+def node_label(node) -> str:
+    """How a node is named to the user: its op type and name (or first output)."""
+    return f"{node.op_type} '{node.name or (node.output[0] if node.output else '?')}'"
+
+
+def _has_subgraph(node) -> bool:
+    return any(a.HasField("g") or len(a.graphs) for a in node.attribute)
+
+
+def _signature(value, double: Optional[bool]):
+    """(element type, shape) of an argument as the one-node model declares it
+    (None: absent); ``double`` False declares floats float32, None as they are."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return ("sequence",)
+    value = np.asarray(value)
+    dtype = value.dtype.name
+    if double is False and value.dtype.kind == "f":
+        dtype = "float32"
+    return (_ELEMENT_TYPES.get(dtype, 11), tuple(value.shape))
+
+
+def run_alone(model, node, args: Sequence) -> list:
+    """``node`` of ``model`` run alone on ``args`` in their own dtypes: ONNX
+    Runtime, else onnx.reference (raises what the second raised)."""
+    signature = tuple(_signature(a, None) for a in args)
+    try:
+        return _make_runner(model, node, signature, "ort", None)(args)
+    except Exception:  # ONNX Runtime has no kernel for these dtypes: the reference may
+        return _make_runner(model, node, signature, "reference", None)(args)
+
+
+def _make_runner(model, node, signature: tuple, kind: str, double: Optional[bool]):
+    """A callable running ``node`` alone on arguments of ``signature``: in float64
+    (``double``, its type attributes widened too), float32 (False) or as given (None)."""
+    from onnx import ModelProto, TensorProto, helper
+
+    inputs, names = [], []
+    for k, (name, sig) in enumerate(zip(node.input, signature)):
+        if sig is None or not name:
+            names.append("")
+            continue
+        arg = f"arg{k}"
+        names.append(arg)
+        if sig == ("sequence",):
+            inputs.append(helper.make_tensor_sequence_value_info(arg, TensorProto.DOUBLE, None))
+        else:
+            inputs.append(helper.make_tensor_value_info(arg, sig[0], list(sig[1])))
+    copy = helper.make_node(node.op_type, names, [f"out{k}" if o else "" for k, o in enumerate(node.output)],
+                            domain=node.domain or None)
+    copy.attribute.extend(node.attribute)
+    if double:
+        _widen_attributes(copy)
+    outputs = [helper.make_empty_tensor_value_info(f"out{k}") for k, o in enumerate(node.output) if o]
+    one = helper.make_graph([copy], "node", inputs, outputs)
+    made = helper.make_model(one, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    if isinstance(made, ModelProto) and model.functions:
+        made.functions.extend(model.functions)
+    present = [k for k, sig in enumerate(signature) if sig is not None and names[k]]
+    cast = _to_float32 if double is False else (lambda v: v)
+    if kind == "expand":
+        made = _expanded(made, copy)
+        kind = "ort"
+    if kind == "ort":
+        session = _ort_session(made)
+        feed_names = [i.name for i in session.get_inputs()]
+
+        def run_ort(args):
+            feed = {f"arg{k}": cast(np.asarray(args[k])) for k in present}
+            return session.run(None, {n: feed[n] for n in feed_names})
+        return run_ort
+    from onnx.reference import ReferenceEvaluator
+
+    evaluator = ReferenceEvaluator(made)
+
+    def run_reference(args):
+        return evaluator.run(None, {f"arg{k}": args[k] if isinstance(args[k], list) else cast(np.asarray(args[k]))
+                                    for k in present})
+    return run_reference
+
+
+_EXPANDED_DOMAIN = "numguard.expanded"
+
+
+def _expanded(made, node):
+    """The one-node model ``made`` with ``node`` replaced by its ONNX function body
+    (the operator's definition in its schema), every float in it made float64:
+    an operator without a float64 kernel anywhere (MeanVarianceNormalization,
+    whose body's epsilon is a float32 constant) computed by its own definition."""
+    import onnx
+    import onnx.inliner
+
+    from .double import _graph
+
+    version = next((o.version for o in made.opset_import if o.domain == (node.domain or "")), None)
+    schema = onnx.defs.get_schema(node.op_type, version, node.domain or "")
+    if not schema.has_function:
+        raise ValueError(f"{node.op_type} has no function body to expand")
+    versions = [v for v in schema.function_opset_versions if version is None or v <= version]
+    body = onnx.FunctionProto()
+    if versions:  # the binding returns the serialized FunctionProto
+        body.ParseFromString(schema.get_function_with_opset_version(max(versions)))
+    else:
+        body.CopyFrom(schema.function_body)
+    body.domain, body.name = _EXPANDED_DOMAIN, node.op_type
+    expanded = onnx.ModelProto()
+    expanded.CopyFrom(made)
+    expanded.graph.node[0].domain = _EXPANDED_DOMAIN
+    # the body runs at its own opset (the one-node model holds nothing else): the inliner needs them equal
+    own = {o.domain: o.version for o in body.opset_import}
+    for opset in expanded.opset_import:
+        opset.version = own.get(opset.domain, opset.version)
+    expanded.opset_import.append(onnx.helper.make_opsetid(_EXPANDED_DOMAIN, 1))
+    expanded.functions.append(body)
+    inlined = onnx.inliner.inline_local_functions(expanded)
+    _graph(inlined.graph)
+    return inlined
+
+
+def _to_float32(value: np.ndarray) -> np.ndarray:
+    return value.astype(np.float32) if value.dtype.kind == "f" else value
+
+
+def _widen_attributes(node) -> None:
+    """``node``'s element-type attributes and tensor attributes made float64."""
+    from .double import _tensor
+
+    for attribute in node.attribute:
+        if attribute.name in _TYPE_ATTRIBUTES and attribute.i in NARROW:
+            attribute.i = DOUBLE
+        if attribute.HasField("t"):
+            _tensor(attribute.t)
+
+
+def _ort_session(model):
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 4
+    options.intra_op_num_threads = 1
+    return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+__all__ = ["MISSING", "NodeByNode", "node_label", "widen"]

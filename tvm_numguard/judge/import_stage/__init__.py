@@ -1,0 +1,15 @@
+"""The model itself as the reference: TVM's import judged against the
+model's own framework (``framework/``) and the truth in float64.
+
+``watch.FrameworkWatch`` runs the framework beside a session (the search's
+inputs, then the witness); ``agreement.py`` holds the rule (when TVM's
+reference is the side at fault); ``localize.py`` names the model's first node
+TVM computes differently; ``check.ImportJudgement`` is the typed answer a Finding
+keeps.
+"""
+
+from .agreement import IMPORT_VERDICTS, OutputAgreement
+from .judgement import ImportJudgement, ImportOrigin
+from .framework_watch import FrameworkWatch
+
+__all__ = ["IMPORT_VERDICTS", "FrameworkWatch", "ImportJudgement", "ImportOrigin", "OutputAgreement"]

@@ -1,0 +1,148 @@
+"""Which node of the model TVM's import gets wrong.
+
+The framework runs the model with every intermediate value kept (ONNX Runtime
+with each node output made a graph output; PyTorch node by node through FX),
+TVM runs its imported ``main`` legalized and built plainly with every kernel's
+output captured (``capture/``), and the two meet through the frontend's own
+tables (``provenance.py``: a binding's ``key`` is its ONNX tensor or FX node).
+The first value in the framework's execution order whose TVM counterpart
+differs beyond the tolerance (or in shape) is the origin: values after it
+inherit its error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ...build.capture import CaptureError, capture_values, value_graph
+from ...base.errors import summarize_error
+from ..framework import FrameworkError
+from ...build.compile import compile_plain, legalized
+from ...base.compare import compare_output
+from ...base.tolerance import Tolerance
+from ...ir.targets import target_of
+from .judgement import ImportOrigin
+
+
+# operators whose result jumps where their input crosses a threshold: a difference
+# within the tolerance upstream may flip them (flips.py asks for the proof)
+DISCONTINUOUS = frozenset({
+    "relax.ceil", "relax.floor", "relax.round", "relax.sign", "relax.equal", "relax.not_equal", "relax.less",
+    "relax.less_equal", "relax.greater", "relax.greater_equal", "relax.argmax", "relax.argmin",
+    "relax.isnan", "relax.isinf", "relax.isfinite", "relax.trunc",
+})
+
+
+def is_discontinuous(op, dtype) -> bool:
+    """A discontinuous operator, or a cast to an integer or bool (``dtype``: the value's)."""
+    return op in DISCONTINUOUS or (op == "relax.astype" and np.dtype(dtype).kind in "iub")
+
+
+def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
+    """{binding name of the imported main: its value on the witness} for every
+    binding a kernel computes, and the inputs."""
+    target = target_of(target)
+    legal = legalized(model.mod, target)
+    graph = value_graph(legal, model.mod)
+    build = compile_plain(legal, target)
+    if not build.ok:
+        raise CaptureError(f"the imported module does not build on its own: {build.error}")
+    values = capture_values(build.executable, build.device, graph, model.input_names(), witness)
+    # a cast or an alias has its argument's value, in its own dtype (a cast to bool is no float)
+    out = {}
+    for name in graph.order:
+        if graph.canon(name) in values:
+            value = np.asarray(values[graph.canon(name)])
+            dtype = graph.nodes[name].dtype
+            out[name] = value.astype(dtype) if dtype and dtype != str(value.dtype) and dtype != "bfloat16" else value
+    return out
+
+
+def named_bindings(model) -> dict:
+    """{the model's name of a value: (binding of main, its Origin)}, a value's own binding first."""
+    named: dict = {}
+    for name, origin in model.provenance.items():  # main's order: a value's own binding before its aliases
+        if origin.key and not origin.inside:
+            named.setdefault(origin.key, (name, origin))
+    return named
+
+
+class Located:
+    """What localizing met: the model's values (``expected``) and TVM's
+    (``computed``) on the witness, or ``error`` where either could not be had."""
+
+    def __init__(self, model, framework, witness, target, expected: Optional[dict] = None):
+        self.model, self.framework, self.witness, self.target = model, framework, witness, target
+        self.named = named_bindings(model)
+        self.history = _model_history(framework, witness)
+        self.expected: dict = {}
+        self.computed: dict = {}
+        self.error = None if self.named else "the model's frontend kept no names for its values"
+        if self.error is None:
+            try:
+                self.expected = framework.values(witness) if expected is None else expected
+                self.computed = tvm_values(model, witness, target)
+            except (FrameworkError, CaptureError) as err:
+                self.error = str(err)
+            except Exception as err:  # TVM raises many types; naming the node is a help
+                self.error = summarize_error(err)
+
+    def of(self, mod) -> "Located":
+        """The same witness and framework values, with TVM's values computed by
+        ``mod`` (the imported main with some bindings kept in float32; the
+        bindings keep their names, and the tolerance its history)."""
+        located = Located(dataclasses.replace(self.model, mod=mod), self.framework, self.witness, self.target,
+                          self.expected)
+        located.named = self.named
+        return located
+
+    def tvm_value(self, key: str):
+        """TVM's value of the model's value ``key`` (None: TVM has no counterpart)."""
+        name, _ = self.named.get(key, (None, None))
+        return None if name is None else self.computed.get(name)
+
+    def tolerance_of(self, key: str, tol: Tolerance) -> Tolerance:
+        """``tol`` at the precision of the narrowest float arithmetic ``key``'s value
+        passed through in the model itself (not in TVM's import of it)."""
+        return tol.through([self.history.get(key)])
+
+
+def _model_history(framework, witness) -> dict:
+    """{the model's value name: the narrowest float the model computes it in}; {} where unknown
+    (each value then at its own dtype's tolerance, the strict choice)."""
+    try:
+        return framework.float_history(witness)[0]
+    except Exception:  # noqa: BLE001 - a help, not a requirement
+        return {}
+
+
+def first_difference(located: Located, expected: Mapping, tol: Tolerance) -> tuple:
+    """(ImportOrigin or None, why none was named): the first of ``expected``
+    (the framework's values, in its order) whose TVM counterpart differs."""
+    if located.error is not None:
+        return None, located.error
+    compared = 0
+    for key, value in expected.items():
+        name, origin = located.named.get(key, (None, None))
+        if name is None or name not in located.computed:
+            continue
+        mine, theirs = np.asarray(located.computed[name]), np.asarray(value)
+        compared += 1
+        # each value at the precision of the narrowest float arithmetic it passed through
+        metrics = compare_output(0, theirs, mine, located.tolerance_of(key, tol), top_k=1)
+        if metrics.violated:
+            worst = metrics.worst[0] if metrics.worst else {}
+            return ImportOrigin(origin.label, key, origin.op, list(mine.shape), list(theirs.shape), metrics.score,
+                                metrics.max_abs, {"index": worst.get("index"), "tvm": worst.get("opt"),
+                                                  "framework": worst.get("ref")},
+                                binding=name, discontinuous=is_discontinuous(origin.op, theirs.dtype)), None
+    if not compared:
+        return None, "no value of the model could be paired with one TVM computes"
+    return None, (f"none of the {compared} values both compute differs beyond the tolerance on the witness "
+                  "(the difference is below it at every node, and adds up)")
+
+
+__all__ = ["DISCONTINUOUS", "Located", "first_difference", "is_discontinuous", "named_bindings", "tvm_values"]

@@ -1,0 +1,269 @@
+"""The framework beside a session: its runs on the inputs the search tries,
+and its judgement of the witness."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional
+
+import numpy as np
+
+from ..framework import FrameworkError, NoFramework
+from ...build.observation import Observation
+from ...locate.searches import random_candidate
+from ...base.compare import compare_outputs, is_finite_outputs
+from ...build.recent import Recent
+from ..oracle import Oracle
+from ...ir.targets import local_target
+from .agreement import (CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, conditioning_scale,
+                        judge_elements, perturbed, spread_of)
+from .flips import explain_flips
+from .judgement import ImportJudgement
+from .first_node import Located, first_difference
+from .precision import explain_precision, narrow_dtype, widened_entries
+
+# fresh inputs of the range a precision fix is verified on, beside the witness and the last searched ones
+FRESH_INPUTS = 4
+_NARROW = ("float16", "bfloat16")
+
+
+def oracle_truth(oracle, inputs, note: str = "TVM's float64 build is the truth") -> tuple:
+    """(the oracle's outputs on ``inputs``, their name, ``note``), or (None, None, why
+    there is none). For questions between TVM's own builds only (a target against
+    llvm): the oracle shares TVM's import, so it never judges the import."""
+    try:
+        return oracle.outputs(inputs), "TVM's float64 build", note
+    except Exception as err:  # no truth at all
+        return None, None, f"{note}, and it cannot be made either ({type(err).__name__})"
+
+
+class FrameworkWatch:
+    """``framework`` (a Framework, or a NoFramework) beside ``session``: the
+    search scores an input by the worse of the pass question (the session's
+    builds) and the import question (TVM's reference against the framework),
+    with the same budget. A framework that fails on an input is set aside for
+    the rest of the run (``failure`` says why): the check goes on without it.
+    An input where the two differ counts only where TVM is the side at fault
+    (the truth is asked then, rarely): the search looks for TVM's errors, not
+    the framework's. ``oracle``: TVM's float64 build, for the lowering stage
+    only; ``ranges``: the inputs' ranges, for the fresh inputs a precision fix
+    is verified on."""
+
+    def __init__(self, framework, session, oracle: Oracle, ranges: Optional[Mapping] = None):
+        self.framework, self.session, self.oracle, self.ranges = framework, session, oracle, ranges
+        self.failure: Optional[str] = framework.reason if isinstance(framework, NoFramework) else None
+        self._outputs = Recent()  # (inputs,) -> the framework's outputs
+        self._tol = None
+
+    @property
+    def active(self) -> bool:
+        return self.failure is None
+
+    @property
+    def tol(self):
+        """The import question's tolerance: each output's follows the narrowest float the
+        model itself computes it in (judge/framework/history.py), never TVM's import (a converter
+        that narrows would loosen the tolerance that should catch it); by the outputs'
+        own dtypes where the framework cannot say."""
+        return self._tol if self._tol is not None else self.session.tol.plain()
+
+    def _learn_tolerance(self, inputs) -> None:
+        if self._tol is None:
+            try:
+                self._tol = self.session.tol.through(self.framework.float_history(inputs)[1])
+            except Exception:  # noqa: BLE001 - the outputs' own dtypes then, the strict choice
+                self._tol = self.session.tol.plain()
+
+    def outputs(self, inputs: Mapping[str, np.ndarray]) -> Optional[list]:
+        """The framework's float32 outputs on ``inputs`` (None once it has failed)."""
+        if not self.active:
+            return None
+        remembered = self._outputs.find(inputs)
+        if remembered is not None:
+            return remembered
+        try:
+            outputs = self.framework.run(inputs)
+        except FrameworkError as err:
+            self.failure = str(err)
+            self.session.progress(f"{self.framework.name} set aside: {err}")
+            return None
+        self._learn_tolerance(inputs)
+        self._outputs.add((inputs,), outputs)
+        return outputs
+
+    def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
+        """The session's observation, its score raised to the import question's where that is worse."""
+        seen = self.session.runs.observe(inputs)
+        theirs = self.outputs(inputs)
+        if theirs is None or (seen.score is None and not is_finite_outputs(theirs)):
+            return seen  # outside the model's domain for its framework too
+        # where TVM's reference is not finite and the framework is, the import is at fault
+        score = self.import_score(inputs, theirs)
+        if seen.score is None:
+            return Observation(score)
+        return seen if score <= seen.score else Observation(score, seen.reference, seen.error)
+
+    def import_score(self, inputs: Mapping[str, np.ndarray], theirs: list) -> float:
+        """The import question's score on ``inputs``: how far TVM's reference is
+        from the framework, 0 where they differ but not by TVM's fault."""
+        mine = self.session.runs.reference_outputs(inputs)
+        score = agreement_score(theirs, mine, self.tol)
+        if score <= 1.0 or len(theirs) != len(mine):
+            return math.inf if math.isnan(score) else score
+        return score if self._differs(inputs, theirs, mine) else 0.0
+
+    def differs_on(self, inputs: Mapping[str, np.ndarray]) -> bool:
+        """Does TVM's reference differ from the framework on ``inputs`` beyond the tolerance?"""
+        theirs = self.outputs(inputs)
+        return theirs is not None and agreement_score(theirs, self.session.runs.reference_outputs(inputs),
+                                                      self.tol) > 1.0
+
+    def judge(self, witness: Mapping[str, np.ndarray]) -> ImportJudgement:
+        """The import stage on ``witness``."""
+        theirs = self.outputs(witness)
+        lowering = self.lowering(witness)
+        if theirs is None:
+            return ImportJudgement(self.framework.name, "unchecked", reason=self.failure, lowering=lowering)
+        tol = self.tol
+        mine = self.session.runs.reference_outputs(witness)
+        if agreement_score(theirs, mine, tol) <= 1.0:
+            return ImportJudgement(self.framework.name, "agree", lowering=lowering,
+                                   outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
+        if len(theirs) != len(mine):
+            return ImportJudgement(self.framework.name, "import", f"TVM's import returns {len(mine)} outputs, the "
+                                   f"model {len(theirs)}", lowering=lowering)
+        truth, name, note = self.truth(witness)
+        spread = self.spread(witness, truth)
+        outputs = compare_outputs_with_framework(theirs, mine, tol, truth, spread)
+        verdict = ("import" if any(o.tvm_at_fault for o in outputs)
+                   else "unjudged" if any(o.not_judged for o in outputs) else "benign")
+        said = dict(framework=self.framework.name, truth=name, truth_note=note, outputs=outputs, lowering=lowering)
+        if verdict == "benign":
+            return ImportJudgement(verdict=verdict, reason=BENIGN_REASON, **said)
+        if verdict == "unjudged":
+            said["reason"] = f"no independent float64 truth reaches the differing elements ({note or 'none'})"
+        return self._explain(verdict, witness, theirs, mine, truth, spread, said)
+
+    def _explain(self, verdict, witness, theirs, mine, truth, spread, said: dict) -> ImportJudgement:
+        """Name the first differing node; excuse it only with proof: a flip
+        (``flips.py``), or precision verified on the differing value's chain."""
+        self.session.progress("TVM's import differs from the model's framework: finding the first node")
+        tol = self.tol
+        located = Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
+        origin, origin_note = first_difference(located, located.expected, tol)
+        flips = ()
+        if origin is not None and origin.discontinuous:
+            masks = [e.at_fault | e.unjudged for e in
+                     (judge_elements(f, m, t, tol, i, s) for i, (f, m, t, s) in
+                      enumerate(zip(theirs, mine, truth or [None] * len(mine), spread or [None] * len(mine))))]
+            outcome = explain_flips(located, origin, tol.plain(), tol, mine, masks)
+            flips = outcome.flips
+            if outcome.explained:
+                what = ", ".join(f"{f.node} ({f.elements} element(s))" for f in flips)
+                return ImportJudgement(verdict="benign", flips=flips, reason=(
+                    f"a discontinuous node flips: {what}; its inputs agree within the tolerance, the framework's "
+                    "own operator on TVM's inputs gives TVM's result, and with that result the model agrees"), **said)
+            origin, origin_note = outcome.origin, outcome.why or origin_note
+        if origin is not None and not flips and located.error is None:
+            outcome = self._precision(origin, witness, located)
+            if outcome.explained:
+                widened = widened_entries(self.session.model, outcome.widened)
+                what = ", ".join(e.label for e in widened[:3]) + (" ..." if len(widened) > 3 else "")
+                said.update(origin=origin, origin_note=origin_note)
+                return ImportJudgement(verdict="precision", widened=widened, checked=outcome.checked, reason=(
+                    f"TVM computes {what} in the model's {narrow_dtype(self.session.model)}, the framework in "
+                    f"float32: with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
+                    f"framework on {outcome.checked} input set(s)"), **said)
+            origin = outcome.origin
+        said.update(origin=origin, origin_note=origin_note, flips=flips)
+        return ImportJudgement(verdict=verdict, **said)
+
+    def _precision(self, origin, witness, located: Located):
+        """The precision stage's PrecisionOutcome from ``origin`` on: verified on the
+        witness, the last searched inputs and fresh ones."""
+        model = self.session.model
+        # a binding made inside a node's conversion is declared as that node's output is
+        keys = {origin.label: origin.key for origin in model.provenance.values() if origin.key and not origin.inside}
+
+        def declared_narrow(binding: str) -> bool:
+            found = model.provenance.get(binding)
+            key = (found.key or keys.get(found.label)) if found is not None else None
+            value = located.expected.get(key) if key else None
+            return value is not None and np.asarray(value).dtype.name in _NARROW
+
+        inputs = [witness] + [seen for (seen,), _ in self._outputs if seen is not witness] + self._fresh_inputs()
+        checks = [(each, self._accepts(each)) for each in inputs]
+        return explain_precision(located, origin, self.tol.plain(), checks, declared_narrow)
+
+    def _fresh_inputs(self) -> list:
+        """FRESH_INPUTS inputs drawn uniformly from the ranges (seeded: the same each run)."""
+        if not self.ranges:
+            return []
+        gen = np.random.default_rng(20261127)
+        return [random_candidate(self.session.model.inputs, self.ranges, gen) for _ in range(FRESH_INPUTS)]
+
+    def _accepts(self, inputs):
+        """A check of a widened build's outputs on ``inputs``: not differing from the framework by TVM's fault."""
+        def accepts(outputs) -> bool:
+            theirs = self.outputs(inputs)
+            if theirs is None or len(outputs) != len(theirs):
+                return False
+            if agreement_score(theirs, outputs, self.tol) <= 1.0:
+                return True
+            return not self._differs(inputs, theirs, outputs)
+        return accepts
+
+    def _differs(self, inputs, theirs: list, mine: list) -> bool:
+        """Does TVM (``mine``) differ from the framework (``theirs``) on ``inputs``
+        where nothing excuses it: at fault against the truth, or with no truth?"""
+        truth, _, _ = self.truth(inputs)
+        outputs = compare_outputs_with_framework(theirs, mine, self.tol, truth, self.spread(inputs, truth))
+        return any(o.tvm_at_fault or o.not_judged for o in outputs)
+
+    def spread(self, inputs, truth) -> Optional[list]:
+        """The truth's own movement when the inputs move by a few roundings of the
+        float each output is computed in (``agreement.perturbed``), per output and
+        element; None without a truth."""
+        if truth is None or all(t is None for t in truth):
+            return None
+        history = self.tol.history or (None,) * len(truth)
+        scales = [conditioning_scale(history[i] if i < len(history) else None) for i in range(len(truth))]
+        spreads: list = [None] * len(truth)
+        for scale in sorted(set(scales)):
+            runs = []
+            for seed in range(CONDITIONING_RUNS):
+                moved, _, _ = self.truth(perturbed(inputs, seed, scale))
+                if moved is not None:
+                    runs.append(moved)
+            measured = spread_of(truth, runs) if runs else [None] * len(truth)
+            for i, wanted in enumerate(scales):
+                if wanted == scale:
+                    spreads[i] = measured[i]
+        return spreads
+
+    def truth(self, inputs) -> tuple:
+        """(float64 outputs, None for an output no independent run reaches, or None
+        where none does; which run they are; why not the framework's whole float64 copy)."""
+        try:
+            outputs = self.framework.truth(inputs)
+        except FrameworkError as err:
+            return None, None, f"no independent truth: {err}"
+        return outputs, self.framework.truth_name, self.framework.truth_note
+
+    def lowering(self, witness) -> Optional[float]:
+        """How far TVM's float32 reference is from TVM's own float64 build, where that was made."""
+        if not self.oracle.made:
+            return None
+        try:
+            outputs = self.oracle.outputs(witness)
+        except Exception:  # the float64 build failed: nothing to say about lowering
+            return None
+        # the float64 values rounded to the reference's own dtypes: its own tolerance applies
+        reference = self.session.runs.reference_outputs(witness)
+        rounded = [o.astype(np.asarray(r).dtype) if o.dtype == np.float64 and np.asarray(r).dtype.kind == "f" else o
+                   for o, r in zip(outputs, reference)]
+        return compare_outputs(rounded, reference, self.tol).score
+
+
+BENIGN_REASON = ("at every differing element, TVM is within the tolerance of the float64 truth, within that "
+                 "element's conditioning, or not over 32 times as far off as the framework")
