@@ -6,7 +6,7 @@ float16 mean accumulates in float16), where ONNX Runtime's CPU provider runs
 many float16 kernels in float32 (it inserts casts). Their difference measures
 float16 against float32, not a frontend defect. The test is the fix itself:
 TVM's import with the differing operator kept in float32
-(``narrow/widen.keep_float32``: its inputs cast up, its result cast back),
+(``ir/narrow/widen.keep_float32``: its inputs cast up, its result cast back),
 else with its own chain kept in float32 (it and the narrow operators it is
 computed from, never the rest of the model), is built and run on the witness,
 the inputs the search tried last and fresh inputs of the range; where it is
