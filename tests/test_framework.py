@@ -283,3 +283,58 @@ def test_a_shape_output_is_one_integer_tensor(tmp_path):
     report = ng.bisect(path, ng.CompileConfig(pipeline="zero"), ng.Options(low=-1.0, high=1.0, budget="5"))
     assert report.imports.verdict == "agree" and len(report.data["metrics"]) == 2
     assert report.data["metrics"][1]["shape"] == [3]
+
+
+def conv_chain(path, depth=6):
+    """Convs in a chain: ONNX Runtime has no float64 Conv, so the truth runs node by node."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 8])
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.normal(0, 0.5, (2, 2, 3, 3)).astype(np.float32), f"w{k}")
+               for k in range(depth)]
+    names = ["x"] + [f"h{k}" for k in range(depth - 1)] + ["y"]
+    nodes = [helper.make_node("Conv", [names[k], f"w{k}"], [names[k + 1]], pads=[1, 1, 1, 1]) for k in range(depth)]
+    return _onnx(path, nodes, [x], [y], weights)
+
+
+def test_the_node_by_node_truth_keeps_only_what_is_still_read(tmp_path):
+    # a DenseNet's every feature map in float64, and an ONNX Runtime arena per node, took 20 GB
+    from tvm_numguard.judge.framework.onnx_truth import NodeByNode, _ort_session
+
+    model = onnx.load(conv_chain(tmp_path / "chain.onnx"))
+    truth = NodeByNode(model)
+    inputs = {"x": np.random.default_rng(1).random((1, 2, 8, 8)).astype(np.float32)}
+    everything = truth.values(inputs)
+    kept = truth.values(inputs, keep={"y"})
+    assert {"h0", "h4"} <= set(everything) and not {"h0", "h1", "h4"} & set(kept)
+    np.testing.assert_array_equal(truth.outputs(inputs)[0], everything["y"])
+    assert everything["y"].dtype == np.float64
+    one = helper.make_model(helper.make_graph([helper.make_node("Relu", ["a"], ["b"])], "g",
+                                              [helper.make_tensor_value_info("a", TensorProto.DOUBLE, [2])],
+                                              [helper.make_tensor_value_info("b", TensorProto.DOUBLE, [2])]))
+    assert not _ort_session(one).get_session_options().enable_cpu_mem_arena
+
+
+def test_the_conditioning_spread_is_measured_only_where_something_is_at_fault_without_it():
+    # the spread only excuses; on a big model each of its eight runs is the whole truth again
+    import types
+
+    from tvm_numguard.judge.import_stage.framework_watch import FrameworkWatch
+
+    exact = np.array([1.0, 2.0, 3.0])
+    measured = []
+
+    def spread(inputs, truth, wide=None):
+        measured.append(wide)
+        return [np.full(3, wide)]
+
+    def watch(wide):
+        return types.SimpleNamespace(truth=lambda inputs: ([exact], "t", None), tol=Tolerance(),
+                                     spread=lambda inputs, truth: spread(inputs, truth, wide))
+
+    framework = [np.array([1.0, 2.5, 3.0], np.float32)]
+    nearer = [np.array([1.0, 2.0, 3.0], np.float32)]
+    assert not FrameworkWatch._differs(watch(1.0), {}, framework, nearer) and measured == []
+    # TVM at fault without the spread: measured, and a spread that covers the error still excuses it
+    assert FrameworkWatch._differs(watch(1e-3), {}, nearer, framework) and measured == [1e-3]
+    assert not FrameworkWatch._differs(watch(1.0), {}, nearer, framework) and measured == [1e-3, 1.0]

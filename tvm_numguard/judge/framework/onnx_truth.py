@@ -63,19 +63,26 @@ class NodeByNode:
 
     def outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
         """Each graph output in float64, or None where a node it needs could not run."""
-        values = self.values(inputs)
-        return [None if values.get(o.name, MISSING) is MISSING else values[o.name] for o in self._model.graph.output]
+        wanted = [o.name for o in self._model.graph.output]
+        values = self.values(inputs, keep=set(wanted))
+        return [None if values.get(name, MISSING) is MISSING else values[name] for name in wanted]
 
-    def values(self, inputs: Mapping[str, np.ndarray]) -> dict:
-        """{tensor name: float64 value, or MISSING} for every input, initializer and node output."""
+    def values(self, inputs: Mapping[str, np.ndarray], keep: Optional[set] = None) -> dict:
+        """{tensor name: float64 value, or MISSING} for every input, initializer
+        and node output; with ``keep``, node outputs not in it are dropped after
+        their last reader (a DenseNet's every feature map in float64 is gigabytes)."""
         env = dict(self._constants)
         env.update({name: widen(value) for name, value in inputs.items()})
+        last = _last_readers(self._model.graph) if keep is not None else {}
         for index, node in enumerate(self._model.graph.node):
             args = [env.get(name, MISSING) if name else None for name in node.input]
             results = self._node(index, node, args) if all(a is not MISSING for a in args) else None
             for k, name in enumerate(node.output):
                 if name:
                     env[name] = MISSING if results is None or k >= len(results) else results[k]
+            for name in node.input:
+                if last.get(name) == index and name not in keep and name not in self._constants:
+                    env.pop(name, None)
         return env
 
     def _node(self, index: int, node, args: Sequence) -> Optional[list]:
@@ -109,6 +116,27 @@ class NodeByNode:
         if isinstance(runner, Exception):
             raise runner
         return runner
+
+
+def _last_readers(graph) -> dict:
+    """{tensor name: the index of the last node that reads it} (a subgraph's reads count for its node)."""
+    last: dict = {}
+    for index, node in enumerate(graph.node):
+        for name in list(node.input) + _subgraph_reads(node):
+            if name:
+                last[name] = index
+    return last
+
+
+def _subgraph_reads(node) -> list:
+    """Every name a node's subgraphs (If, Loop, Scan bodies) read, their own or from outside."""
+    names = []
+    for attribute in node.attribute:
+        for graph in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+            for inner in graph.node:
+                names.extend(inner.input)
+                names.extend(_subgraph_reads(inner))
+    return names
 
 
 def node_label(node) -> str:
@@ -253,6 +281,8 @@ def _ort_session(model):
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 4
     options.intra_op_num_threads = 1
+    # one session per node: an arena each would keep every node's largest output for good
+    options.enable_cpu_mem_arena = False
     return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
