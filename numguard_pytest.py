@@ -22,16 +22,20 @@ Fixtures:
 ``numguard_pass``
     the test is parametrized over the ``--numguard-pass`` specs (none given:
     no test). returns: the spec string.
-``numguard_check``
+``numguard_assert_safe``
     returns: ``assert_pass_numerically_safe`` with the options' seed and
     budget, witnesses kept under the session's temporary directory. A
     failure's replay line starts with the ``numguard`` installed beside the
     test's Python (``.venv/bin/numguard`` where PATH does not find it).
+``numguard_check``
+    deprecated: ``numguard_assert_safe``'s name before 0.2 ("check" is the
+    range check only); the same function, with a DeprecationWarning.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 
 import pytest
 
@@ -70,10 +74,17 @@ def pytest_generate_tests(metafunc):
 
 
 @pytest.fixture(scope="session")
-def numguard_check(request, tmp_path_factory):
+def numguard_assert_safe(request, tmp_path_factory):
     from tvm_numguard.testing.assertions import assert_pass_numerically_safe
 
     config = request.config
     return functools.partial(assert_pass_numerically_safe, budget=config.getoption("numguard_budget"),
                              seed=config.getoption("numguard_seed"),
                              witness_dir=str(tmp_path_factory.mktemp("numguard-witnesses")))
+
+
+@pytest.fixture
+def numguard_check(numguard_assert_safe):
+    warnings.warn("the fixture numguard_check is deprecated: use numguard_assert_safe (the same function)",
+                  DeprecationWarning, stacklevel=2)
+    return numguard_assert_safe

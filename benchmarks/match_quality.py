@@ -46,7 +46,7 @@ def measure(name: str, shape) -> dict:
         model = ng.load_model(path)
         if shape:
             try:
-                model = ng.load_model(path, shapes={model.inputs[0].name: shape}, fix_at_import=True)
+                model = ng.load_model(path, shapes={model.inputs[0].name: shape}, import_at_shapes=True)
             except ng.NumguardError:  # a model with shapes baked into it (ShuffleNet's reshapes)
                 pass
     target = tvm.target.Target("llvm")

@@ -42,7 +42,7 @@ def main() -> int:
         path = light_model(args.model, seed=0, directory=tmp)
         probe = ng.load_model(path)
         shape = tuple(int(d) for d in args.shape.split(","))
-        model = ng.load_model(path, shapes={probe.inputs[0].name: shape}, fix_at_import=True)
+        model = ng.load_model(path, shapes={probe.inputs[0].name: shape}, import_at_shapes=True)
     config = ng.CompileConfig(pipeline=args.pipeline)
     plain, _ = plain_compile_seconds(model, config)  # (tvm.compile, its first VM): the compile alone is the unit
     walls = {}

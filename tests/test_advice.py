@@ -185,20 +185,20 @@ def test_a_users_own_pass_is_deleted_as_the_user_wrote_it_and_that_works(tmp_pat
     assert USER_PROGRAM.splitlines()[3] == block.split("  #")[0]  # line 4 of app.py, as written
     fixed, _ = _guarded(app, USER_PROGRAM.replace(block.split("  #")[0] + "\n", ""))
     assert fixed.verdict == "clean" and fixed.data["guard"]["prelude_calls"] == []
-    assert report.data["guard"]["prelude_calls"][0]["origin"] == "my_passes.MyFastGelu"
+    assert report.data["guard"]["prelude_calls"][0]["qualname"] == "my_passes.MyFastGelu"
 
 
-def test_a_call_whose_source_cannot_be_read_is_named_by_the_pass_objects_origin():
+def test_a_call_whose_source_cannot_be_read_is_named_by_the_pass_objects_qualname():
     from tvm_numguard.report.advice import CODE, switch_off_lines
 
     cfg = {"pipeline": "MyFastGelu,default", "target": "llvm", "opt_level": 3}
     event = {"id": "MyFastGelu#0", "name": "MyFastGelu", "disabled_pass_reaches": False}
 
-    def lines(origin):
-        call = {"pass": "MyFastGelu", "origin": origin, "file": "<string>", "line": 3, "code": None}
+    def lines(qualname):
+        call = {"pass": "MyFastGelu", "qualname": qualname, "file": "<string>", "line": 3, "code": None}
         return switch_off_lines(cfg, [event], ["MyFastGelu"], True, [call])
 
     assert CODE + "mod = my_passes.MyFastGelu()(mod)  # delete this call (or its like, with arguments)" in \
         lines("my_passes.MyFastGelu")
-    # a pass made of a function keeps no origin: no code is made up for it (none names relax.transform)
+    # a pass made of a function keeps no qualified name: no code is made up for it (none names relax.transform)
     assert not [line for line in lines(None) if line.startswith(CODE)]

@@ -45,12 +45,12 @@ def test_the_summary_says_what_to_do_and_the_verify_line_verifies_it(capsys, tmp
 def test_the_page_colours_each_stage_as_the_summary_words_it():
     from tvm_numguard.report.html import _stages
 
-    data = {"attribution": {"import": "import", "pass": "clean", "target": "unchecked", "lowering": "differs"},
+    data = {"attribution": {"import": "import", "pass": "clean", "target": "unanswered", "lowering": "differs"},
             "cpu_reference": {"target": "cuda"}}
     page = _stages(data, ["import"])
     assert "import: <span class='bad'>differs, TVM at fault</span>" in page
     assert "pass: <span class='good'>clean</span>" in page
-    assert "target: <span class='none'>not checked</span>" in page  # grey, not green
+    assert "target: <span class='none'>not answered</span>" in page  # grey, not green
     assert "lowering: <span class='note'>differs</span>" in page and "never a failure" in page  # amber, explained
     assert "target" not in _stages({**data, "cpu_reference": None}, [])  # plain llvm: no target stage
 

@@ -38,7 +38,7 @@ def test_the_target_is_at_fault_only_where_it_is_worse_against_the_truth():
     cpu = run_build(compile_model(model.mod, CompileConfig()), model.input_names(), witness)
     truth = [o.astype(np.float64) for o in cpu]
     said = judge_against_cpu(_fake_session(model, cpu), witness, lambda w: (truth, "the test's truth", None))
-    assert said.verdict == "agree" and not said.differs
+    assert said.verdict == "agrees" and not said.differs
     wrong = [o + np.float32(0.1) for o in cpu]
     said = judge_against_cpu(_fake_session(model, wrong), witness, lambda w: (truth, "the test's truth", None))
     assert said.verdict == "target" and said.differs and said.truth == "the test's truth"
@@ -55,6 +55,6 @@ def test_bisect_on_another_cpu_target_reports_the_cpu_stage(capsys, tmp_path):
                              "--target", AVX2, "--json", str(document))
     data = json.loads(document.read_text())  # validated against the schema when written
     assert code == 0, err
-    assert data["cpu_reference"]["verdict"] in ("agree", "benign") and data["cpu_reference"]["reference"] == "llvm"
+    assert data["cpu_reference"]["verdict"] in ("agrees", "benign") and data["cpu_reference"]["reference"] == "llvm"
     assert data["attribution"]["target"] == data["cpu_reference"]["verdict"] and "target" not in data["at_fault"]
     assert "build agrees with the same pipeline built for llvm" in out or "not by the target's fault" in out

@@ -118,7 +118,7 @@ def test_the_guard_leaves_other_threads_compiles_alone():
         worker = threading.Thread(target=compile_elsewhere)
         worker.start()
         worker.join()
-    assert done["executable"] is not None and len(g.report) == 0  # not checked, not disturbed
+    assert done["executable"] is not None and len(g.report) == 0  # not judged, not disturbed
 
 
 def test_plots_leave_the_hosts_matplotlib_backend_alone(finding_report):

@@ -178,12 +178,12 @@ def test_fix_keeps_the_other_conversions_and_a_fresh_bisect_with_it_is_clean(tmp
     assert culprit["event"] == "ToMixedPrecision#0" and culprit["remedy"] == "narrow"
     assert culprit["kept"] >= 0.8 * culprit["rewrites"]
     assert "fc3" in out and "cost of safety" in out
-    # the check line the summary prints runs as printed, from a shell where numguard is not on PATH
-    (check,) = [line.split("check", 1)[1].strip() for line in out.splitlines() if line.startswith("  check ")]
-    words = shlex.split(check)
+    # the verify line the summary prints runs as printed, from a shell where numguard is not on PATH
+    (verify,) = [line.split("verify", 1)[1].strip() for line in out.splitlines() if line.startswith("  verify ")]
+    words = shlex.split(verify)
     assert words[:2] == [script_not_on_path, "bisect"] and "--apply-fix" in words
-    checked = run_printed(check, tmp_path)
-    assert checked.returncode == 0 and "numguard bisect: clean" in checked.stdout, checked.stderr[-2000:]
+    verified = run_printed(verify, tmp_path)
+    assert verified.returncode == 0 and "numguard bisect: clean" in verified.stdout, verified.stderr[-2000:]
     code, out, _ = run_cli(capsys, "bisect", model, *MIXED, "--seed", "11", "--apply-fix", fix,
                            "--json", str(tmp_path / "r.json"))
     assert code == 0 and "numguard bisect: clean" in out

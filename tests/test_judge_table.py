@@ -167,7 +167,7 @@ def test_a_cell_is_caught_only_by_an_import_verdict_naming_the_planted_node():
     wrong = defect_outcome(_judgement("import", "mul_2", node="ONNX Mul node 'mul_2'"), PLANTED)
     assert wrong["outcome"] == "missed" and "wrong node" in wrong["why"] and "mul_2" in wrong["why"]
     assert defect_outcome(_judgement("import"), PLANTED)["why"].startswith("import, no node named")
-    for verdict in ("agree", "benign", "precision", "unjudged", "unchecked"):
+    for verdict in ("agrees", "benign", "precision", "unjudged", "unanswered"):
         row = defect_outcome(_judgement(verdict, PLANTED), PLANTED)
         assert row["outcome"] == "missed" and row["why"].startswith(verdict)
     assert defect_outcome(None, PLANTED)["outcome"] == "missed"

@@ -1,11 +1,12 @@
 """Rules that live in one place: an error's line, the last few runs, the flags, the event hooks."""
 
 import click
+import pytest
 import tvm
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from tvm_numguard.base.errors import first_line, summarize_error
+from tvm_numguard.base.errors import UsageError, first_line, summarize_error
 from tvm_numguard.base.flags import FLAG
 from tvm_numguard.ir.instrument.base import EventInstrument
 from tvm_numguard.ir.instrument.recorder import PassRecorder
@@ -139,7 +140,19 @@ def test_a_culprit_switched_off_is_off_and_old_fix_files_still_read():
     assert CulpritFix("A#0", "narrow", ()).switched_off() == CulpritFix("A#0", "off")
     with pytest.raises(ValueError, match="remedy"):
         CulpritFix("A#0", "pass")
-    assert GuardSettings(fix="pass").fix == "off"
+    assert GuardSettings(remedy="pass").remedy == "off"
+
+
+def test_the_guards_fix_keyword_fills_its_remedy_and_says_itself_as_fix():
+    import tvm_numguard as ng
+
+    assert ng.guard(0.0, 1.0, fix="off").settings.remedy == "off"
+    assert ng.guard(0.0, 1.0, fix="pass").settings.remedy == "off"  # its name before 0.2
+    assert ng.guard(0.0, 1.0).settings.remedy == "narrow"
+    with pytest.raises(UsageError, match=r"unknown keyword 'remedy'; it takes .*\bfix\b"):
+        ng.guard(0.0, 1.0, remedy="off")  # the public keyword is fix=
+    with pytest.raises(UsageError, match=r"^fix must be one of narrow, off .* got 'wide'"):
+        ng.guard(0.0, 1.0, fix="wide")
 
 
 def test_old_reports_search_sections_still_read():

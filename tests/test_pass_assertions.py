@@ -49,8 +49,8 @@ def test_a_pass_that_did_not_fire_passes_unless_firing_is_required():
 
 
 TEST_FILE = """
-def test_pass(numguard_check, numguard_corpus, numguard_pass):
-    numguard_check(numguard_pass, numguard_corpus)
+def test_pass(numguard_assert_safe, numguard_corpus, numguard_pass):
+    numguard_assert_safe(numguard_pass, numguard_corpus)
 """
 
 
@@ -72,9 +72,22 @@ def test_the_plugin_parametrizes_passes_and_models_and_fails_the_broken_pair(pyt
     assert again.returncode == 1 and "FastExpCutoff#0" in again.stdout, again.stderr[-2000:]
 
 
+OLD_NAME_TEST_FILE = """
+def test_old_name(numguard_check, numguard_assert_safe):
+    assert numguard_check is numguard_assert_safe
+"""
+
+
+def test_the_fixtures_old_name_still_works_and_says_it_is_deprecated(pytester):
+    pytester.makepyfile(test_old=OLD_NAME_TEST_FILE)
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "-W", "always::DeprecationWarning")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*numguard_check is deprecated: use numguard_assert_safe*"])
+
+
 RANDOM_TEST_FILE = """
-def test_random(numguard_check, numguard_random_model):
-    row = numguard_check("FastMathTransform", numguard_random_model)
+def test_random(numguard_assert_safe, numguard_random_model):
+    row = numguard_assert_safe("FastMathTransform", numguard_random_model)
     assert row.model == numguard_random_model.name
 """
 

@@ -190,7 +190,7 @@ def test_an_import_finding_has_nothing_to_rebuild_and_its_replay_line_runs_as_pr
     assert code == 1, err
     code, _, err = run_cli(capsys, "replay", str(tmp_path / "r.json"))
     assert_one_line_error(code, err, "nothing for replay to rebuild")
-    line = err.split("reruns the check with the framework: ", 1)[1].strip()
+    line = err.split("reruns it with the framework: ", 1)[1].strip()
     assert line.startswith(f"{script_not_on_path} bisect "), line  # the program as invoked
     again = run_printed(line, tmp_path)
     assert again.returncode == 1 and "IMPORT" in again.stdout, again.stderr[-2000:]

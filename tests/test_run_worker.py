@@ -165,8 +165,8 @@ def test_a_caller_whose_process_started_cuda_is_checked_in_this_process(cuda_sta
 
 
 @needs_fork
-def test_the_guard_checks_a_gpu_compile_after_cuda_started_here(cuda_started, monkeypatch):
-    """Not "compile not checked": the check is made in this process, which can use the device."""
+def test_the_guard_judges_a_gpu_compile_after_cuda_started_here(cuda_started, monkeypatch):
+    """Not "compile not judged": it is judged in this process, which can use the device."""
     import importlib
     import warnings
 
@@ -180,7 +180,7 @@ def test_the_guard_checks_a_gpu_compile_after_cuda_started_here(cuda_started, mo
         warnings.simplefilter("always")
         with ng.guard(0.0, 1.0, fix="off", jobs=1) as guarded:
             executable = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
-    assert not [w for w in caught if issubclass(w.category, GuardWarning) and "not checked" in str(w.message)]
+    assert not [w for w in caught if issubclass(w.category, GuardWarning) and "not judged" in str(w.message)]
     (entry,) = guarded.report
     assert entry.culprit == "ToMixedPrecision#0" and entry.data["guard"]["returned"] == "culprit disabled"
     assert entry.data["guard"]["builds"].startswith("in-process: CUDA was initialized in this process")

@@ -134,7 +134,7 @@ def test_a_guard_whose_reference_crashes_warns_and_returns_the_users_build(crash
     with pytest.warns(GuardWarning, match="reference build .* killed by SIGSEGV"):
         with ng.guard(-1.0, 1.0, budget="2", jobs=1):
             executable = tvm.compile(mod, "llvm", relax_pipeline=lambda m: default(vendor_pipeline(m)))
-    assert executable is not None  # the user's own compile, unchecked; this process lives on
+    assert executable is not None  # the user's own compile, not judged; this process lives on
 
 
 @needs_fork

@@ -163,7 +163,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
                           "from the command line")
     if finding.import_differs and not finding.violation:
         raise ReportError(f"{report_path}: nothing for replay to rebuild: the report blames TVM's import, not a "
-                          f"pass; its replay line reruns the check with the framework: "
+                          f"pass; its replay line reruns it with the framework: "
                           f"{as_invoked(report.replay_line, program)}")
     if not finding.violation or not report.witness_path:
         raise ReportError(f"{report_path}: nothing to replay: the report's verdict is {finding.verdict} "
@@ -179,7 +179,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     config.validate()
     # the recorded shapes include any --shape the report was made with
     model = load_model(model_path, {spec.name: spec.shape for spec in finding.model.inputs if spec.shape},
-                       fix_at_import=finding.model.dims == "fixed")
+                       import_at_shapes=finding.model.dims == "fixed")
     try:
         witness = coerce_given_inputs(model, read_witness(witness_path))
         ranges = resolve_ranges(model.inputs, None, None, finding.options.ranges)

@@ -20,6 +20,7 @@
 """
 
 import os
+import re
 import traceback
 from typing import Mapping, Optional
 
@@ -27,7 +28,19 @@ BUG_REPORT = "please report it with the output of 'numguard --version' and the c
 
 
 class NumguardError(Exception):
-    """Every error numguard raises on purpose; the message is one line for the user."""
+    """Every error numguard raises on purpose; the message is one line for the user.
+
+    A setting the message names is said as the caller gave it: a Python
+    caller reads the parameter, the CLI its flag (``said_with``). A message
+    writes one as ``named(parameter)``."""
+
+    def __init__(self, message: str = "", *args):
+        self.template = message
+        super().__init__(_NAMED.sub(lambda m: m.group(1), message), *args)
+
+    def said_with(self, flags: Mapping[str, str]) -> str:
+        """The message with its settings named as ``flags`` spells them (the command line's flags)."""
+        return _NAMED.sub(lambda m: flags.get(m.group(1), m.group(1)), getattr(self, "template", str(self)))
 
 
 class UsageError(NumguardError, ValueError):
@@ -41,23 +54,37 @@ class UsageError(NumguardError, ValueError):
         self.parameter = parameter
 
     def said_with(self, flags: Mapping[str, str]) -> str:
-        """The message with its parameter named as ``flags`` spells it (the command line's flag)."""
-        text = str(self)
+        text = super().said_with(flags)
         if self.parameter in flags and text.startswith(self.parameter):
             return flags[self.parameter] + text[len(self.parameter):]
         return text
 
 
-def from_keywords(cls, given: Mapping, caller: str):
+# a setting inside an error's message: between two unit separators, which no message holds otherwise
+_MARK = "\x1f"
+_NAMED = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*){_MARK}")
+
+
+def named(parameter: str) -> str:
+    """``parameter`` inside an error's message: a Python caller reads the
+    parameter's name, the command line its flag (``NumguardError.said_with``)."""
+    return f"{_MARK}{parameter}{_MARK}"
+
+
+def from_keywords(cls, given: Mapping, caller: str, renamed: Optional[Mapping[str, str]] = None):
     """The dataclass ``cls`` made of the keywords ``given`` to ``caller``; an
-    unknown keyword is a UsageError naming it and what ``caller`` takes."""
+    unknown keyword is a UsageError naming it and what ``caller`` takes.
+    ``renamed``: {keyword ``caller`` takes: the field it fills}, where the
+    public keyword and the field's name differ (the guard's ``fix`` is its
+    ``remedy``)."""
     import dataclasses
 
-    names = [f.name for f in dataclasses.fields(cls)]
+    renamed = dict(renamed or {})
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in renamed.values()] + list(renamed)
     unknown = sorted(set(given) - set(names))
     if unknown:
         raise UsageError(f"{caller} got an unknown keyword '{unknown[0]}'; it takes {', '.join(names)}")
-    return cls(**given)
+    return cls(**{renamed.get(name, name): value for name, value in given.items()})
 
 
 class ModelError(UsageError):

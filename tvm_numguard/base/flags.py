@@ -32,7 +32,7 @@ FLAG = {
     # Workers
     "jobs": "--jobs", "build_timeout": "--build-timeout", "max_memory": "--max-memory",
     # load_model / Model
-    "shapes": "--shape", "fix_at_import": "--fix-shapes", "kept_float32": "--keep-float32",
+    "shapes": "--shape", "import_at_shapes": "--fix-shapes", "kept_float32": "--keep-float32",
 }
 
 

@@ -110,9 +110,9 @@ def afford(progress: Progress, seconds: float, step: str) -> None:
     """Raise the limit's exception where ``step``, planned to take ``seconds``,
     cannot end within the time limit ``progress`` carries: a step that cannot
     be stopped once started is not started."""
-    check = getattr(progress, "afford", None)
-    if callable(check):
-        check(seconds, step)
+    refuse = getattr(progress, "afford", None)
+    if callable(refuse):
+        refuse(seconds, step)
 
 
 def stopped_at_limit(progress: Progress, step: str) -> None:

@@ -104,12 +104,12 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         click.echo(f"{ERROR} {err.said_with(FLAG)}", err=True)
         return 2
     except ImportFailure as err:  # a finding about TVM's import, delivered like a verdict
-        click.echo(f"numguard: IMPORT: {err}", err=True)
+        click.echo(f"numguard: IMPORT: {err.said_with(FLAG)}", err=True)
         if err.repro:
             click.echo("numguard: TVM alone shows it:\n" + err.repro, err=True)
         return 1
     except UnsupportedModel as err:  # TVM's limit, not the user's mistake: its own exit code
-        click.echo(f"numguard: TVM cannot import the model: {err}", err=True)
+        click.echo(f"numguard: TVM cannot import the model: {err.said_with(FLAG)}", err=True)
         return EXIT_UNSUPPORTED
     except InternalError as err:
         click.echo(f"{ERROR} internal error: {err}", err=True)

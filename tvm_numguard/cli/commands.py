@@ -19,7 +19,7 @@ from .groups import SearchArgs, CompileArgs, ModelArgs, OutputArgs, Outputs, Wor
 
 EXIT_CODES = """\b
 Exit codes:
-  0  clean: no violation on the inputs checked (or the command has no verdict)
+  0  clean: no violation on the inputs judged (or the command has no verdict)
   1  violation: the optimized build differs from the reference beyond tolerance
      (or the pipeline does not build the model: the pass that breaks it is named)
   2  bad usage or input (one line on stderr says what)

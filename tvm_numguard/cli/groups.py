@@ -18,7 +18,7 @@ import click
 from ..base.errors import UsageError
 from ..locate.options import BISECT_STRATEGIES, Options
 from ..base.flags import FLAG
-from ..report.files import check_writable
+from ..report.files import ensure_writable
 from ..locate import SEARCHES, parse_range_spec
 
 
@@ -45,20 +45,20 @@ class ModelArgs(OptionGroup):
         click.option(FLAG["shapes"], "shapes", multiple=True, metavar="NAME=D0,D1,...",
                      help="The shape an input is run at (its dynamic dims stay symbolic at import, as you "
                           "compile the model); a size other than one the model fixes is refused."),
-        click.option(FLAG["fix_at_import"], "fix_shapes", is_flag=True,
+        click.option(FLAG["import_at_shapes"], "import_at_shapes", is_flag=True,
                      help="Have the ONNX frontend import the model at the --shape shapes instead (dynamic dims "
                           "fixed at import), also where they change a size the model fixes (a CNN at a smaller "
                           "image: ONNX Runtime cannot run it there, so the import is not judged)."),
         click.option(FLAG["kept_float32"], "keep_float32", metavar="NAME[,NAME...]",
-                     help="Compute these values of a float16 model in float32 in TVM (casts around them): the fix "
+                     help="Compute these values of a float16 model in float32 in TVM (casts around them): the widening "
                           "a precision finding prints."),
     )
 
     def parse(self, values: dict):
-        """The Model (loaded last: the cheap checks of the other groups come first)."""
+        """The Model (loaded last: the other groups' cheap validation comes first)."""
         from ..ir.model import load_model
 
-        model = load_model(values.pop("model"), parse_shapes(values.pop("shapes")), values.pop("fix_shapes"))
+        model = load_model(values.pop("model"), parse_shapes(values.pop("shapes")), values.pop("import_at_shapes"))
         kept = values.pop("keep_float32")
         return model.keeping_float32([n for n in kept.split(",") if n]) if kept else model
 
@@ -85,10 +85,10 @@ class CompileArgs(OptionGroup):
         self.options = self._common + (
             click.option(FLAG["disable"], multiple=True, metavar="EVENT",
                          help=f"Skip this pass event (an id from 'numguard passes', e.g. FoldConstant#0) {where}"
-                              + (": check that switching it off fixes a violation." if builds else ".")),
+                              + (": judge the build with it switched off." if builds else ".")),
             click.option(FLAG["fix"], "apply_fix", type=click.Path(), metavar="FIX.json",
                          help=f"Apply this fix (written by 'numguard fix') {where}"
-                              + (": check the fixed build." if builds else ".")),
+                              + (": judge the fixed build." if builds else ".")),
         )
 
     _common = (
@@ -180,7 +180,7 @@ class SearchArgs(OptionGroup):
                               "reference's."),
             click.option(FLAG["framework"], "no_framework", is_flag=True,
                          help="Do not run the model's own framework (ONNX Runtime, PyTorch) beside TVM: only the "
-                              "passes are checked, not TVM's import."),
+                              "passes are judged, not TVM's import."),
         ]
         if bisect:
             options.append(click.option(
@@ -234,7 +234,7 @@ WITNESS_DEFAULT = f"next to --json (REPORT.witness.npz for REPORT.json), else ./
 
 @dataclasses.dataclass
 class Outputs:
-    """Where results go; every path is checked writable before any build."""
+    """Where results go; every path is refused before any build if it is not writable."""
 
     json: Optional[str] = None
     save_inputs: Optional[str] = None
@@ -297,5 +297,5 @@ class OutputArgs(OptionGroup):
                           quiet=values.pop("quiet"))
         for name in self.names:
             if getattr(outputs, name):
-                check_writable(getattr(outputs, name))
+                ensure_writable(getattr(outputs, name))
         return outputs

@@ -59,7 +59,7 @@ class Reduce(Command):
         from ..base.tolerance import Tolerance
 
         if max_builds < 5:
-            raise UsageError(f"--max-builds must be >= 5 (a probe, one cut and the checks), got {max_builds}")
+            raise UsageError(f"--max-builds must be >= 5 (a probe, one cut and the verification), got {max_builds}")
         try:
             with open(report_path) as f:
                 report = json.load(f)

@@ -11,7 +11,7 @@ import click
 
 from ..base.errors import UsageError
 from ..base.flags import invoked_as
-from ..report.files import check_writable, write_atomic
+from ..report.files import ensure_writable, write_atomic
 from .commands import Command
 from .groups import SearchArgs, OptionGroup, OutputArgs, WorkerArgs
 
@@ -115,9 +115,9 @@ class CorpusChoice:
 class CorpusArgs(OptionGroup):
     options = (
         click.option("--models", "model_items", multiple=True, metavar="PATH|CORPUS",
-                     help="Models to check the pass on (repeat for more)."),
+                     help="Models to judge the pass on (repeat for more)."),
         click.option("--random", "random_count", default=0, show_default=True, type=int, metavar="N",
-                     help="Also check N generated models (stream --seed), each at the ranges it is valid in."),
+                     help="Also judge it on N generated models (stream --seed), each at the ranges it is valid in."),
         click.option("--discontinuous", is_flag=True,
                      help="Generated models may also use round, floor, sign, compares and int casts (off by default: "
                           "they turn rounding-level differences into large ones)."),
@@ -144,7 +144,7 @@ class RegressRunChoice:
         if self.require_fired < 0:
             raise UsageError(f"--require-fired must be >= 0, got {self.require_fired}")
         if self.junit:
-            check_writable(self.junit)
+            ensure_writable(self.junit)
 
 
 class RegressRunArgs(OptionGroup):

@@ -47,7 +47,7 @@ def fix_document(outcome, model, config, options, cost: Optional[list], path: st
             "rounds": outcome.rounds, "range_warnings_reached": list(outcome.reached)},
         "culprits": [n.to_json() for n in outcome.narrowings.values()],
         "cost": None if cost is None else [row.to_json() for row in cost],
-        "check_command": check_command(outcome, model, config, options, path) if outcome.verified else None,
+        "verify_command": verify_command(outcome, model, config, options, path) if outcome.verified else None,
     }
 
 
@@ -59,8 +59,8 @@ def main_hash(mod: tvm.IRModule) -> str:
     return str(tvm_ffi.structural_hash(mod["main"]))
 
 
-def check_command(outcome, model, config, options, path: str) -> str:
-    """The ``numguard bisect`` line that checks the fix at ``path`` on a seed
+def verify_command(outcome, model, config, options, path: str) -> str:
+    """The ``numguard bisect`` line that verifies the fix at ``path`` on a seed
     of the user's own (the options' next one): the model, pipeline, range and
     tolerance the fix was found for."""
     fixed = dataclasses.replace(config, fix=outcome.plan or None, fix_file=os.path.abspath(path))

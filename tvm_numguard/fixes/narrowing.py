@@ -186,28 +186,28 @@ def _named(place: Place, provenance: Mapping) -> Place:
     return dataclasses.replace(place, provenance=made_by.text())
 
 
-def narrow_all(session, events, checks, progress) -> tuple:
-    """(build, FixPlan, None) with each of ``events`` narrowed on ``checks`` (a
+def narrow_all(session, events, trials, progress) -> tuple:
+    """(build, FixPlan, None) with each of ``events`` narrowed on ``trials`` (a
     guard's witness and fresh inputs) and the fixed build verified on them;
     (None, None, why) where a culprit has no narrow remedy or the narrowed build
     does not verify (the guard then switches the culprits off and says why)."""
     plan = FixPlan()
     for event in events:
         progress(f"narrowing {event}: where must it be kept from acting?")
-        found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, checks,
+        found = narrow_culprit(session, dataclasses.replace(session.config, fix=plan or None), event, trials,
                                provenance=session.model.provenance)
         if found.remedy != "narrow":
             return None, None, f"{event}: {found.reason or 'no narrower set of places verified'}"
         plan = plan.with_culprit(found.fix)
-    planned = verification_time(session, len(checks))
-    afford(progress, planned, f"verifying the narrow fix (a build and {len(checks)} runs)")
-    with waiting(progress, f"the narrowed build, its VM and {len(checks)} runs to verify it", planned):
+    planned = verification_time(session, len(trials))
+    afford(progress, planned, f"verifying the narrow fix (a build and {len(trials)} runs)")
+    with waiting(progress, f"the narrowed build, its VM and {len(trials)} runs to verify it", planned):
         build = compile_model(session.model.mod, dataclasses.replace(session.config, fix=plan))
         session.memo.note(build)
         if not build.ok or build.fix_problems:
             return None, None, f"the narrowed build fails: {build.error or '; '.join(build.fix_problems)}"
-        if not all(session.runs.compare(build, x).score <= 1.0 for x in checks):
-            return None, None, "the narrowed build differs on the inputs it was checked on"
+        if not all(session.runs.compare(build, x).score <= 1.0 for x in trials):
+            return None, None, "the narrowed build differs on the inputs it was verified on"
     return build, plan, None
 
 
@@ -218,15 +218,15 @@ def verification_time(session, inputs: int) -> float:
     return build_s + vm_s + inputs * call_s
 
 
-def switched_off(session, events, checks, progress) -> tuple:
+def switched_off(session, events, trials, progress) -> tuple:
     """(build, skip set) with ``events`` skipped (closed over the catalog's
     dependencies), where that build matches the reference on every one of
-    ``checks``; (None, skip set) where it does not or fails to build."""
+    ``trials``; (None, skip set) where it does not or fails to build."""
     skip = session.close(events)
-    planned = verification_time(session, len(checks))
-    afford(progress, planned, f"verifying the build with the culprit off (a build and {len(checks)} runs)")
-    with waiting(progress, f"the build with the culprit off, its VM and {len(checks)} runs to verify it", planned):
+    planned = verification_time(session, len(trials))
+    afford(progress, planned, f"verifying the build with the culprit off (a build and {len(trials)} runs)")
+    with waiting(progress, f"the build with the culprit off, its VM and {len(trials)} runs to verify it", planned):
         build = session.build(skip)
-        if build.ok and all(session.runs.compare(build, x).score <= 1.0 for x in checks):
+        if build.ok and all(session.runs.compare(build, x).score <= 1.0 for x in trials):
             return build, skip
     return None, skip

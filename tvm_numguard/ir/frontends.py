@@ -29,11 +29,11 @@ from ..base.quiet import held_stderr, silenced_stderr
 ShapeOverrides = Mapping[str, Sequence[int]]
 
 
-def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) -> tuple:
+def load_onnx(path: str, shapes: ShapeOverrides, import_at_shapes: bool = False) -> tuple:
     """(IRModule, provenance: binding name -> provenance.Provenance, shapes left to bind:
     {input name: shape}, whether an input has a dynamic dimension). An input's dynamic dimensions stay symbolic at import
     (as a user compiles the model) and its shape in ``shapes`` is left to bind
-    after; ``fix_at_import`` (or a shape that changes a dimension the model
+    after; ``import_at_shapes`` (or a shape that changes a dimension the model
     fixes) imports the model at the given shape instead."""
     import onnx
 
@@ -52,8 +52,8 @@ def load_onnx(path: str, shapes: ShapeOverrides, fix_at_import: bool = False) ->
         raise ModelError(f"--shape names unknown input(s) {', '.join(unknown)}; the model has {', '.join(names) or 'no inputs'}")
     shape_dict, dtype_dict, to_bind = {}, {}, {}
     for inp in graph_inputs:
-        shape, dtype_dict[inp.name] = _onnx_input(path, inp, shapes, fix_at_import)
-        if not fix_at_import and _named_dynamic_dims(inp):
+        shape, dtype_dict[inp.name] = _onnx_input(path, inp, shapes, import_at_shapes)
+        if not import_at_shapes and _named_dynamic_dims(inp):
             to_bind[inp.name] = shape  # imported symbolic, bound to the shape to run after
         else:
             shape_dict[inp.name] = shape
@@ -118,9 +118,9 @@ def _unconverted(path: str, model, failure) -> Exception:
     if not all(op in ops and onnx.defs.has(op, ops[op]) for op in missing):
         return ModelError(f"{path}: {first_line(failure)}")
     message = (f"{path}: TVM {tvm.__version__}'s ONNX frontend has no converter for {', '.join(missing)} (an ONNX "
-               "operator: a limit of TVM, not of the model; nothing was checked)")
+               "operator: a limit of TVM, not of the model; nothing was judged)")
     if set(missing) <= _TORCH_CONVERTS:
-        message += (f". TVM's torch frontend converts {', '.join(missing)}: check the PyTorch model as a .pt2 "
+        message += (f". TVM's torch frontend converts {', '.join(missing)}: give numguard the PyTorch model as a .pt2 "
                     "instead (torch.export.save of torch.export.export(model, example_inputs))")
     return UnsupportedModel(message)
 
@@ -168,10 +168,10 @@ def _named_dynamic_dims(inp) -> bool:
     return bool(dynamic) and all(d.dim_param for d in dynamic)
 
 
-def _onnx_input(path: str, inp, shapes: ShapeOverrides, fix_at_import: bool = False) -> tuple:
+def _onnx_input(path: str, inp, shapes: ShapeOverrides, import_at_shapes: bool = False) -> tuple:
     """(shape, dtype name) of the ONNX graph input ``inp``, its shape from
     ``shapes`` if given there: a size other than one the model fixes is the
-    user's mistake (ModelError naming the dimension) unless ``fix_at_import``."""
+    user's mistake (ModelError naming the dimension) unless ``import_at_shapes``."""
     import onnx
 
     if not inp.type.HasField("tensor_type"):
@@ -192,7 +192,7 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides, fix_at_import: bool = Fa
                 f"--shape {inp.name}: rank {len(shape)} given, the model's input has rank {len(ttype.shape.dim)} ({model_dims})"
             )
         moved = _moved_static_dim(inp, shape)
-        if moved and not fix_at_import:  # ONNX Runtime refuses it too: the model's numbers are not defined there
+        if moved and not import_at_shapes:  # ONNX Runtime refuses it too: the model's numbers are not defined there
             raise ModelError(f"--shape {moved} (only dynamic dimensions take other sizes; --fix-shapes imports "
                              "the model at that size anyway, where ONNX Runtime cannot judge it)")
     elif not ttype.HasField("shape"):

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import warnings
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -101,7 +102,7 @@ class Model:
         precision stage prints them, or binding names of main) computed in float32."""
         from .narrow.widen import CannotWiden, keep_float32
 
-        by_key = {o.key: b for b, o in self.provenance.items() if o.key and not o.inside}
+        by_key = {p.key: b for b, p in self.provenance.items() if p.key and not p.inside}
         bindings = [by_key.get(n, n) for n in names]
         try:
             mod = keep_float32(self.mod, bindings)
@@ -123,7 +124,7 @@ def model_args(source: str, inputs: Sequence, dims: str = "static") -> list:
         for spec in inputs:
             words += [FLAG["shapes"], f"{spec.name}=" + ",".join(str(d) for d in spec.shape)]
         if dims == "fixed":
-            words.append(FLAG["fix_at_import"])
+            words.append(FLAG["import_at_shapes"])
     return words
 
 
@@ -134,18 +135,23 @@ def file_sha256(path: str) -> str:
 
 
 def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[ShapeOverrides] = None,
-               fix_at_import: bool = False) -> Model:
+               import_at_shapes: bool = False, *, fix_at_import: Optional[bool] = None) -> Model:
     """Load a model file (.onnx, .pt2, .py) or wrap an IRModule.
 
     ``shapes`` maps input names to concrete shapes (``--shape NAME=D0,D1,...``):
     the shapes to run. Dynamic dimensions stay symbolic at import, as a user
-    compiles the model, and are bound to those shapes after. ``fix_at_import``
+    compiles the model, and are bound to those shapes after. ``import_at_shapes``
     (``--fix-shapes``) has the ONNX frontend import the model at those shapes
     instead. A shape that changes a dimension the model fixes is the user's
-    mistake (ModelError naming it), except for ONNX with ``fix_at_import``,
+    mistake (ModelError naming it), except for ONNX with ``import_at_shapes``,
     which imports it at that size (ONNX Runtime cannot run it there). A Relax
     module (.pt2, .py, IRModule) only lets its symbolic dimensions be bound.
+    ``fix_at_import``: ``import_at_shapes``'s name before 0.2 (deprecated).
     """
+    if fix_at_import is not None:
+        warnings.warn("load_model(fix_at_import=...) is deprecated: it is import_at_shapes= now",
+                      DeprecationWarning, stacklevel=2)
+        import_at_shapes = import_at_shapes or fix_at_import
     shapes = _check_shape_values(shapes)
     if isinstance(source, tvm.IRModule):
         return from_irmodule(source, "<IRModule>", _module_hash(source), shapes)
@@ -164,7 +170,7 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
     except OSError as err:
         raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     if ext == ".onnx":
-        mod, provenance, to_bind, dynamic = load_onnx(path, shapes, fix_at_import)
+        mod, provenance, to_bind, dynamic = load_onnx(path, shapes, import_at_shapes)
         model = from_irmodule(mod, path, digest, to_bind, provenance=provenance)
         model.dims = "symbolic" if to_bind else ("fixed" if dynamic else "static")
         return model
@@ -250,7 +256,7 @@ def _span(low, high) -> str:
 
 def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
     """Shape overrides as {name: [positive ints]}; a ModelError for anything else."""
-    checked = {}
+    validated = {}
     for name, dims in dict(shapes or {}).items():
         try:
             values = [int(d) for d in dims]
@@ -265,8 +271,8 @@ def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
         if any(v == 0 for v in values):
             raise ModelError(f"--shape {name}={','.join(map(str, values))}: a dimension of 0 makes an empty tensor, "
                              "with no values to compare; give every dimension a size >= 1")
-        checked[str(name)] = values
-    return checked
+        validated[str(name)] = values
+    return validated
 
 
 def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
@@ -337,8 +343,8 @@ def unbindable(main: relax.Function, source: str, binding: dict, provenance: dic
     if named:
         for b in function_bindings(main):
             if op_name(b.value) == f"relax.{named.group(1)}":
-                origin = provenance.get(b.var.name)
-                node = origin.label if origin is not None else f"relax.{named.group(1)} {b.var.name}"
+                value_provenance = provenance.get(b.var.name)
+                node = value_provenance.label if value_provenance is not None else f"relax.{named.group(1)} {b.var.name}"
                 break
     where = f" at {node}" if node else ""
     return ImportFailure(f"TVM's import of {source} cannot run it at {dims} (the model's own dimension names), "

@@ -90,11 +90,11 @@ def torch_labels(env: Mapping) -> dict:
 def model_name(provenance: Mapping, name: Optional[str], op: Optional[str]) -> Optional[str]:
     """The value's own name in the user's model (an ONNX tensor, an FX node), or
     None where ``describe`` could not say one: made by a pass, or inside a conversion."""
-    origin = provenance.get(name) if provenance else None
-    if origin is None or origin.inside or not origin.key or (op is not None and origin.op is not None
-                                                             and origin.op != op):
+    value_provenance = provenance.get(name) if provenance else None
+    if value_provenance is None or value_provenance.inside or not value_provenance.key or (
+            op is not None and value_provenance.op is not None and value_provenance.op != op):
         return None
-    return origin.key
+    return value_provenance.key
 
 
 def describe(provenance: Mapping, name: Optional[str], op: Optional[str]) -> str:
@@ -102,7 +102,7 @@ def describe(provenance: Mapping, name: Optional[str], op: Optional[str]) -> str
     comes from in the user's model, or why that cannot be said."""
     if not provenance:
         return "the model's frontend kept no names for its values"
-    origin = provenance.get(name)
-    if origin is None or (op is not None and origin.op is not None and origin.op != op):
+    value_provenance = provenance.get(name)
+    if value_provenance is None or (op is not None and value_provenance.op is not None and value_provenance.op != op):
         return f"{name} was made by a pass, not imported from the model: no name in the model"
-    return origin.text()
+    return value_provenance.text()

@@ -28,13 +28,13 @@ from ..ir.targets import parse_target
 from .import_stage.agreement import OutputAgreement, agreement_score, compare_outputs_with_framework
 
 CPU_TARGET = "llvm"
-CPU_VERDICTS = ("agree", "benign", "target", "unchecked")
+CPU_VERDICTS = ("agrees", "benign", "target", "unanswered")
 
 
 @dataclasses.dataclass(frozen=True)
 class CpuJudgement:
     """The target's build against the LLVM build on the witness: ``verdict``
-    one of CPU_VERDICTS, ``reason`` for ``unchecked``, ``truth`` the float64
+    one of CPU_VERDICTS, ``reason`` for ``unanswered``, ``truth`` the float64
     run the difference was judged against, ``outputs`` one OutputAgreement each
     (the LLVM build on the framework's side)."""
 
@@ -73,14 +73,14 @@ def judge_against_cpu(session, witness: Mapping[str, np.ndarray],
     cpu = compile_model(session.model.mod, dataclasses.replace(session.config, target=CPU_TARGET))
     session.memo.note(cpu)
     if not cpu.ok:
-        return CpuJudgement(target, "unchecked", reason=f"the LLVM build fails: {cpu.error}")
+        return CpuJudgement(target, "unanswered", reason=f"the LLVM build fails: {cpu.error}")
     try:
         theirs = run_build(cpu, session.model.input_names(), witness)
     except Exception as err:  # the LLVM build is a help, not a requirement
-        return CpuJudgement(target, "unchecked", reason=f"the LLVM build fails to run: {summarize_error(err)}")
+        return CpuJudgement(target, "unanswered", reason=f"the LLVM build fails to run: {summarize_error(err)}")
     mine, tol = session.runs.optimized_outputs(witness), session.tol
     if len(theirs) == len(mine) and agreement_score(theirs, mine, tol) <= 1.0:
-        return CpuJudgement(target, "agree", outputs=tuple(compare_outputs_with_framework(theirs, mine, tol)))
+        return CpuJudgement(target, "agrees", outputs=tuple(compare_outputs_with_framework(theirs, mine, tol)))
     exact, name, _ = truth(witness)
     outputs = tuple(compare_outputs_with_framework(theirs, mine, tol, exact))
     # with no truth nothing excuses the target's build

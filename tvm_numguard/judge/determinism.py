@@ -81,9 +81,9 @@ def locate(model, witness: Mapping[str, np.ndarray], target, builds: tuple) -> N
             gap = np.abs(a.astype(np.float64) - b.astype(np.float64)) if a.dtype.kind in "fiub" else None
         at = np.unravel_index(int(np.nanargmax(np.where(np.isnan(gap), np.inf, gap))), a.shape) if gap is not None \
             and gap.size else None
-        origin = model.provenance.get(name)
-        return Nondeterminism(builds, origin.label if origin is not None else f"binding {name}", name,
-                              getattr(origin, "op", None), [int(i) for i in at] if at is not None else None,
+        provenance = model.provenance.get(name)
+        return Nondeterminism(builds, provenance.label if provenance is not None else f"binding {name}", name,
+                              getattr(provenance, "op", None), [int(i) for i in at] if at is not None else None,
                               float(a[at]) if at is not None else None, float(b[at]) if at is not None else None)
     return Nondeterminism(builds, note="TVM's import, built plainly, gave the same values twice here")
 

@@ -155,12 +155,12 @@ class Finding:
 
     def attribution(self) -> dict:
         """Each stage's word: import (source.IMPORT_VERDICTS), pass (VERDICTS),
-        lowering ("differs" from TVM's float64 build, "agrees", "unchecked")."""
+        lowering ("differs" from TVM's float64 build, "agrees", "unanswered")."""
         lowering = self.imports.lowering if self.imports is not None else None
-        return {"import": self.imports.verdict if self.imports is not None else "unchecked",
+        return {"import": self.imports.verdict if self.imports is not None else "unanswered",
                 "pass": self.verdict,
-                "target": self.cpu_reference.verdict if self.cpu_reference is not None else "unchecked",
-                "lowering": "unchecked" if lowering is None else ("differs" if lowering > 1.0 else "agrees"),
+                "target": self.cpu_reference.verdict if self.cpu_reference is not None else "unanswered",
+                "lowering": "unanswered" if lowering is None else ("differs" if lowering > 1.0 else "agrees"),
                 "determinism": "differs" if self.nondeterminism is not None else "agrees"}
 
     @classmethod

@@ -295,16 +295,16 @@ def _builds(mod: tvm.IRModule) -> Optional[str]:
         return summarize_error(err)
 
 
-def to_float64(mod: tvm.IRModule, keep: Iterable[str] = (), check: bool = True):
+def to_float64(mod: tvm.IRModule, keep: Iterable[str] = (), try_build: bool = True):
     """Rewrite ``mod`` to compute in float64; returns ``(module, ops left float32)``.
 
-    ``keep`` names ops to leave float32 from the start. With ``check`` the
+    ``keep`` names ops to leave float32 from the start. With ``try_build`` the
     rewritten module is built once (plain ``llvm`` lowering); if that fails,
     each op is tried alone in float64 and the ones that fail stay float32.
     """
     keep = frozenset(keep)
     new, kept = _rewrite(mod, keep)
-    if not check or _builds(new) is None:
+    if not try_build or _builds(new) is None:
         return new, kept
     failing = set(keep)
     for name in relax_ops(mod):
@@ -339,12 +339,12 @@ class Float64Build:
         from ..ir.targets import target_of
 
         self.input_names = list(input_names)
-        self.mod, self.kept = to_float64(mod, keep=keep, check=False)
+        self.mod, self.kept = to_float64(mod, keep=keep, try_build=False)
         tgt = target_of(target)
         try:
             self.executable = tvm.compile(self.mod, tgt)
         except Exception:  # some op has no float64 kernel: find it, keep it float32
-            self.mod, self.kept = to_float64(mod, keep=keep, check=True)
+            self.mod, self.kept = to_float64(mod, keep=keep, try_build=True)
             self.executable = tvm.compile(self.mod, tgt)
         self.device = target_device(tgt)
         self.vm = relax.VirtualMachine(self.executable, self.device)

@@ -1,7 +1,7 @@
 """Input search inside the user's range."""
 
 from .budget import DEFAULT_BUDGET, Budget, parse_budget
-from .ranges import InputRange, check_span, parse_range_spec, resolve_ranges
+from .ranges import InputRange, validate_span, parse_range_spec, resolve_ranges
 from .sampling import FixedInputs, Observation, SearchResult, score_of
 from .searches import SEARCHES, make_search
 
@@ -14,7 +14,7 @@ __all__ = [
     "Observation",
     "SearchResult",
     "make_search",
-    "check_span",
+    "validate_span",
     "parse_budget",
     "parse_range_spec",
     "resolve_ranges",

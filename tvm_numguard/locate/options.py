@@ -10,7 +10,7 @@ import dataclasses
 from typing import Mapping, Optional
 
 from ..base.errors import RangeError, UsageError
-from . import SEARCHES, check_span, parse_budget
+from . import SEARCHES, validate_span, parse_budget
 from ..base.flags import FLAG
 from ..base.tolerance import Tolerance
 
@@ -40,9 +40,9 @@ class Options:
         if self.low is None and not self.ranges:
             raise RangeError("give the input range: --low and --high, or --range NAME=LO:HI for each input")
         if self.low is not None:
-            check_span("all inputs", float(self.low), float(self.high))
+            validate_span("all inputs", float(self.low), float(self.high))
         for name, (lo, hi) in self.ranges.items():
-            check_span(name, float(lo), float(hi))
+            validate_span(name, float(lo), float(hi))
         self.tolerance  # noqa: B018 - a bad rtol/atol fails here
         unknown = [n for n in self.searches if n not in SEARCHES]
         if not self.searches or unknown:

@@ -53,12 +53,12 @@ def resolve_ranges(
         lo, hi = per_input.get(spec.name, (low, high))
         if lo is None or hi is None:
             raise RangeError(f"no range for input '{spec.name}': give --low/--high or --range {spec.name}=LO:HI")
-        check_bounds(spec.name, float(lo), float(hi), spec.dtype)
+        validate_bounds(spec.name, float(lo), float(hi), spec.dtype)
         ranges[spec.name] = InputRange(float(lo), float(hi))
     return ranges
 
 
-def check_span(name: str, lo: float, hi: float) -> None:
+def validate_span(name: str, lo: float, hi: float) -> None:
     """The bounds rule that needs no model: finite and ordered (``name``: whose bounds)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RangeError(f"bounds for '{name}' must be finite, got [{lo}, {hi}]")
@@ -66,9 +66,9 @@ def check_span(name: str, lo: float, hi: float) -> None:
         raise RangeError(f"low > high for '{name}': [{lo}, {hi}]")
 
 
-def check_bounds(name: str, lo: float, hi: float, dtype: str) -> None:
-    """``check_span``, and the bounds fit the input's dtype."""
-    check_span(name, lo, hi)
+def validate_bounds(name: str, lo: float, hi: float, dtype: str) -> None:
+    """``validate_span``, and the bounds fit the input's dtype."""
+    validate_span(name, lo, hi)
     kind = np.dtype(dtype).kind if dtype != "bfloat16" else "f"
     if kind in "iu":
         info = np.iinfo(dtype)

@@ -139,7 +139,7 @@ def _direct_lines(names: list, prelude: set, first: bool, calls=()) -> list:
 def _call_code(name: str, calls) -> list:
     """The lines of the user's code that call the pass ``name``, as written
     where the guard could read them (``prelude_calls``), else as the pass
-    object's origin names it (``relax.transform.X``, ``module.Class``)."""
+    object's qualified name says it (``relax.transform.X``, ``module.Class``)."""
     lines = []
     for call in calls:
         if call["pass"] != name:
@@ -147,8 +147,8 @@ def _call_code(name: str, calls) -> list:
         at = f"{os.path.basename(call['file'])}:{call['line']}" if call["code"] else None
         if call["code"]:
             line = f"{call['code']}  # delete this call ({at})"
-        elif call["origin"]:
-            line = f"mod = {call['origin']}()(mod)  # delete this call (or its like, with arguments)"
+        elif call["qualname"]:
+            line = f"mod = {call['qualname']}()(mod)  # delete this call (or its like, with arguments)"
         else:
             continue
         if line not in lines:

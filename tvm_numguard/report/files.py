@@ -12,7 +12,7 @@ import numpy as np
 from ..base.errors import OutputPathError
 
 
-def check_writable(path: str) -> None:
+def ensure_writable(path: str) -> None:
     """Fail before any work when ``path`` cannot be written."""
     directory = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
@@ -25,7 +25,7 @@ def check_writable(path: str) -> None:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write to a temporary file next to ``path``, then rename over it."""
-    check_writable(path)
+    ensure_writable(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".numguard-", dir=directory)
     try:

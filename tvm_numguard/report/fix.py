@@ -40,8 +40,8 @@ def fix_summary(document: dict, command: str, path: str) -> str:
         lines.extend("    " + row for row in cost_rows(shown_cost(document)))
         lines.extend(f"  note      {note}" for note in cost_notes(document))
     lines.append(f"  fix       {path}")
-    if document.get("check_command"):
-        lines.append(f"  check     {as_invoked(document['check_command'], command)}")
+    if document.get("verify_command"):
+        lines.append(f"  verify    {as_invoked(document['verify_command'], command)}")
     return "\n".join(lines)
 
 
@@ -99,7 +99,7 @@ def fix_html(document: dict) -> str:
 
 def fix_section(document: dict, level: int = 2) -> str:
     """The fix's culprits, places and cost table as HTML (the fix's page, and
-    trace's page of a check run with ``--apply-fix``)."""
+    trace's page of a run with ``--apply-fix``)."""
     esc = html.escape
     body = []
     if document["reason"]:

@@ -87,7 +87,7 @@ def _summary(data: dict) -> str:
 
 def _stages(data: dict, at_fault: list) -> str:
     """Each stage's word as the summary says it, coloured as it is: at fault
-    red, a difference that is no failure amber, not checked grey."""
+    red, a difference that is no failure amber, not answered grey."""
     attribution, parts = data["attribution"], []
     for stage, word in attribution.items():
         if stage == "target" and not data.get("cpu_reference"):

@@ -7,21 +7,21 @@ from ..base.numbers import exceeds
 from .stages import stages_line
 
 # the words of the attribution, as the summary says them
-IMPORT_WORDS = {"agree": "agrees with the framework",
+IMPORT_WORDS = {"agrees": "agrees with the framework",
                 "import": "differs from the framework, and TVM is the side at fault",
                 "precision": "differs from the framework in precision: TVM computes the model's narrow float where "
-                             "the framework computes float32 (not TVM's fault; a fix below keeps it in float32)",
+                             "the framework computes float32 (not TVM's fault; the widening below keeps it in float32)",
                 "benign": "differs from the framework, not by TVM's fault (at each differing element, against the "
                           "float64 truth it is within the tolerance or that element's conditioning, or not over 32 "
                           "times as far off as the framework; or a proven flip of a discontinuous operator)",
                 "unjudged": "differs from the framework where no independent float64 truth reaches, so nothing "
                             "can excuse it (not judged: no independent truth)",
-                "unchecked": "not checked"}
-CPU_WORDS = {"agree": "agrees with the same pipeline built for llvm",
+                "unanswered": "not answered"}
+CPU_WORDS = {"agrees": "agrees with the same pipeline built for llvm",
              "benign": "differs from the LLVM build, not by the target's fault (against the float64 truth it is "
                        "not worse: another rounding)",
              "target": "differs from the LLVM build, and the target's build is the side at fault",
-             "unchecked": "not checked"}
+             "unanswered": "not answered"}
 DIMS_WORDS = {"static": "", "symbolic": "dynamic dims kept symbolic at import (as the model is compiled), bound to "
                                         "the shapes run after",
               "fixed": "dynamic dims fixed at import to the shapes run (--fix-shapes)"}
@@ -93,13 +93,13 @@ def import_lines(data: dict) -> list:
 
 
 def precision_lines(section: dict) -> list:
-    """The precision fix, as a user applies it: on numguard's command line and before tvm.compile."""
+    """The widening, as a user applies it: on numguard's command line and before tvm.compile."""
     widened = section.get("widened") or []
     if not widened:
         return []
     keys = ",".join(e["key"] for e in widened)
     bindings = ", ".join(repr(e["binding"]) for e in widened)
-    return [f"  fix       keep {'it' if len(widened) == 1 else 'them'} in float32 (verified on the inputs above): "
+    return [f"  widen     keep {'it' if len(widened) == 1 else 'them'} in float32 (verified on the inputs above): "
             f"--keep-float32 {keys}",
             f"            before tvm.compile: mod = tvm_numguard.keep_float32(mod, [{bindings}])"]
 
@@ -131,7 +131,7 @@ def _origin_text(origin: dict) -> str:
 def advice_lines(section: dict) -> list:
     origin = section.get("origin")
     what = f"its conversion of {origin['node']}" if origin else "its conversion of the model"
-    return [f"  fix       no pass to switch off: TVM's frontend is at fault ({what}). Keep that operator out of "
+    return [f"  advice    no pass to switch off: TVM's frontend is at fault ({what}). Keep that operator out of "
             "the model (or compute it another way) until TVM fixes it, and report it upstream with the witness "
             "and this report."]
 

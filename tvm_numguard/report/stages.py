@@ -23,14 +23,14 @@ COMPARES = {"import": "TVM's reference against the model's framework",
             "lowering": "TVM's float32 reference against its own float64 build",
             "determinism": "each build run twice on the same inputs"}
 # stage -> its word in a document (attribution) -> the word said
-WORDS = {"import": {"agree": "agrees", "import": "differs, TVM at fault",
+WORDS = {"import": {"agrees": "agrees", "import": "differs, TVM at fault",
                     "precision": "differs in precision, not TVM's fault", "benign": "differs, not TVM's fault",
-                    "unjudged": "differs, not judged (no independent truth)", "unchecked": "not checked"},
+                    "unjudged": "differs, not judged (no independent truth)", "unanswered": "not answered"},
          "pass": {"violation": "violation", "clean": "clean", "benign": "differs, benign",
                   "unjudged": "not judged"},
-         "target": {"agree": "agrees", "target": "differs, the target at fault",
-                    "benign": "differs, not the target's fault", "unchecked": "not checked"},
-         "lowering": {"agrees": "agrees", "differs": "differs", "unchecked": "not checked"},
+         "target": {"agrees": "agrees", "target": "differs, the target at fault",
+                    "benign": "differs, not the target's fault", "unanswered": "not answered"},
+         "lowering": {"agrees": "agrees", "differs": "differs", "unanswered": "not answered"},
          "determinism": {"agrees": "the same outputs twice", "differs": "other outputs on the same inputs"}}
 LOWERING_NOTE = "how far float32 arithmetic itself is from float64 here: reported, never a failure"
 
@@ -42,12 +42,12 @@ def said(stage: str, word: str) -> str:
 
 def tone(stage: str, word: str, at_fault) -> str:
     """How the page colours a stage's word: ``bad`` (at fault), ``note`` (a
-    difference that is no failure), ``none`` (not checked), ``good``."""
+    difference that is no failure), ``none`` (not answered), ``good``."""
     if stage in at_fault:
         return "bad"
-    if word == "unchecked":
+    if word == "unanswered":
         return "none"
-    return "good" if word in ("agree", "agrees", "clean") else "note"
+    return "good" if word in ("agrees", "clean") else "note"
 
 
 def worst_score(scores) -> Optional[float]:
@@ -99,7 +99,7 @@ def stages_line(data: dict) -> str:
         if stage == "target" and not data.get("cpu_reference") or stage == "determinism" and not data.get(
                 "nondeterminism"):
             continue
-        word = attribution.get(stage, "unchecked")
+        word = attribution.get(stage, "unanswered")
         text = f"{stage}: {said(stage, word)}"
         if stage == "lowering":
             lowering = (data.get("framework") or {}).get("lowering")

@@ -149,7 +149,7 @@ def _determinism_lines(data: dict) -> list:
 
 def _framework_watched(data: dict) -> bool:
     section = data.get("framework") or {}
-    return section.get("verdict", "unchecked") != "unchecked"
+    return section.get("verdict", "unanswered") != "unanswered"
 
 
 def _evaluated(search: dict, framework: bool = False) -> str:

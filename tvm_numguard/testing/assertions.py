@@ -18,7 +18,7 @@ from ..base.errors import from_keywords
 
 
 class UntestableModel(Exception):
-    """The model cannot be checked (does not import or build, or its reference
+    """The model cannot be judged (does not import or build, or its reference
     is never finite in the range): no verdict on the pass either way."""
 
 
@@ -113,7 +113,7 @@ def judge_pass(pass_, model, low: Optional[float] = None, high: Optional[float] 
                       rtol=given.rtol, atol=given.atol, budget=given.budget or REGRESS_BUDGET, seed=given.seed)
     entry = _as_model(model)
     out = given.witness_dir or os.path.join(tempfile.gettempdir(), "numguard-witnesses")
-    with tempfile.TemporaryDirectory(prefix="numguard_check_") as workdir:
+    with tempfile.TemporaryDirectory(prefix="numguard_judge_") as workdir:
         return judge_model(RowRequest(config, options, os.path.abspath(out), not ranged, words), entry, workdir)
 
 
@@ -137,12 +137,12 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
             around the pass, ``witness_dir``).
 
     Returns:
-        The RegressRow of the check.
+        The RegressRow of the judgement.
 
     Raises:
         AssertionError: a violation (naming the culprit event, the error, the
-            witness file and the command that replays it), or numguard could not check.
-        UntestableModel: the model cannot be checked (``pytest.skip`` under pytest).
+            witness file and the command that replays it), or numguard could not judge.
+        UntestableModel: the model cannot be judged (``pytest.skip`` under pytest).
     """
     row = judge_pass(pass_, model, low, high, **kwargs)
     if row.verdict == "violation":
@@ -151,9 +151,9 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
             f"(> 1 fails; max error {row.max_ulp:.0f} ulp) made by pass event {', '.join(row.culprit) or '?'}; "
             f"witness inputs saved to {row.witness}; {replay_text(row.replay)}")
     if row.verdict == "error":
-        raise AssertionError(f"numguard could not check {row.pass_spec} on {row.model}: {row.reason}")
+        raise AssertionError(f"numguard could not judge {row.pass_spec} on {row.model}: {row.reason}")
     if row.verdict in ("untestable", "broken"):
-        _untestable(f"{row.model} cannot be checked ({row.verdict}): {row.reason}")
+        _untestable(f"{row.model} cannot be judged ({row.verdict}): {row.reason}")
     if require_fired and not row.fired:
         raise AssertionError(f"{row.pass_spec} did not change {row.model} (require_fired=True): the test proves "
                              "nothing about its numerics")

@@ -1,4 +1,4 @@
-"""``numguard.guard``: check, and if need be switch off, the passes of every compile in a block."""
+"""``numguard.guard``: judge, and if need be switch off, the passes of every compile in a block."""
 
 from .cache import CacheWarning
 from .guard import Guard, GuardWarning, NumericalError, NumericalRiskWarning, guard

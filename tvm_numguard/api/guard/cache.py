@@ -1,4 +1,4 @@
-"""The verdict cache: a directory of JSON files, one per checked compile.
+"""The verdict cache: a directory of JSON files, one per judged compile.
 
 The key hashes what a verdict depends on (``Guard._cache_key``): the module
 (structural hash), what the pipelines made of it (``Build.fingerprint``: a
@@ -7,7 +7,7 @@ TVM and numguard versions, the catalog of required passes, input ranges and
 tolerances. An entry holds the verdict and the pass events to skip. Writes go
 through a temporary file and ``os.replace``, so two processes writing at once
 leave one whole entry; an entry that cannot be read is ignored (with a warning)
-and rewritten after the next check.
+and rewritten after the next compile is judged.
 
 Beside each entry an empty ``.seen`` file is named by the key without the
 build's fingerprint (the ``hint``): a compile whose hint is there will likely

@@ -195,15 +195,15 @@ class CaughtCall:
 
 
 @dataclasses.dataclass(frozen=True)
-class CheckStart:
-    """What a guarded check starts from: the ``origin`` module and the
-    ``config`` that replays the call from it. Passes applied before the call
+class ReplayStart:
+    """What judging a guarded call starts from: the ``module`` (the one the
+    block started with) and the ``config`` that replays the call from it. Passes applied before the call
     that replay are the config's prelude; ones that do not are judged by
     the ``chain`` of modules they made (``note`` says so) and ``prelude``
     names them; ``calls``: where the user's code applied each
     (``PassCall.to_json``), for the advice to delete a call."""
 
-    origin: object
+    module: object
     config: CallConfig
     prelude: tuple = ()
     note: Optional[str] = None

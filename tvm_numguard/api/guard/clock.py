@@ -1,10 +1,10 @@
-"""The guard's sense of time: progress a user sees once a check runs long,
+"""The guard's sense of time: progress a user sees once judging a compile runs long,
 and the wall-time limit of one guarded compile.
 
 A guarded compile that takes a second stays silent; one that takes minutes
 (a float16 build runs 18 s per inference on a 2-core CPU) says each phase and
 step on stderr once it has run ``LateProgress.after`` seconds, as the CLI does.
-``Deadline`` ends a check between two of its steps (each progress message is
+``Deadline`` ends judging between two of its steps (each progress message is
 one: a search round, a bisection probe, a table row) once its time is spent,
 or before a step whose planned time (``afford``: a bisection probe, the float64
 oracle, a narrowing test, planned from the builds and runs measured so far)
@@ -25,7 +25,7 @@ from ...base.progress import Detail, Heartbeat
 
 PREFIX = "numguard guard:"
 # the default limit of one guarded compile ("auto"): this many times the compile it
-# wraps (a check builds the model several times and runs it), never under the floor
+# wraps (judging it builds the model several times and runs it), never under the floor
 AUTO_FACTOR = 20.0
 AUTO_FLOOR_S = 120.0
 
@@ -41,16 +41,16 @@ class TimeLimitReached(BaseException):
     (a probe made untestable, a range check skipped) may take it for its own failure."""
 
     def __init__(self, seconds: float, doing: str):
-        super().__init__(f"the time limit of {seconds:g} s ran out while {doing} (time_limit= gives the check "
+        super().__init__(f"the time limit of {seconds:g} s ran out while {doing} (time_limit= gives judging "
                          "more, cache= keeps a verdict for the next compile)")
         self.seconds, self.doing = seconds, doing
         self.executable = None  # the build as written, where it was made before the limit
 
 
 class LateProgress:
-    """Progress on stderr once a check has run ``after`` seconds (the phases so
+    """Progress on stderr once judging a compile has run ``after`` seconds (the phases so
     far are told then, then every phase and step as it comes); ``restart`` at
-    each check."""
+    each compile."""
 
     def __init__(self, after: float = 5.0):
         self.after = after
@@ -84,7 +84,7 @@ class Deadline:
         self.seconds = None if self.auto else seconds
         self.at = None if self.seconds is None else self.started + self.seconds
         self.progress = progress
-        self.doing = "starting the check"
+        self.doing = "starting to judge the compile"
 
     def compiled(self, seconds: float) -> None:
         """The build as written took ``seconds``: an ``"auto"`` limit is set from it."""

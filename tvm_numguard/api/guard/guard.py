@@ -1,8 +1,8 @@
-"""``with numguard.guard(low, high):``: check every compile in the block (README: "The guard").
+"""``with numguard.guard(low, high):``: judge every compile in the block (README: "The guard").
 
 At each caught ``tvm.compile`` / ``tvm.relax.build`` of a Relax module the guard
-replays the call from the module's origin (the passes the user applied in the
-block first), searches the declared range against the reference build,
+replays the call from the module the block started with (the passes the
+user applied in the block first), searches the declared range against the reference build,
 bisects a violation and acts: ``disable`` returns a build with the culprit (or
 the minimal set) skipped, verified on the witness and on fresh inputs;
 ``report`` returns the user's build; ``raise`` raises NumericalError. Both of
@@ -47,12 +47,12 @@ from ...build.session import ShadowSession
 from ...ir.targets import CUDA_STARTED, cuda_started_here, is_gpu
 from ...build.workers import WORKERS, Workers
 from .cache import VerdictCache, cache_key
-from .call import CallConfig, CaughtCall, CheckStart, describe
+from .call import CallConfig, CaughtCall, ReplayStart, describe
 from .chain import judge_chain
 from .clock import Deadline, LateProgress, TimeLimitReached
 from .intercept import Busy, Interceptor, PassCallLog
 from .guard_report import GuardInfo, GuardReport, import_message
-from .settings import GuardSettings
+from .settings import KEYWORDS, GuardSettings
 
 FRESH_INPUTS = 8  # inputs besides the witness on which a disabled build is verified
 # the auto budget: the search gets what is left of this many optimized-compile times (its last
@@ -67,30 +67,31 @@ class NumericalRiskWarning(UserWarning):
 
 
 class GuardWarning(UserWarning):
-    """A compile in a guard block could not be checked."""
+    """A compile in a guard block could not be judged."""
 
 
 def guard(low: Optional[float] = None, high: Optional[float] = None, **settings) -> "Guard":
-    """A context manager that checks every Relax compile inside it; see the module docstring.
+    """A context manager that judges every Relax compile inside it; see the module docstring.
 
     Args:
         low, high: the input range of every input (or give ``ranges``).
         **settings: the keywords of ``GuardSettings`` (``ranges``, ``rtol``,
             ``atol``, ``action``, ``budget``, ``seed``, ``report_path``,
-            ``cache``, ``oracle``, ``progress``, ``jobs``, ``time_limit``),
-            checked here: a bad one fails before the first compile.
+            ``cache``, ``oracle``, ``progress``, ``jobs``, ``time_limit``, ``model``;
+            ``fix`` fills its ``remedy``),
+            validated here: a bad one fails before the first compile.
 
     Returns:
         The Guard; after the block, ``.report`` holds one Report per compile.
     """
-    return Guard(low, high, from_keywords(GuardSettings, settings, "guard()"))
+    return Guard(low, high, from_keywords(GuardSettings, settings, "guard()", KEYWORDS))
 
 
 class Guard:
     def __init__(self, low: Optional[float] = None, high: Optional[float] = None,
                  settings: GuardSettings = GuardSettings()):
         self.settings = settings
-        # Options checks the ranges, tolerances and budget: a bad one fails here, not at the first compile
+        # Options validates the ranges, tolerances and budget: a bad one fails here, not at the first compile
         self.options = settings.options(low, high)
         self.action = settings.action
         self.workers = settings.workers
@@ -98,7 +99,7 @@ class Guard:
         self.cache = VerdictCache(settings.cache) if settings.cache else None
         self.time_limit = settings.time_limit
         self.shown = LateProgress() if settings.progress == "auto" else (settings.progress or silent)
-        self.progress = silent  # the check under way's: the shown progress behind its deadline
+        self.progress = silent  # the judging under way's: the shown progress behind its deadline
         self.report = GuardReport()
         self.log = PassCallLog()
         self._interceptor: Optional[Interceptor] = None
@@ -129,48 +130,48 @@ class Guard:
         call = CaughtCall(kind, original, args, kwargs, mod, params.pop("target", None),
                           params.pop("relax_pipeline", "default"), params.pop("tir_pipeline", "default"), params)
         with Busy():
-            return self._check(call)
+            return self._judge_in_time(call)
 
-    def _check(self, call: CaughtCall):
+    def _judge_in_time(self, call: CaughtCall):
         if isinstance(self.shown, LateProgress):
             self.shown.restart()
         self.progress = Deadline(self.time_limit, self.shown)
         try:
-            return self._checked(call)
+            return self._judge_call(call)
         except TimeLimitReached as err:
-            warnings.warn(f"numguard: compile not fully checked: {err}; returned the build as written",
+            warnings.warn(f"numguard: compile not fully judged: {err}; returned the build as written",
                           GuardWarning, stacklevel=4)
             return err.executable if err.executable is not None else call.as_written()
 
-    def _start(self, call: CaughtCall) -> CheckStart:
-        """Where the check of ``call`` starts: the module the block started
+    def _start(self, call: CaughtCall) -> ReplayStart:
+        """Where judging ``call`` starts: the module the block started
         from and the passes applied since, when they replay to the call's module."""
         chain = self.log.chain_to(call.mod)
         prelude, calls = tuple(c.pass_ for c in chain), tuple(c.to_json() for c in chain)
-        origin = chain[0].input if chain else call.mod
+        first = chain[0].input if chain else call.mod
         config = call.config(prelude)
-        if not prelude or _replays(config, origin, call.mod):
-            return CheckStart(origin, config, prelude, calls=calls)
+        if not prelude or _replays(config, first, call.mod):
+            return ReplayStart(first, config, prelude, calls=calls)
         note = ("the passes applied before the compile call (" + ", ".join(describe(p) for p in prelude)
                 + ") do not replay to the same module: they were judged by the chain of modules they made, "
                 "and the compile call on the module as given")
-        return CheckStart(call.mod, dataclasses.replace(config, prelude=()), prelude, note,
-                          [origin] + [c.output for c in chain], calls)
+        return ReplayStart(call.mod, dataclasses.replace(config, prelude=()), prelude, note,
+                           [first] + [c.output for c in chain], calls)
 
-    def _checked(self, call: CaughtCall):
+    def _judge_call(self, call: CaughtCall):
         started = time.perf_counter()
         try:
             start = self._start(call)
         except UsageError:  # a target TVM cannot build for: its own error says it best
             return call.as_written()
-        origin, config = start.origin, start.config
+        module, config = start.module, start.config
         try:
             given = self.settings.model
-            model = from_irmodule(origin, f"<{call.kind}>", f"{tvm_ffi.structural_hash(origin) & (2**64 - 1):016x}",
-                                  provenance=provenance_of(given, origin) if given is not None else None,
+            model = from_irmodule(module, f"<{call.kind}>", f"{tvm_ffi.structural_hash(module) & (2**64 - 1):016x}",
+                                  provenance=provenance_of(given, module) if given is not None else None,
                                   source_model=given)
         except ModelError as err:
-            warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
+            warnings.warn(f"numguard: compile not judged: {err}", GuardWarning, stacklevel=4)
             return call.as_written()
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
         gpu = is_gpu(config.target_obj)
@@ -184,7 +185,7 @@ class Guard:
             self.progress(CUDA_STARTED)
         session = ShadowSession(model, config, self.options.tolerance, RunContext(self.progress, workers=workers))
         hint = self._cache_key(model, config, ranges, None)
-        with session:  # the workers stop however the check ends
+        with session:  # the workers stop however judging ends
             try:
                 if self.cache is None or not self.cache.expects(hint):  # a likely hit needs no reference
                     session.hold_reference(placed)
@@ -197,9 +198,9 @@ class Guard:
                     return cached
                 session.prepare_reference()
                 report, build, skip = self._judge(session, call.kind, start, ranges, started, builds)
-            except BuildError as err:  # a build or run of the check failed (the reference's included)
+            except BuildError as err:  # a build or run made to judge it failed (the reference's included)
                 result = call.as_written()  # the user's own error, unchanged, if it fails there too
-                warnings.warn(f"numguard: compile not checked: {err}", GuardWarning, stacklevel=4)
+                warnings.warn(f"numguard: compile not judged: {err}", GuardWarning, stacklevel=4)
                 return result
             except TimeLimitReached as late:  # the build as written, if made, is what the user asked for
                 if session.optimized is not None and session.optimized.ok:
@@ -208,7 +209,7 @@ class Guard:
         self._record(report, key, hint, skip, report.finding.guard.fix)
         return self._act(report, report.finding.guard, build.executable)
 
-    def _judge(self, session: ShadowSession, kind: str, start: CheckStart, ranges, started: float,
+    def _judge(self, session: ShadowSession, kind: str, start: ReplayStart, ranges, started: float,
                builds: str) -> tuple:
         """(report, build to return, events it skips): the prepared session
         searched, judged, bisected and, for ``disable``, the culprit switched off."""
@@ -228,7 +229,7 @@ class Guard:
             build, skip, info.verified_inputs, info.returned, plan, info.not_narrowed = \
                 self._disable(session, finding, ranges)
             # the skip set's EVERY_RULE_EVENT goes with the rule events it names: they say it
-            info.disabled, info.fix = sorted(skip - {EVERY_RULE_EVENT}), plan.to_json() if plan else []
+            info.disabled, info.fix = sorted(skip - {EVERY_RULE_EVENT}), plan or FixPlan()
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
     def _workers(self, config: CallConfig, placed: Workers, gpu: bool) -> tuple:
@@ -266,35 +267,35 @@ class Guard:
 
     def _disable(self, session: ShadowSession, finding, ranges) -> tuple:
         """(build, skip set, inputs verified on, what it is, narrow fix or None,
-        why ``fix="narrow"`` kept no narrow fix or None):
-        the build with what the finding blames kept out (``fix="narrow"``: kept
+        why the remedy ``narrow`` kept no narrow fix or None):
+        the build with what the finding blames kept out (remedy ``narrow``: kept
         from acting where it breaks the model, else switched off), if it
         matches the reference on the witness and on fresh inputs; else the
         reference build."""
         blame = finding.blame()
         rng = np.random.default_rng(self.options.seed + 1)
-        checks = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
+        trials = [finding.witness] + [random_candidate(session.model.inputs, ranges, rng)
                                       for _ in range(FRESH_INPUTS)]
-        checks = [x for x in checks if is_finite_outputs(session.runs.reference_outputs(x))]
+        trials = [x for x in trials if is_finite_outputs(session.runs.reference_outputs(x))]
         why = None
-        if blame.disable and self.settings.fix == "narrow":
-            build, plan, why = narrow_all(session, blame.disable, checks, self.progress)
+        if blame.disable and self.settings.remedy == "narrow":
+            build, plan, why = narrow_all(session, blame.disable, trials, self.progress)
             if build is not None:
-                return build, frozenset(), len(checks), "narrow fix", plan, None
+                return build, frozenset(), len(trials), "narrow fix", plan, None
         if blame.disable:
-            build, skip = switched_off(session, blame.disable, checks, self.progress)
+            build, skip = switched_off(session, blame.disable, trials, self.progress)
             if build is not None:
-                return build, skip, len(checks), "culprit disabled", None, why
-        return session.reference, session.reference_skip, len(checks), "reference", None, why
+                return build, skip, len(trials), "culprit disabled", None, why
+        return session.reference, session.reference_skip, len(trials), "reference", None, why
 
     # -- outcome -------------------------------------------------------
-    def _record(self, report: Report, key: str, hint: str, skip: frozenset, fix: list) -> None:
+    def _record(self, report: Report, key: str, hint: str, skip: frozenset, fix: FixPlan) -> None:
         index = len(self.report)
         if self.report_path and report.witness is not None:
             report.save_witness(f"{os.path.splitext(self.report_path)[0]}.{index}.witness.npz")
         self.report.add(report, report.finding.guard)
         if self.cache is not None:
-            self.cache.put(key, {"verdict": report.verdict, "skip": sorted(skip), "fix": list(fix),
+            self.cache.put(key, {"verdict": report.verdict, "skip": sorted(skip), "fix": fix.to_json(),
                                  "report": report.to_json()}, hint)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
@@ -320,14 +321,14 @@ class Guard:
         if self.action == "raise":
             raise NumericalError(message, report)
         if self.action == "disable" and info.returned == "narrow fix":
-            places = sum(len(c["places"]) for c in info.fix)
-            message += (f"; kept {', '.join(c['event'] for c in info.fix)} from acting at {counted(places, 'place')} "
+            places = sum(len(c.places) for c in info.fix.culprits)
+            message += (f"; kept {', '.join(c.event for c in info.fix.culprits)} from acting at {counted(places, 'place')} "
                         f"(the rest of its rewrites kept), verified on {info.verified_inputs} inputs")
         elif self.action == "disable":
             what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \
                 "every optional pass (disabling what the bisection blames did not verify)"
             message += f"; disabled {what}, verified on {info.verified_inputs} inputs"
-            if info.not_narrowed:  # fix="narrow" asked for less: say why it got the whole pass off
+            if info.not_narrowed:  # the remedy "narrow" asked for less: say why it got the whole pass off
                 message += f" (no narrow fix: {info.not_narrowed})"
         else:
             message += "; returned the build as written (action='report')"
@@ -346,13 +347,13 @@ class Guard:
                           "ranges": {n: r.to_json() for n, r in ranges.items()}, "rtol": self.options.rtol,
                           "atol": self.options.atol, "oracle": self.options.oracle,
                           "framework": self.options.framework,
-                          "budget": self.options.budget, "seed": self.options.seed, "fix": self.settings.fix})
+                          "budget": self.options.budget, "seed": self.options.seed, "remedy": self.settings.remedy})
 
-    def _from_cache(self, entry, session: ShadowSession, start: CheckStart):
+    def _from_cache(self, entry, session: ShadowSession, start: ReplayStart):
         """The cached verdict for a build the session already made (same
         fingerprint), acted on, with where this run's code applied its passes
         (``start``); None for no entry, or an entry whose disabled set no
-        longer builds (stale: the compile is checked anew)."""
+        longer builds (stale: the compile is judged anew)."""
         if entry is None:
             return None
         build = session.optimized
@@ -378,12 +379,12 @@ def _has_relax_main(mod) -> bool:
         gv.name_hint == "main" and isinstance(f, relax.Function) for gv, f in mod.functions.items())
 
 
-def _replays(config: CallConfig, origin: tvm.IRModule, mod: tvm.IRModule) -> bool:
-    """Do the prelude passes, run again on ``origin``, give ``mod``?"""
+def _replays(config: CallConfig, first: tvm.IRModule, mod: tvm.IRModule) -> bool:
+    """Do the prelude passes, run again on ``first``, give ``mod``?"""
     try:
         with pass_context(config):
             with config.target_obj:
-                out = pristine(origin)  # a prelude pass may edit its input in place
+                out = pristine(first)  # a prelude pass may edit its input in place
                 for applied in config.prelude:
                     out = applied(out)
         return bool(tvm_ffi.structural_equal(out, mod))

@@ -1,4 +1,4 @@
-"""What a guard block checked: one Report per compile call, in order."""
+"""What a guard block judged: one Report per compile call, in order."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Optional
 from ...report import Report
 from ...report.schemas import header
 from ...locate import Budget
+from ...ir.narrow.plan import FixPlan
 from .chain import ChainVerdict
 
 
@@ -24,14 +25,14 @@ class GuardInfo:
     budget: Budget
     note: Optional[str] = None
     prelude: list = dataclasses.field(default_factory=list)
-    builds: str = "in-process"  # where the check's builds ran, and why (see Guard._workers)
+    builds: str = "in-process"  # where the builds that judged the call ran, and why (see Guard._workers)
     cached: bool = False
     disabled: list = dataclasses.field(default_factory=list)
     verified_inputs: int = 0
     returned: str = "optimized"
     chain: Optional[ChainVerdict] = None
-    fix: list = dataclasses.field(default_factory=list)  # a narrow fix's culprits (narrow.FixPlan.to_json)
-    not_narrowed: Optional[str] = None  # why fix="narrow" returned no narrow fix, where it did not
+    fix: FixPlan = FixPlan()  # the narrow fix returned (empty: none)
+    not_narrowed: Optional[str] = None  # why the remedy "narrow" returned no narrow fix, where it did not
     prelude_calls: list = dataclasses.field(default_factory=list)  # where the code applied them: PassCall.to_json
 
     def to_json(self) -> dict:
@@ -39,7 +40,7 @@ class GuardInfo:
                 "builds": self.builds,
                 "prelude": list(self.prelude), "budget": self.budget.to_json(), "disabled": list(self.disabled),
                 "verified_inputs": self.verified_inputs, "returned": self.returned,
-                "chain": self.chain.to_json() if self.chain is not None else None, "fix": list(self.fix),
+                "chain": self.chain.to_json() if self.chain is not None else None, "fix": self.fix.to_json(),
                 "not_narrowed": self.not_narrowed, "prelude_calls": list(self.prelude_calls)}
 
     @classmethod
@@ -50,7 +51,7 @@ class GuardInfo:
                    list(data.get("prelude", [])), data.get("builds", "in-process"), bool(data.get("cached")),
                    list(data.get("disabled", [])), int(data.get("verified_inputs", 0)),
                    data.get("returned", "optimized"), ChainVerdict.from_json(chain) if chain else None,
-                   list(data.get("fix", [])), data.get("not_narrowed"), list(data.get("prelude_calls", [])))
+                   FixPlan.from_json(data.get("fix")), data.get("not_narrowed"), list(data.get("prelude_calls", [])))
 
 
 
@@ -86,8 +87,8 @@ class GuardReport:
 
     def summary(self) -> str:
         if not self.entries:
-            return "numguard guard: no Relax compile was checked"
-        lines = [f"numguard guard: {len(self.entries)} compile(s) checked, {len(self.violations)} with a violation"]
+            return "numguard guard: no Relax compile was judged"
+        lines = [f"numguard guard: {len(self.entries)} compile(s) judged, {len(self.violations)} with a violation"]
         for index, (report, info) in enumerate(zip(self.entries, self._infos)):
             head = f"[{index}] {info.call}: {report.verdict}"
             if "import" in report.at_fault:
@@ -111,5 +112,5 @@ def import_message(imports) -> str:
     where = f"; first at {imports.origin.text()}" if imports.origin is not None else ""
     worst = max((o.score for o in imports.outputs), default=float("inf"))
     return (f"numguard: TVM's import computes other numbers than {imports.framework} (score {worst:.3g} on the "
-            f"witness){where}. numguard cannot fix the frontend: no pass is switched off for it, and the build is "
+            f"witness){where}. numguard cannot change the frontend: no pass is switched off for it, and the build is "
             "returned as the compile made it")

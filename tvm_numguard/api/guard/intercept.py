@@ -59,8 +59,8 @@ class CallSite:
         return cls(file, line, linecache.getline(file, line).strip() or None)
 
 
-def pass_origin(pass_) -> Optional[str]:
-    """Where a pass object comes from, as code names it: ``relax.transform.X``
+def pass_qualname(pass_) -> Optional[str]:
+    """The qualified name of a pass object, as code names it: ``relax.transform.X``
     for TVM's, ``module.Class`` for a class the user decorated with
     ``module_pass`` (TVM's wrapper keeps the class's module and name); None for
     a pass made of a function, which keeps neither."""
@@ -91,7 +91,7 @@ class PassCall:
     def to_json(self) -> dict:
         """What a report says of the call (``guard.prelude_calls``)."""
         site = self.site
-        return {"pass": self.pass_.info.name, "origin": pass_origin(self.pass_),
+        return {"pass": self.pass_.info.name, "qualname": pass_qualname(self.pass_),
                 "file": site.file if site else None, "line": site.line if site else None,
                 "code": site.code if site else None}
 

@@ -1,4 +1,4 @@
-"""What a guard block is asked to do besides the range: checked when made."""
+"""What a guard block is asked to do besides the range: validated when made."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import dataclasses
 from typing import Callable, Mapping, Optional, Union
 
 from ...base.errors import UsageError
+from ...ir.narrow.plan import REMEDIES
 from ...locate.options import Options
-from ...report.files import check_writable
+from ...report.files import ensure_writable
 from ...build.workers import Workers
 
 ACTIONS = ("disable", "report", "raise")
-# how ``disable`` keeps a culprit out: kept from acting only where it breaks the model, or switched off
-FIXES = ("narrow", "off")
+# guard()'s keyword -> the field it fills: ``fix=`` (its name since 0.1) says the remedy ``disable`` applies
+KEYWORDS = {"fix": "remedy"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +28,7 @@ class GuardSettings:
     JSON report of the block, rewritten after each compile; ``cache``: a
     directory for verdicts, or False; ``oracle``: excuse differences a float64
     build shows are not worse; ``progress``: ``"auto"`` (phases and steps on
-    stderr once a check has run 5 s), None (silent) or ``callable(message)``;
+    stderr once a compile has been judged for 5 s), None (silent) or ``callable(message)``;
     ``jobs``: worker processes for the bisection's builds when the call's
     pipeline is given by name (default: one per core; 0: none); ``model``: the
     source model the compiled module was imported from (an ``onnx.ModelProto``,
@@ -37,8 +38,9 @@ class GuardSettings:
     seconds one guarded compile may take in all (past it, the build as written
     is returned with a GuardWarning saying what was not finished); the default
     ``"auto"`` is 20 times the compile as written, at least 120 s (``clock.
-    auto_time_limit``); None checks however long it takes; ``fix``:
-    how ``disable`` keeps a culprit out, one of FIXES: ``"narrow"`` (the pass
+    auto_time_limit``); None judges however long it takes; ``remedy`` (the
+    keyword ``fix=`` of ``guard()``): what ``disable`` does to a culprit, one
+    of ``narrow.plan.REMEDIES``: ``"narrow"`` (the pass
     kept from acting only at the places that break the model: numguard fix's
     narrowing, verified like a disable; the whole pass off where no narrow
     set is clean) or ``"off"`` (the culprit switched off everywhere; ``"pass"``, its
@@ -58,17 +60,18 @@ class GuardSettings:
     jobs: Optional[int] = None
     time_limit: object = "auto"
     model: Optional[object] = None
-    fix: str = "narrow"
+    remedy: str = "narrow"
 
     def __post_init__(self):
-        if self.fix == "pass":  # its name before 0.2, kept for guarded code written then
-            object.__setattr__(self, "fix", "off")
-        if self.fix not in FIXES:
-            raise UsageError(f"unknown guard fix '{self.fix}'; choose one of {', '.join(FIXES)}", "fix")
+        if self.remedy == "pass":  # its name before 0.2, kept for guarded code written then
+            object.__setattr__(self, "remedy", "off")
+        if self.remedy not in REMEDIES:
+            raise UsageError(f"fix must be one of {', '.join(REMEDIES)} (the remedy for a culprit), got "
+                             f"{self.remedy!r}", "fix")
         if self.action not in ACTIONS:
             raise UsageError(f"unknown guard action '{self.action}'; choose one of {', '.join(ACTIONS)}", "action")
         if self.report_path is not None:
-            check_writable(self.report_path)
+            ensure_writable(self.report_path)
         if self.time_limit not in (None, "auto") and not (
                 isinstance(self.time_limit, (int, float)) and not isinstance(self.time_limit, bool)
                 and self.time_limit > 0):
@@ -77,7 +80,7 @@ class GuardSettings:
         self.workers  # noqa: B018 - a bad jobs fails here
 
     def options(self, low: Optional[float], high: Optional[float]) -> Options:
-        """The check's Options (they check the ranges, tolerances and budget)."""
+        """The Options each compile is judged with (made here, they refuse bad ranges, tolerances and budgets)."""
         return Options(low=low, high=high, ranges=dict(self.ranges or {}), rtol=self.rtol, atol=self.atol,
                        seed=self.seed, budget=self.budget, oracle=self.oracle, framework=self.model is not None)
 

@@ -1,10 +1,10 @@
-"""Keep chosen operators of a model in float32: the fix for a precision difference.
+"""Keep chosen operators of a model in float32: the widening that answers a precision difference.
 
 A float16 model's framework often computes an operator wider than the model
 declares (ONNX Runtime's CPU provider runs many float16 kernels in float32,
 and accumulates a float16 mean or softmax in float32); TVM computes it in the
 model's own dtype. Where that difference is beyond the user's tolerance, the
-fix is to compute the operator in float32 in TVM too, with the casts around it
+widening computes the operator in float32 in TVM too, with the casts around it
 that the framework inserts::
 
     # before (the imported main)

@@ -7,9 +7,9 @@ and its own conditioning, never by a bound taken over a whole output (an
 output that concatenates pixels and scores would otherwise excuse a wrong score
 by the pixels' rounding).
 
-For each output the framework stands where the reference stands in a pass
-check: TVM's reference is compared with it under the tolerance
-(``base/compare.py``'s rule). A violating element is TVM's fault when:
+For each output TVM's reference is compared with the framework under the
+tolerance (``base/compare.py``'s score, the framework's value in the place
+the pass question gives the reference's). A violating element is TVM's fault when:
 
 - its error against the truth is beyond the tolerance of the truth (a result
   within the tolerance of the exact answer is a right answer, however much
@@ -48,7 +48,7 @@ from ...base.tolerance import Tolerance
 # what the import stage's verdict may be: "benign" as the pass question's; "precision": TVM
 # computes in the model's narrow dtype what the framework computes wider, and agrees once those
 # operators are kept in float32; "unjudged": they differ and no independent truth says who is right
-IMPORT_VERDICTS = ("agree", "import", "precision", "benign", "unjudged", "unchecked")
+IMPORT_VERDICTS = ("agrees", "import", "precision", "benign", "unjudged", "unanswered")
 K = 32.0  # TVM is at fault where its error is over K times the framework's at that element (five bits)
 # the inputs move by up to this many roundings of the float an output is computed in when its
 # conditioning is measured: in float32 the same five bits K allows between two implementations;
@@ -74,7 +74,7 @@ class OutputAgreement:
     index: int
     shape_tvm: list
     shape_framework: list
-    score: float  # the tolerance rule, the framework as the reference side
+    score: float  # the tolerance rule, scaled by the framework's value
     violations: int  # elements beyond the tolerance
     tvm_worse: Optional[int]
     max_abs: float
@@ -150,8 +150,7 @@ def compare_with_framework(index: int, framework: np.ndarray, tvm: np.ndarray, t
     (with ``judge``, where it differs) against ``truth`` within ``spread``."""
     framework, tvm = np.asarray(framework), np.asarray(tvm)
     metrics = compare_output(index, framework, tvm, tol, top_k=1)
-    worst = metrics.worst[0] if metrics.worst else {}
-    element = {"index": worst.get("index"), "tvm": worst.get("opt"), "framework": worst.get("ref")}
+    element = element_at(metrics.worst[0]["index"] if metrics.worst else None, framework, tvm)
     if framework.shape != tvm.shape:
         return OutputAgreement(index, list(tvm.shape), list(framework.shape), float("inf"), int(framework.size),
                                None, float("inf"), element)
@@ -165,6 +164,16 @@ def compare_with_framework(index: int, framework: np.ndarray, tvm: np.ndarray, t
     return OutputAgreement(index, list(tvm.shape), list(framework.shape), metrics.score, metrics.violations,
                            int(np.count_nonzero(elements.at_fault)), metrics.max_abs, element,
                            int(np.count_nonzero(elements.unjudged)))
+
+
+def element_at(index: Optional[list], framework, tvm) -> dict:
+    """The element ``index`` of an output (None: no element differs), as the
+    import stage says it: TVM's value and the framework's."""
+    if index is None:
+        return {"index": None, "tvm": None, "framework": None}
+    at = tuple(index)
+    return {"index": list(index), "tvm": float(np.asarray(tvm, dtype=np.float64)[at]),
+            "framework": float(np.asarray(framework, dtype=np.float64)[at])}
 
 
 def _reported_element(framework, tvm, truth, elements: ElementJudgement, fallback: dict) -> dict:

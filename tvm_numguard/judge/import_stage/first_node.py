@@ -22,6 +22,7 @@ from ...base.errors import summarize_error
 from ..framework import FrameworkError
 from ...build.compile import compile_plain, legalized
 from ...base.compare import compare_output
+from .agreement import element_at
 from ...base.tolerance import Tolerance
 from ...ir.targets import target_of
 from .judgement import ImportOrigin
@@ -62,11 +63,11 @@ def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
 
 
 def named_bindings(model) -> dict:
-    """{the model's name of a value: (binding of main, its Origin)}, a value's own binding first."""
+    """{the model's name of a value: (binding of main, its Provenance)}, a value's own binding first."""
     named: dict = {}
-    for name, origin in model.provenance.items():  # main's order: a value's own binding before its aliases
-        if origin.key and not origin.inside:
-            named.setdefault(origin.key, (name, origin))
+    for name, provenance in model.provenance.items():  # main's order: a value's own binding before its aliases
+        if provenance.key and not provenance.inside:
+            named.setdefault(provenance.key, (name, provenance))
     return named
 
 
@@ -126,7 +127,7 @@ def first_difference(located: Located, expected: Mapping, tol: Tolerance) -> tup
         return None, located.error
     compared = 0
     for key, value in expected.items():
-        name, origin = located.named.get(key, (None, None))
+        name, provenance = located.named.get(key, (None, None))
         if name is None or name not in located.computed:
             continue
         mine, theirs = np.asarray(located.computed[name]), np.asarray(value)
@@ -134,11 +135,10 @@ def first_difference(located: Located, expected: Mapping, tol: Tolerance) -> tup
         # each value at the precision of the narrowest float arithmetic it passed through
         metrics = compare_output(0, theirs, mine, located.tolerance_of(key, tol), top_k=1)
         if metrics.violated:
-            worst = metrics.worst[0] if metrics.worst else {}
-            return ImportOrigin(origin.label, key, origin.op, list(mine.shape), list(theirs.shape), metrics.score,
-                                metrics.max_abs, {"index": worst.get("index"), "tvm": worst.get("opt"),
-                                                  "framework": worst.get("ref")},
-                                binding=name, discontinuous=is_discontinuous(origin.op, theirs.dtype)), None
+            worst = element_at(metrics.worst[0]["index"] if metrics.worst else None, theirs, mine)
+            return ImportOrigin(provenance.label, key, provenance.op, list(mine.shape), list(theirs.shape), metrics.score,
+                                metrics.max_abs, worst,
+                                binding=name, discontinuous=is_discontinuous(provenance.op, theirs.dtype)), None
     if not compared:
         return None, "no value of the model could be paired with one TVM computes"
     return None, (f"none of the {compared} values both compute differs beyond the tolerance on the witness "

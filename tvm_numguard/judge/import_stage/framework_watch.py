@@ -22,7 +22,7 @@ from .judgement import ImportJudgement
 from .first_node import Located, first_difference
 from .precision import explain_precision, narrow_dtype, widened_entries
 
-# fresh inputs of the range a precision fix is verified on, beside the witness and the last searched ones
+# fresh inputs of the range a widening is verified on, beside the witness and the last searched ones
 FRESH_INPUTS = 4
 _NARROW = ("float16", "bfloat16")
 
@@ -46,7 +46,7 @@ class FrameworkWatch:
     An input where the two differ counts only where TVM is the side at fault
     (the truth is asked then, rarely): the search looks for TVM's errors, not
     the framework's. ``oracle``: TVM's float64 build, for the lowering stage
-    only; ``ranges``: the inputs' ranges, for the fresh inputs a precision fix
+    only; ``ranges``: the inputs' ranges, for the fresh inputs a widening
     is verified on."""
 
     def __init__(self, framework, session, oracle: Oracle, ranges: Optional[Mapping] = None):
@@ -123,11 +123,11 @@ class FrameworkWatch:
         theirs = self.outputs(witness)
         lowering = self.lowering(witness)
         if theirs is None:
-            return ImportJudgement(self.framework.name, "unchecked", reason=self.failure, lowering=lowering)
+            return ImportJudgement(self.framework.name, "unanswered", reason=self.failure, lowering=lowering)
         tol = self.tol
         mine = self.session.runs.reference_outputs(witness)
         if agreement_score(theirs, mine, tol) <= 1.0:
-            return ImportJudgement(self.framework.name, "agree", lowering=lowering,
+            return ImportJudgement(self.framework.name, "agrees", lowering=lowering,
                                    outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
         if len(theirs) != len(mine):
             return ImportJudgement(self.framework.name, "import", f"TVM's import returns {len(mine)} outputs, the "
@@ -170,10 +170,10 @@ class FrameworkWatch:
                 widened = widened_entries(self.session.model, outcome.widened)
                 what = ", ".join(e.label for e in widened[:3]) + (" ..." if len(widened) > 3 else "")
                 said.update(origin=origin, origin_note=origin_note)
-                return ImportJudgement(verdict="precision", widened=widened, checked=outcome.checked, reason=(
+                return ImportJudgement(verdict="precision", widened=widened, verified_on=outcome.verified_on, reason=(
                     f"TVM computes {what} in the model's {narrow_dtype(self.session.model)}, the framework in "
                     f"float32: with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
-                    f"framework on {outcome.checked} input set(s)"), **said)
+                    f"framework on {outcome.verified_on} input set(s)"), **said)
             origin = outcome.origin
         said.update(origin=origin, origin_note=origin_note, flips=flips)
         return ImportJudgement(verdict=verdict, **said)
@@ -183,7 +183,7 @@ class FrameworkWatch:
         witness, the last searched inputs and fresh ones."""
         model = self.session.model
         # a binding made inside a node's conversion is declared as that node's output is
-        keys = {origin.label: origin.key for origin in model.provenance.values() if origin.key and not origin.inside}
+        keys = {p.label: p.key for p in model.provenance.values() if p.key and not p.inside}
 
         def declared_narrow(binding: str) -> bool:
             found = model.provenance.get(binding)
@@ -192,8 +192,8 @@ class FrameworkWatch:
             return value is not None and np.asarray(value).dtype.name in _NARROW
 
         inputs = [witness] + [seen for (seen,), _ in self._outputs if seen is not witness] + self._fresh_inputs()
-        checks = [(each, self._accepts(each)) for each in inputs]
-        return explain_precision(located, origin, self.tol.plain(), checks, declared_narrow)
+        trials = [(each, self._accepts(each)) for each in inputs]
+        return explain_precision(located, origin, self.tol.plain(), trials, declared_narrow)
 
     def _fresh_inputs(self) -> list:
         """FRESH_INPUTS inputs drawn uniformly from the ranges (seeded: the same each run)."""

@@ -88,16 +88,16 @@ def _num(value) -> str:
 class ImportJudgement:
     """TVM's reference against the model's framework on the witness.
 
-    ``verdict``: "agree" (within the tolerance); "import" (TVM's reference
+    ``verdict``: "agrees" (within the tolerance); "import" (TVM's reference
     differs and the truth backs the framework, or the shapes differ: a
     violation); "precision" (they differ because TVM computes in the model's
     narrow float what the framework computes in float32: with ``widened``, the
-    differing value's own chain, kept in float32 TVM agrees on ``checked``
+    differing value's own chain, kept in float32 TVM agrees on ``verified_on``
     input sets; not a violation); "benign" (they differ, not by TVM's fault:
     against the truth TVM is within the tolerance, the element's conditioning,
     or not far worse than the framework; or the differences follow from
     ``flips`` alone); "unjudged" (they differ where no independent truth
-    reaches: a violation that no one can excuse); "unchecked" (no framework,
+    reaches: a violation that no one can excuse); "unanswered" (no framework,
     or it failed: ``reason``). ``truth`` names the float64 run the difference
     was judged against (``truth_note``: why not the framework's whole float64
     copy). ``lowering``: how far TVM's float32 reference is from TVM's own
@@ -114,7 +114,7 @@ class ImportJudgement:
     lowering: Optional[float] = None
     widened: tuple = ()  # WidenedOp
     flips: tuple = ()  # ProvenFlip
-    checked: int = 0  # input sets the precision fix was verified on
+    verified_on: int = 0  # input sets the widening was verified on
 
     def __post_init__(self):
         if self.verdict not in IMPORT_VERDICTS:
@@ -134,7 +134,7 @@ class ImportJudgement:
                 "truth_note": self.truth_note, "outputs": [o.to_json() for o in self.outputs],
                 "origin": self.origin.to_json() if self.origin else None, "origin_note": self.origin_note,
                 "lowering": plain(self.lowering), "widened": [w.to_json() for w in self.widened],
-                "flips": [f.to_json() for f in self.flips], "checked": self.checked}
+                "flips": [f.to_json() for f in self.flips], "verified_on": self.verified_on}
 
     @classmethod
     def from_json(cls, data) -> Optional["ImportJudgement"]:
@@ -144,7 +144,7 @@ class ImportJudgement:
                    tuple(OutputAgreement.from_json(o) for o in data.get("outputs", [])),
                    ImportOrigin.from_json(data.get("origin")), data.get("origin_note"),
                    unplain(data.get("lowering")), tuple(WidenedOp.from_json(w) for w in data.get("widened", [])),
-                   tuple(ProvenFlip.from_json(f) for f in data.get("flips", [])), int(data.get("checked", 0)))
+                   tuple(ProvenFlip.from_json(f) for f in data.get("flips", [])), int(data.get("verified_on", 0)))
 
 
 __all__ = ["ImportJudgement", "ImportOrigin", "ProvenFlip", "WidenedOp"]

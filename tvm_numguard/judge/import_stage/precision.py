@@ -4,14 +4,14 @@ the framework computes it wider.
 A float16 model declares float16 operators; TVM computes them in float16 (a
 float16 mean accumulates in float16), where ONNX Runtime's CPU provider runs
 many float16 kernels in float32 (it inserts casts). Their difference measures
-float16 against float32, not a frontend defect. The test is the fix itself:
+float16 against float32, not a frontend defect. The test is the widening itself:
 TVM's import with the differing operator kept in float32
 (``ir/narrow/widen.keep_float32``: its inputs cast up, its result cast back),
 else with its own chain kept in float32 (it and the narrow operators it is
 computed from, never the rest of the model), is built and run on the witness,
 the inputs the search tried last and fresh inputs of the range; where it is
 no longer at fault on any of them, the difference was precision, and that is
-the verified fix. Where it still is (a wrong formula, a wrong shape, a float32
+the verified widening. Where it still is (a wrong formula, a wrong shape, a float32
 value TVM computes in float16), the import is at fault as before.
 """
 
@@ -82,20 +82,20 @@ MAX_ROUNDS = 4
 @dataclasses.dataclass(frozen=True)
 class PrecisionOutcome:
     """What keeping operators in float32 came to: ``widened`` (binding names of
-    main); ``explained``: with them kept in float32 TVM agrees on all ``checked``
+    main); ``explained``: with them kept in float32 TVM agrees on all ``verified_on``
     input sets; else ``origin``, the first node that still differs."""
 
     widened: tuple
     explained: bool
     origin: Optional[ImportOrigin]
-    checked: int = 0
+    verified_on: int = 0
 
 
-def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, checks: Sequence,
+def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, trials: Sequence,
                       declared_narrow: Callable[[str], bool]) -> PrecisionOutcome:
     """Starting at ``origin``: keep the differing value in float32, else its own
     chain (``candidate_sets``); the whole model must then agree on every one of
-    ``checks`` ((inputs, accepts(outputs)) pairs, the witness first). Where it
+    ``trials`` ((inputs, accepts(outputs)) pairs, the witness first). Where it
     does not, the chain stays kept and the next node that still differs is
     explained the same way, up to MAX_ROUNDS: a float16 model may hold several
     operators the framework computes wider, each explained by its own chain."""
@@ -108,8 +108,8 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, ch
         for names in sets:
             try:
                 if all(accepts(widened_outputs(model, widened + names, inputs, located.target))
-                       for inputs, accepts in checks):
-                    return PrecisionOutcome(tuple(widened + names), True, None, len(checks))
+                       for inputs, accepts in trials):
+                    return PrecisionOutcome(tuple(widened + names), True, None, len(trials))
             except Exception:  # a widened build that fails proves nothing: the import stays at fault
                 return PrecisionOutcome(tuple(widened), False, origin)
         if not sets:
@@ -131,9 +131,9 @@ def widened_entries(model, names: Sequence[str]) -> tuple:
     name (what ``--keep-float32`` takes) and where it is in the model."""
     entries = []
     for name in names:
-        origin = model.provenance.get(name)
-        entries.append(WidenedOp(name, origin.key if origin is not None and origin.key else name,
-                                 origin.label if origin is not None else name))
+        provenance = model.provenance.get(name)
+        entries.append(WidenedOp(name, provenance.key if provenance is not None and provenance.key else name,
+                                 provenance.label if provenance is not None else name))
     return tuple(entries)
 
 

@@ -215,8 +215,8 @@ def index_reaches(model, ranges: Mapping) -> list:
         axis = int(value.attrs.axis) if value.attrs.axis is not None else 0
         reach = evaluator.value(value.args[1])
         low, high = _hull(reach) if reach is not None else (None, None)
-        origin = model.provenance.get(binding.var.name)
-        label = origin.label if origin is not None else f"{op_name(value)} {binding.var.name}"
+        provenance = model.provenance.get(binding.var.name)
+        label = provenance.label if provenance is not None else f"{op_name(value)} {binding.var.name}"
         reaches.append(IndexReach(binding.var.name, label, shape[axis], inputs, low, high))
     return reaches
 

@@ -31,7 +31,7 @@ from .corpus import CorpusModel
 
 # clean: no input in range shows a violation; benign: differences the float64
 # oracle says are not worse than the pipeline without the pass; violation: the
-# pass's own error; untestable: the model cannot be checked (why is said);
+# pass's own error; untestable: the model cannot be judged (why is said);
 # broken: the pipeline without the pass already gives NaN/Inf where float64
 # does not; error: numguard itself failed on this model (a bug to report).
 VERDICTS = ("clean", "benign", "violation", "untestable", "broken", "error")
@@ -40,7 +40,7 @@ NOT_FIRED = "the pass did not change the model"
 
 @dataclasses.dataclass
 class RegressRow:
-    """What checking one pass on one model found.
+    """What judging one pass on one model found.
 
     ``fired``: an event of the pass changed the model (None: never built);
     ``score``: the worst violation score of the pass's own error on the witness
@@ -225,7 +225,7 @@ def options_for(request: RowRequest, entry: CorpusModel) -> Options:
 
 
 def replay_line(request: RowRequest, entry: CorpusModel, options: Options) -> str:
-    """The ``numguard regress`` line that checks this pass on this model alone."""
+    """The ``numguard regress`` line that judges this pass on this model alone."""
     words = ["numguard", "regress", *request.pass_words, "--models", entry.selector,
              *options.to_args(bisects=False)]
     return " ".join(shlex.quote(w) for w in words)

@@ -99,7 +99,7 @@ def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], worke
     tasks = list(itertools.product(range(len(requests)), range(len(models))))
     where = (f", on the cluster at {cluster}" if cluster else f", {workers.count} worker(s)"
              if workers.mode == WORKERS else ", in this process")
-    progress(f"checking {len(requests)} pass(es) on {len(models)} model(s): {len(tasks)} rows{where}")
+    progress(f"judging {len(requests)} pass(es) on {len(models)} model(s): {len(tasks)} rows{where}")
     workdir = tempfile.mkdtemp(prefix="numguard_regress_")
     report = _reporter(progress, on_row, len(tasks))
     try:
