@@ -98,6 +98,15 @@ def test_options_are_checked_when_made(kwargs, error, fragment):
         ng.Options(**kwargs)
 
 
+def test_a_library_message_names_a_setting_as_the_caller_gave_it():
+    from tvm_numguard.base.flags import FLAG
+
+    with pytest.raises(RangeError) as python:
+        ng.Options()
+    assert str(python.value) == "give the input range: low and high, or ranges for each input"
+    assert python.value.said_with(FLAG) == "give the input range: --low and --high, or --range for each input"
+
+
 def test_options_are_values():
     options = ng.Options(low=0.0, high=1.0)
     with pytest.raises(Exception):

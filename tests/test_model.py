@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import tvm
 from tvm_numguard.base.errors import ModelError, UnsupportedModel
+from tvm_numguard.base.flags import FLAG
 from tvm_numguard.ir.model import InputSpec, load_model
 from tvm_numguard.ir.pipeline import CompileConfig
 from tvm_numguard.build.compile import compile_model, run_build
@@ -43,12 +44,15 @@ def _param_shapes(model):
 
 
 def _model_error(source, shapes=None) -> str:
+    """The message a ModelError says on the command line; a Python caller's
+    names the settings by their parameters, never by a flag."""
     with pytest.raises(ModelError) as info:
         load_model(source, shapes)
     message = str(info.value)
     assert message and "\n" not in message, message
     assert "Traceback" not in message and "File \"" not in message, message
-    return message
+    assert not [flag for flag in FLAG.values() if flag in message], message
+    return info.value.said_with(FLAG)
 
 
 # ---------------------------------------------------------------------------
@@ -203,7 +207,9 @@ def test_shape_override_fixes_a_dynamic_onnx_dim(dynamic_onnx):
 
 def test_dynamic_onnx_dim_without_override(dynamic_onnx):
     message = _model_error(dynamic_onnx)
-    assert "'x'" in message and "--shape" in message and "N" in message
+    assert "'x'" in message and "--shape x=N,4" in message
+    with pytest.raises(ModelError, match=r"give its shape: shapes=\{'x': \[N, 4\]\}$"):  # as a Python caller gives it
+        load_model(dynamic_onnx)
 
 
 def test_shape_override_errors(dynamic_onnx):

@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import tvm_numguard as ng
 from tvm_numguard.base.errors import RangeError
+from tvm_numguard.base.flags import FLAG
 from tvm_numguard.ir.model import load_model
 from tvm_numguard.ir.narrow.widen import CannotWiden, keep_float32
 from tvm_numguard.judge.rangecheck.indices import check_index_ranges, index_reaches, integer_note
@@ -213,8 +214,10 @@ def test_index_ranges_follow_the_integer_arithmetic_to_the_table(tmp_path, capsy
     check_index_ranges(model, {"idx": InputRange(100, 109)})
     code, out, err = run_cli(capsys, "bisect", path, "--range", "idx=100:109", "--jobs", "0", "--budget", "10")
     assert code == 0, err
-    with pytest.raises(RangeError, match=r"reach \[-90, 100\].*stay inside are \[90, 109\]: give --range idx=90:109"):
+    with pytest.raises(RangeError, match=r"reach \[-90, 100\].*stay inside are \[90, 109\]: "
+                                         r"give ranges=\{'idx': \(90, 109\)\}$") as refused:
         check_index_ranges(model, {"idx": InputRange(0, 200)})
+    assert refused.value.said_with(FLAG).endswith("give --range idx=90:109")  # on the command line
 
 
 def test_a_range_the_framework_runs_is_never_refused(tmp_path):

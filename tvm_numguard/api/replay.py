@@ -190,14 +190,14 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     session = ShadowSession(model, config, finding.options.tolerance, RunContext.of(progress, on_build).in_process())
     session.prepare(record=False)
     comparison = session.runs.compare(session.optimized, witness)
-    culprit = _check_culprit(session, witness, finding.blame()) if comparison.violated else None
+    culprit = _confirm_culprit(session, witness, finding.blame()) if comparison.violated else None
     recorded = finding.comparison.score if finding.comparison.outputs else None
     return ReplayResult(report_path, finding.command, model_path, sha, witness_path, config, session.tol, comparison,
                         recorded, in_range, culprit, report.environment, environment(config.target),
                         session.memo.timing())
 
 
-def _check_culprit(session, witness, blame) -> Optional[dict]:
+def _confirm_culprit(session, witness, blame) -> Optional[dict]:
     """Does skipping the culprit the report blamed alone still clear the violation?"""
     if blame.kind != "culprit":
         return None

@@ -36,11 +36,11 @@ class NumguardError(Exception):
 
     def __init__(self, message: str = "", *args):
         self.template = message
-        super().__init__(_NAMED.sub(lambda m: m.group(1), message), *args)
+        super().__init__(_NAMED.sub(_as_parameter, message), *args)
 
     def said_with(self, flags: Mapping[str, str]) -> str:
         """The message with its settings named as ``flags`` spells them (the command line's flags)."""
-        return _NAMED.sub(lambda m: flags.get(m.group(1), m.group(1)), getattr(self, "template", str(self)))
+        return _NAMED.sub(lambda m: _as_flag(m, flags), getattr(self, "template", str(self)))
 
 
 class UsageError(NumguardError, ValueError):
@@ -60,15 +60,31 @@ class UsageError(NumguardError, ValueError):
         return text
 
 
-# a setting inside an error's message: between two unit separators, which no message holds otherwise
-_MARK = "\x1f"
-_NAMED = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*){_MARK}")
+# a setting inside an error's message: between two unit separators (which no message holds
+# otherwise), with its value as the command line and as Python say it after record separators
+_MARK, _VALUE = "\x1f", "\x1e"
+_TEXT = f"([^{_MARK}{_VALUE}]*)"
+_NAMED = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*)(?:{_VALUE}{_TEXT}{_VALUE}{_TEXT})?{_MARK}")
 
 
-def named(parameter: str) -> str:
-    """``parameter`` inside an error's message: a Python caller reads the
-    parameter's name, the command line its flag (``NumguardError.said_with``)."""
-    return f"{_MARK}{parameter}{_MARK}"
+def named(parameter: str, cli_value: str = "", python_value: str = "") -> str:
+    """``parameter`` inside an error's message, said as the caller gave it: a
+    Python caller reads ``parameter=python_value`` (the name alone without a
+    value), the command line ``--flag cli_value`` (``NumguardError.said_with``)."""
+    if not cli_value:
+        return f"{_MARK}{parameter}{_MARK}"
+    return f"{_MARK}{parameter}{_VALUE}{cli_value}{_VALUE}{python_value}{_MARK}"
+
+
+def _as_parameter(found) -> str:
+    parameter, _, python_value = found.groups()
+    return f"{parameter}={python_value}" if python_value else parameter
+
+
+def _as_flag(found, flags: Mapping[str, str]) -> str:
+    parameter, cli_value, _ = found.groups()
+    flag = flags.get(parameter, parameter)
+    return f"{flag} {cli_value}" if cli_value else flag
 
 
 def from_keywords(cls, given: Mapping, caller: str, renamed: Optional[Mapping[str, str]] = None):

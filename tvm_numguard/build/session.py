@@ -20,7 +20,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .context import RunContext
-from ..base.errors import BuildError, PipelineBuildError, UsageError
+from ..base.errors import BuildError, PipelineBuildError, UsageError, named
 from ..ir.instrument import close_skip_set, is_required
 from ..ir.pipeline import CompileConfig
 from ..base.progress import afford, stopped_at_limit, time_left, waiting
@@ -181,7 +181,7 @@ class ShadowSession:
         """The first half of ``prepare``: the pipeline as written (``fingerprint``:
         with ``Build.fingerprint``, what a verdict cache keys on)."""
         self.config.validate()
-        self._check_disabled(built=False)
+        self._validate_disabled(built=False)
         self.progress("building the optimized model (pipeline as written)")
         with waiting(self.progress, "TVM compiling the pipeline as written"):
             self.optimized = self.build(frozenset(), record=record, instruments=instruments, fingerprint=fingerprint)
@@ -192,19 +192,20 @@ class ShadowSession:
         if not self.optimized.ok:
             raise PipelineBuildError(f"the pipeline '{self.config.pipeline}' does not build this model: "
                                      f"{self.optimized.error}")
-        self._check_disabled(built=True)
+        self._validate_disabled(built=True)
 
-    def _check_disabled(self, built: bool) -> None:
+    def _validate_disabled(self, built: bool) -> None:
         """Every event the configuration disables is an optional event of its
         pipeline: before the build, by its name; after it, that it exists."""
         known = {e.id for e in self.events}
         for event_id in self.config.disable:
             if not built and "/" in event_id:
-                raise UsageError(f"--disable {event_id}: the event is nested inside another pass (disable that one)")
+                raise UsageError(f"{named('disable')} {event_id}: the event is nested inside another pass "
+                                 "(disable that one)")
             if not built and is_required(event_id.split("#")[0]):
-                raise UsageError(f"--disable {event_id}: the pass is required (the build fails without it)")
+                raise UsageError(f"{named('disable')} {event_id}: the pass is required (the build fails without it)")
             if built and event_id not in known:
-                raise UsageError(f"--disable {event_id}: no such pass event in this pipeline "
+                raise UsageError(f"{named('disable')} {event_id}: no such pass event in this pipeline "
                                  "('numguard passes' lists the event ids)")
 
     def hold_reference(self, workers: Optional[Workers] = None) -> None:

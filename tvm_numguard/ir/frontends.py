@@ -21,12 +21,18 @@ from typing import Mapping, Sequence
 
 import tvm
 
-from ..base.errors import ImportFailure, ModelError, UnsupportedModel, first_line
+from ..base.errors import ImportFailure, ModelError, UnsupportedModel, first_line, named
 from .provenance import name_bindings, onnx_labels, torch_labels
 from ..base.quiet import held_stderr, silenced_stderr
 
 # the shapes a user gives inputs (--shape), by input name: the one spelling of the type
 ShapeOverrides = Mapping[str, Sequence[int]]
+
+
+def shape_hint(name: str, dims: Sequence[str]) -> str:
+    """The shape to give the input ``name`` (``dims``: each a size, or a letter
+    for one to choose), as the caller gives shapes: in ``shapes`` or ``--shape``."""
+    return named("shapes", f"{name}={','.join(dims)}", f"{{{name!r}: [{', '.join(dims)}]}}")
 
 
 def load_onnx(path: str, shapes: ShapeOverrides, import_at_shapes: bool = False) -> tuple:
@@ -43,13 +49,14 @@ def load_onnx(path: str, shapes: ShapeOverrides, import_at_shapes: bool = False)
         raise ModelError(f"{path}: not a readable ONNX model ({type(err).__name__})") from None
     if not model.graph.node:
         raise ModelError(f"{path}: not a readable ONNX model (the graph has no nodes)")
-    _check_onnx_nodes(path, model)
+    _refuse_invalid_nodes(path, model)
     initializers = {init.name for init in model.graph.initializer}
     graph_inputs = [i for i in model.graph.input if i.name not in initializers]
     names = [i.name for i in graph_inputs]
     unknown = sorted(set(shapes) - set(names))
     if unknown:
-        raise ModelError(f"--shape names unknown input(s) {', '.join(unknown)}; the model has {', '.join(names) or 'no inputs'}")
+        raise ModelError(f"{named('shapes')} names unknown input(s) {', '.join(unknown)}; the model has "
+                         f"{', '.join(names) or 'no inputs'}")
     shape_dict, dtype_dict, to_bind = {}, {}, {}
     for inp in graph_inputs:
         shape, dtype_dict[inp.name] = _onnx_input(path, inp, shapes, import_at_shapes)
@@ -81,7 +88,7 @@ def _import_error(path: str, model, failure, printed: str, shapes, to_bind, shap
     """What a failed ONNX import is: an ImportFailure (a valid model at shapes it
     allows: TVM's frontend fails on it, a finding, exit 1), or a ModelError (an
     operator or a type TVM does not support, a limit it documents; a shape the
-    model fixes otherwise, asked for with --fix-shapes)."""
+    model fixes otherwise, asked for with ``import_at_shapes``)."""
     if isinstance(failure, tvm.error.OpNotImplemented):
         return _unconverted(path, model, failure)
     failed = re.search(r"Error converting operator (\w+)", printed)
@@ -89,12 +96,12 @@ def _import_error(path: str, model, failure, printed: str, shapes, to_bind, shap
     moved = next(filter(None, (_moved_static_dim(i, shapes[i.name]) for i in model.graph.input if i.name in shapes)),
                  "")
     if moved:
-        return ModelError(f"--shape {moved}, and the model does not import at that shape{where}: "
+        return ModelError(f"{named('shapes')} {moved}, and the model does not import at that shape{where}: "
                           f"{first_line(failure)}")
     message = f"the ONNX frontend cannot import this model{where}: {first_line(failure)}"
     if to_bind:
         message += (f" (with the dynamic dimensions of {', '.join(sorted(to_bind))} symbolic, as the model is "
-                    "compiled; --fix-shapes imports it at the --shape shapes)")
+                    f"compiled; {named('import_at_shapes')} imports it at the {named('shapes')} shapes)")
     if _unsupported_types(model) or not _is_valid_onnx(model):
         return ModelError(f"{path}: {message}")
     return ImportFailure(f"TVM's {message[4:]}", _import_repro(path, shape_dict))
@@ -189,14 +196,17 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides, import_at_shapes: bool =
                 for d in ttype.shape.dim
             )
             raise ModelError(
-                f"--shape {inp.name}: rank {len(shape)} given, the model's input has rank {len(ttype.shape.dim)} ({model_dims})"
+                f"{named('shapes')} {inp.name}: rank {len(shape)} given, the model's input has rank "
+                f"{len(ttype.shape.dim)} ({model_dims})"
             )
         moved = _moved_static_dim(inp, shape)
         if moved and not import_at_shapes:  # ONNX Runtime refuses it too: the model's numbers are not defined there
-            raise ModelError(f"--shape {moved} (only dynamic dimensions take other sizes; --fix-shapes imports "
+            raise ModelError(f"{named('shapes')} {moved} (only dynamic dimensions take other sizes; "
+                             f"{named('import_at_shapes')} imports "
                              "the model at that size anyway, where ONNX Runtime cannot judge it)")
     elif not ttype.HasField("shape"):
-        raise ModelError(f"{path}: input '{inp.name}' has an unknown rank; give its shape with --shape {inp.name}=D0,D1,...")
+        raise ModelError(f"{path}: input '{inp.name}' has an unknown rank; give its shape: "
+                         + shape_hint(inp.name, ["D0", "D1", "..."]))
     else:
         shape = []
         for dim in ttype.shape.dim:
@@ -204,13 +214,9 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides, import_at_shapes: bool =
                 shape.append(dim.dim_value)
             else:
                 label = dim.dim_param or "?"
-                raise ModelError(
-                    f"{path}: input '{inp.name}' has a dynamic dimension '{label}'; "
-                    f"fix it with --shape {inp.name}=" + ",".join(
-                        str(d.dim_value) if _is_fixed(d) else "N"
-                        for d in ttype.shape.dim
-                    )
-                )
+                dims = [str(d.dim_value) if _is_fixed(d) else "N" for d in ttype.shape.dim]
+                raise ModelError(f"{path}: input '{inp.name}' has a dynamic dimension '{label}'; give its shape: "
+                                 + shape_hint(inp.name, dims))
     return shape, dtype
 
 
@@ -251,14 +257,14 @@ def provenance_of(source_model, mod: tvm.IRModule) -> dict:
 
 def _moved_static_dim(inp, shape) -> str:
     """'x: dimension 1 is fixed at 32 in the model, 16 given' where ``shape``
-    (given with --shape) changes a dimension the ONNX input ``inp`` fixes; '' if none."""
+    (given in ``shapes``) changes a dimension the ONNX input ``inp`` fixes; '' if none."""
     for axis, (dim, given) in enumerate(zip(inp.type.tensor_type.shape.dim, shape)):
         if _is_fixed(dim) and dim.dim_value != int(given):
             return f"{inp.name}: dimension {axis} is fixed at {dim.dim_value} in the model, {given} given"
     return ""
 
 
-def _check_onnx_nodes(path: str, model) -> None:
+def _refuse_invalid_nodes(path: str, model) -> None:
     """Reject nodes that break their operator's schema (TVM's frontend may crash on them).
 
     Only the nodes of operators ONNX knows are checked: an unknown operator is

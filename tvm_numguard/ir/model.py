@@ -19,10 +19,10 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from ..base.errors import ImportFailure, ModelError, first_line
+from ..base.errors import ImportFailure, ModelError, first_line, named
 from ..base.flags import FLAG
 from .relax_ir import function_bindings, op_name
-from .frontends import ShapeOverrides, load_onnx, load_pt2, load_tvmscript
+from .frontends import ShapeOverrides, load_onnx, load_pt2, load_tvmscript, shape_hint
 
 
 
@@ -107,7 +107,7 @@ class Model:
         try:
             mod = keep_float32(self.mod, bindings)
         except CannotWiden as err:
-            raise ModelError(f"{FLAG['kept_float32']}: {err}") from None
+            raise ModelError(f"{named('kept_float32')}: {err}") from None
         return dataclasses.replace(self, mod=mod, kept_float32=self.kept_float32 + tuple(names))
 
 
@@ -152,7 +152,7 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
         warnings.warn("load_model(fix_at_import=...) is deprecated: it is import_at_shapes= now",
                       DeprecationWarning, stacklevel=2)
         import_at_shapes = import_at_shapes or fix_at_import
-    shapes = _check_shape_values(shapes)
+    shapes = _validated_shapes(shapes)
     if isinstance(source, tvm.IRModule):
         return from_irmodule(source, "<IRModule>", _module_hash(source), shapes)
     if not isinstance(source, (str, os.PathLike)):
@@ -202,7 +202,7 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
     main = mod["main"]
     if not isinstance(main, relax.Function):
         raise ModelError(f"{source}: 'main' is not a Relax function")
-    shapes = _check_shape_values(shapes)
+    shapes = _validated_shapes(shapes)
     if shapes:
         main = _bind_shapes(main, source, shapes, allowed, dict(provenance or {}))
         mod = mod.clone()
@@ -218,7 +218,7 @@ def from_irmodule(mod: tvm.IRModule, source: str, digest: str, shapes: Optional[
             if not _is_static(dim):
                 raise ModelError(
                     f"{source}: input '{param.name}' has a dynamic dimension '{dim}'; "
-                    f"fix it with --shape {param.name}=" + ",".join(_dim_hint(d, allowed) for d in shape.values)
+                    "give its shape: " + shape_hint(param.name, [_dim_hint(d, allowed) for d in shape.values])
                     + _allowed_text(shape.values, allowed)
                 )
             dims.append(int(dim))
@@ -236,7 +236,7 @@ def _dim_text(dim) -> str:
 
 
 def _dim_hint(dim, allowed: dict) -> str:
-    """A value for ``dim`` that ``--shape`` takes: its own where static, the
+    """A value for ``dim`` that ``shapes`` takes: its own where static, the
     smallest its exporter allows where symbolic (1 where nothing is known)."""
     if _is_static(dim):
         return str(int(dim))
@@ -254,7 +254,7 @@ def _span(low, high) -> str:
     return f"[{low}, {high if high is not None else 'inf'}]"
 
 
-def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
+def _validated_shapes(shapes: Optional[ShapeOverrides]) -> dict:
     """Shape overrides as {name: [positive ints]}; a ModelError for anything else."""
     validated = {}
     for name, dims in dict(shapes or {}).items():
@@ -263,13 +263,14 @@ def _check_shape_values(shapes: Optional[ShapeOverrides]) -> dict:
             if any(v != d for v, d in zip(values, dims)):
                 raise ValueError
         except (TypeError, ValueError):
-            raise ModelError(f"--shape {name}: dimensions must be integers, got {dims!r}") from None
+            raise ModelError(f"{named('shapes')} {name}: dimensions must be integers, got {dims!r}") from None
         if not values:
-            raise ModelError(f"--shape {name}: no dimensions given (a 0-d input needs no --shape)")
+            raise ModelError(f"{named('shapes')} {name}: no dimensions given (a 0-d input needs no shape)")
         if any(v < 0 for v in values):
-            raise ModelError(f"--shape {name}: dimensions must be positive, got {','.join(map(str, values))}")
+            raise ModelError(f"{named('shapes')} {name}: dimensions must be positive, got {','.join(map(str, values))}")
         if any(v == 0 for v in values):
-            raise ModelError(f"--shape {name}={','.join(map(str, values))}: a dimension of 0 makes an empty tensor, "
+            raise ModelError(f"{named('shapes')} {name}={','.join(map(str, values))}: a dimension of 0 makes an "
+                             "empty tensor, "
                              "with no values to compare; give every dimension a size >= 1")
         validated[str(name)] = values
     return validated
@@ -284,7 +285,8 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
     names = [param.name for param in main.params]
     unknown = sorted(set(shapes) - set(names))
     if unknown:
-        raise ModelError(f"--shape names unknown input(s) {', '.join(unknown)}; the model has {', '.join(names) or 'no inputs'}")
+        raise ModelError(f"{named('shapes')} names unknown input(s) {', '.join(unknown)}; the model has "
+                         f"{', '.join(names) or 'no inputs'}")
     binding: dict = {}
     given_by: dict = {}
     for param in main.params:
@@ -293,29 +295,30 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
         wanted = shapes[param.name]
         shape = getattr(param.ty, "shape", None)
         if not isinstance(param.ty, relax.TensorType) or shape is None or not hasattr(shape, "values"):
-            raise ModelError(f"--shape {param.name}: the input is not a tensor of known rank")
+            raise ModelError(f"{named('shapes')} {param.name}: the input is not a tensor of known rank")
         dims = list(shape.values)
         if len(wanted) != len(dims):
             raise ModelError(
-                f"--shape {param.name}: rank {len(wanted)} given, the model's input has rank {len(dims)} "
+                f"{named('shapes')} {param.name}: rank {len(wanted)} given, the model's input has rank {len(dims)} "
                 f"({','.join(_dim_text(d) for d in dims)})"
             )
         for axis, (dim, value) in enumerate(zip(dims, wanted)):
             if _is_static(dim):
                 if int(dim) != value:
                     raise ModelError(
-                        f"--shape {param.name}: dimension {axis} is fixed at {int(dim)} in the model, {value} given "
+                        f"{named('shapes')} {param.name}: dimension {axis} is fixed at {int(dim)} in the model, "
+                        f"{value} given "
                         "(only dynamic dimensions of a Relax module can be set)"
                     )
             elif type(dim).__name__ == "Var":
                 key = str(dim)
                 if key in binding and binding[key] != value:
                     raise ModelError(
-                        f"--shape: dimension '{key}' is {binding[key]} in {given_by[key]} but {value} in {param.name}"
+                        f"{named('shapes')}: dimension '{key}' is {binding[key]} in {given_by[key]} but {value} in {param.name}"
                     )
                 low, high = allowed.get(key, (None, None))
                 if (low is not None and value < low) or (high is not None and value > high):
-                    raise ModelError(f"--shape {param.name}: dimension {axis} ('{key}') must be in "
+                    raise ModelError(f"{named('shapes')} {param.name}: dimension {axis} ('{key}') must be in "
                                      f"{_span(low, high)} (the export's constraint), {value} given")
                 binding[key] = value
                 given_by[key] = param.name
@@ -331,7 +334,7 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
             got = [_dim_text(d) for d in param.ty.shape.values]
             want = [str(v) for v in shapes[param.name]]
             if all(_is_static(d) for d in param.ty.shape.values) and got != want:
-                raise ModelError(f"--shape {param.name}: the model's shape ({','.join(got)}) cannot be {','.join(want)}")
+                raise ModelError(f"{named('shapes')} {param.name}: the model's shape ({','.join(got)}) cannot be {','.join(want)}")
     return bound
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Optional
 
-from ..base.errors import RangeError, UsageError
+from ..base.errors import RangeError, UsageError, named
 from . import SEARCHES, validate_span, parse_budget
 from ..base.flags import FLAG
 from ..base.tolerance import Tolerance
@@ -38,7 +38,8 @@ class Options:
         if (self.low is None) != (self.high is None):
             raise RangeError("give both low and high, or neither (with a range for every input)")
         if self.low is None and not self.ranges:
-            raise RangeError("give the input range: --low and --high, or --range NAME=LO:HI for each input")
+            raise RangeError(f"give the input range: {named('low')} and {named('high')}, or {named('ranges')} "
+                             "for each input")
         if self.low is not None:
             validate_span("all inputs", float(self.low), float(self.high))
         for name, (lo, hi) in self.ranges.items():
@@ -46,7 +47,7 @@ class Options:
         self.tolerance  # noqa: B018 - a bad rtol/atol fails here
         unknown = [n for n in self.searches if n not in SEARCHES]
         if not self.searches or unknown:
-            raise UsageError(f"unknown search '{(unknown or [self.search])[0]}'; --search takes a "
+            raise UsageError(f"unknown search '{(unknown or [self.search])[0]}'; {named('search')} takes a "
                              f"comma-separated list of {', '.join(SEARCHES)}")
         if self.strategy not in BISECT_STRATEGIES:
             raise UsageError(f"unknown bisection strategy '{self.strategy}'; choose one of "

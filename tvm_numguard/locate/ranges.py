@@ -8,7 +8,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..base.errors import RangeError
+from ..base.errors import RangeError, named
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,7 +42,7 @@ def resolve_ranges(
     high: Optional[float],
     per_input: Optional[Mapping[str, tuple]] = None,
 ) -> dict:
-    """One InputRange per model input; checks bounds and names."""
+    """One InputRange per model input; bad bounds and unknown names are refused."""
     per_input = dict(per_input or {})
     names = [s.name for s in specs]
     unknown = sorted(set(per_input) - set(names))
@@ -52,7 +52,8 @@ def resolve_ranges(
     for spec in specs:
         lo, hi = per_input.get(spec.name, (low, high))
         if lo is None or hi is None:
-            raise RangeError(f"no range for input '{spec.name}': give --low/--high or --range {spec.name}=LO:HI")
+            raise RangeError(f"no range for input '{spec.name}': give {named('low')} and {named('high')}, or "
+                             f"{named('ranges')} for it")
         validate_bounds(spec.name, float(lo), float(hi), spec.dtype)
         ranges[spec.name] = InputRange(float(lo), float(hi))
     return ranges

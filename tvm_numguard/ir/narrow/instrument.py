@@ -49,7 +49,7 @@ class FixInstrument(EventInstrument):
 
     def decide(self, event, mod):
         if self.made_for is not None:
-            self._check_module(mod)
+            self._warn_if_foreign(mod)
         culprit = self.plan.culprit(event.id)
         if culprit is not None and culprit.remedy == "off":
             self.applied.append(culprit.event)
@@ -76,7 +76,7 @@ class FixInstrument(EventInstrument):
         _write_into(mod, out)
         self.applied.append(event.id)
 
-    def _check_module(self, mod) -> None:
+    def _warn_if_foreign(self, mod) -> None:
         """Warn once where the first module this compilation sees is not the one the fix was made for."""
         made_for, self.made_for = self.made_for, None
         if "main" in [gv.name_hint for gv in mod.get_global_vars()] and \

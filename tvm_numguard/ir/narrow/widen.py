@@ -47,13 +47,13 @@ class CannotWiden(ValueError):
 def widenable(binding) -> bool:
     """Whether ``binding`` of main can be kept in float32 (an operator call with a narrow float result)."""
     try:
-        _check(binding)
+        _refuse_unwidenable(binding)
     except CannotWiden:
         return False
     return True
 
 
-def _check(binding) -> None:
+def _refuse_unwidenable(binding) -> None:
     name, value = binding.var.name, binding.value
     if op_name(value) is None:
         raise CannotWiden(f"'{name}' is not an operator call")
@@ -103,7 +103,7 @@ def keep_float32(mod: tvm.IRModule, names: Iterable[str]) -> tvm.IRModule:
     for name in names:
         if name not in bindings:
             raise CannotWiden(f"'{name}' is not a binding of main")
-        _check(bindings[name])
+        _refuse_unwidenable(bindings[name])
     out = mod.clone()
     out["main"] = _Widen(mod, names).visit_expr(mod["main"])
     return out

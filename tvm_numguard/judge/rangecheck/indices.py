@@ -27,7 +27,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 from tvm import relax
 
-from ...base.errors import RangeError
+from ...base.errors import RangeError, named
 from ...ir.relax_ir import TENSOR_CONSTANT, function_bindings, op_name, tensor_type
 
 _INDEXING = ("relax.take",)
@@ -267,13 +267,19 @@ def check_index_ranges(model, ranges: Mapping, framework_runs: Optional[Callable
             given = ranges[name]
             inside = inside_values(model, reach, name, ranges)
             hint = "" if inside is None else (
-                f"; the values of '{name}' that stay inside are [{inside[0]}, {inside[1]}]: give --range "
-                f"{name}={max(inside[0], int(np.ceil(given.low))) if _overlaps(inside, given) else inside[0]}:"
-                f"{min(inside[1], int(np.floor(given.high))) if _overlaps(inside, given) else inside[1]}")
+                f"; the values of '{name}' that stay inside are [{inside[0]}, {inside[1]}]: give "
+                + _range_hint(name, inside, given))
             raise RangeError(
                 f"input '{name}' indexes {reach.label} (size {reach.size} on that axis): on its range "
                 f"[{given.low:g}, {given.high:g}] the indices reach [{reach.low:g}, {reach.high:g}], past the "
                 f"valid [0, {reach.size - 1}] that TVM reads without a check{hint}")
+
+
+def _range_hint(name: str, inside: tuple, given) -> str:
+    """The range to give ``name`` instead, as the caller gives ranges: the part of ``given`` inside, else all of ``inside``."""
+    low = max(inside[0], int(np.ceil(given.low))) if _overlaps(inside, given) else inside[0]
+    high = min(inside[1], int(np.floor(given.high))) if _overlaps(inside, given) else inside[1]
+    return named("ranges", f"{name}={low}:{high}", f"{{{name!r}: ({low}, {high})}}")
 
 
 def _overlaps(inside: tuple, given) -> bool:

@@ -106,6 +106,6 @@ def motif_for(target: Optional[str]) -> Optional[Callable]:
     names = [n.strip() for n in target.split(",") if n.strip()]
     unknown = [n for n in names if n not in SPECS]
     if not names or unknown:
-        raise UsageError(f"--target-pass {target}: not a pass with a known pattern ({', '.join(MOTIFS)}) "
+        raise UsageError(f"the target pass '{target}' is not a pass with a known pattern ({', '.join(MOTIFS)}) "
                          f"nor a list of operators ({', '.join(SPECS)})")
     return lambda b, k: b.op(b.choices.choice(names), k)

@@ -23,7 +23,7 @@ from ...report.files import write_atomic
 from .row import RowRequest, judge_model
 
 CONNECT_TIMEOUT = "10s"
-MISSING = "--cluster needs Dask distributed: pip install 'tvm_numguard[cluster]'"
+MISSING = "running rows on a cluster needs Dask distributed: pip install 'tvm_numguard[cluster]'"
 
 
 def client_for(address: str):
@@ -35,7 +35,7 @@ def client_for(address: str):
     try:
         return Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as err:
-        raise UsageError(f"--cluster {address}: cannot reach the Dask scheduler ({type(err).__name__}: {err})") \
+        raise UsageError(f"cannot reach the Dask scheduler at {address} ({type(err).__name__}: {err})") \
             from None
 
 

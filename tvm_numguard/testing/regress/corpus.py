@@ -250,7 +250,7 @@ def _expand(item: str) -> list:
         if not item.endswith(MODEL_SUFFIXES):
             raise UsageError(f"{item}: not a model file (expected {', '.join(MODEL_SUFFIXES)})")
         return [from_file(item)]
-    raise UsageError(f"--models {item}: no such file or directory, and not a built-in corpus "
+    raise UsageError(f"{item}: no such file or directory, and not a built-in corpus "
                      f"({', '.join(BUILTIN)})")
 
 

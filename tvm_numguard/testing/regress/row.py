@@ -112,7 +112,7 @@ def judge_model(request: RowRequest, entry: CorpusModel, workdir: str) -> Regres
     options = options_for(request, entry)
     row.replay = replay_line(request, entry, options)
     try:
-        _check(request, entry, options, workdir, row)
+        _judge_row(request, entry, options, workdir, row)
     except NumguardError as err:  # a range or a model the check cannot use: this row says why
         row.verdict, row.reason = "untestable", str(err)
     except Exception as err:  # noqa: BLE001 - the run goes on; the row is a tool error to report
@@ -121,7 +121,8 @@ def judge_model(request: RowRequest, entry: CorpusModel, workdir: str) -> Regres
     return row
 
 
-def _check(request: RowRequest, entry: CorpusModel, options: Options, workdir: str, row: RegressRow) -> None:
+def _judge_row(request: RowRequest, entry: CorpusModel, options: Options, workdir: str,
+               row: RegressRow) -> None:
     try:
         model = entry.load(workdir)
     except (ModelError, UnsupportedModel) as err:  # bad input, or an operator TVM cannot import
