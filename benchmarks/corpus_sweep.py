@@ -372,18 +372,18 @@ def print_tables(rows: list, pipelines) -> None:
 def print_framework_table(rows: list) -> None:
     """imported / framework ran / agree / import differs (truth backs the framework) / framework at fault."""
     imported = [r for r in rows if "framework" in r]
-    ran = [r for r in imported if r["framework"]["verdict"] != "unchecked"]
+    ran = [r for r in imported if r["framework"]["verdict"] != "unanswered"]
     counts = Counter(r["framework"]["verdict"] for r in ran)
     refused = Counter(r["outcome"] for r in rows if "framework" not in r)
     print(f"\n== the import question: {len(rows)} models")
-    print(f"  imported and checked {len(imported)} | framework ran {len(ran)} | agree {counts['agree']} | "
+    print(f"  imported and judged {len(imported)} | framework ran {len(ran)} | agree {counts['agrees']} | "
           f"import differs {counts['import']} | differs, not TVM's fault {counts['benign']} | "
           f"not importable {refused['not importable']} | does not build {refused['does not build']} | "
           f"other refusal {sum(refused.values()) - refused['not importable'] - refused['does not build'] - refused['tool error']}"
           f" | tool error {refused['tool error'] + sum(r['outcome'] == 'tool error' for r in imported)}")
     for r in imported:
         f = r["framework"]
-        if f["verdict"] == "unchecked":
+        if f["verdict"] == "unanswered":
             print(f"  framework did not run  {r['case']}: {(f.get('reason') or '')[:160]}")
     for r in ran:
         f = r["framework"]

@@ -7,7 +7,7 @@ Cases: the README demo (ToMixedPrecision on the MLP: the culprit must be
 ToMixedPrecision#0), TVM's default CUDA pipeline on the MLP, SqueezeNet (the
 onnx wheel's, weights randomized) and a BERT block (transformers config, no
 download): each must be clean; the guard around tvm.compile of the demo (it
-must check, never pass a model unchecked); ``numguard fix`` on a small CNN
+must judge it, never pass a model unjudged); ``numguard fix`` on a small CNN
 under ToMixedPrecision (one place breaks at [0, 15000]): verified, and the
 cost of safety timed on the device (TVM's time evaluator): unsafe, narrow and
 pass-off milliseconds and the share of the pass's speed-up the fix keeps.
@@ -82,8 +82,8 @@ def guard_row(model, target: str, budget: str, case: str = "guard-demo") -> dict
 
 def guard_after_cuda_row(model, target: str, budget: str) -> dict:
     """The guard in a process whose own GPU work came first (``tvm.cuda(0).exist``
-    initializes CUDA): no worker could use the device, so it must check here
-    (its builds "in-process: CUDA was initialized ..."), never pass the compile unchecked."""
+    initializes CUDA): no worker could use the device, so it must judge here
+    (its builds "in-process: CUDA was initialized ..."), never pass the compile unjudged."""
     import tvm
 
     from tvm_numguard.ir.targets import parse_target

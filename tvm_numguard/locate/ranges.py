@@ -29,11 +29,11 @@ def parse_range_spec(text: str) -> tuple:
     name, sep, bounds = text.rpartition("=")
     lo_text, sep2, hi_text = bounds.partition(":")
     if not sep or not sep2 or not name:
-        raise RangeError(f"--range '{text}' must look like NAME=LO:HI")
+        raise RangeError(f"{named('ranges')} '{text}' must look like NAME=LO:HI")
     try:
         return name, float(lo_text), float(hi_text)
     except ValueError:
-        raise RangeError(f"--range '{text}': bounds must be numbers") from None
+        raise RangeError(f"{named('ranges')} '{text}': bounds must be numbers") from None
 
 
 def resolve_ranges(
