@@ -183,6 +183,7 @@ def judge_case(expected: list, computed: list, history) -> dict:
     whose expected value is not finite. The one place the rule is called."""
     from tvm_numguard.judge.import_stage.agreement import compare_outputs_with_framework
     from tvm_numguard.base.tolerance import Tolerance
+    from tvm_numguard.base.numbers import plain
 
     if len(expected) != len(computed):
         return {"differs": True, "unjudged": 0, "why": f"{len(computed)} outputs, {len(expected)} expected"}
@@ -195,8 +196,8 @@ def judge_case(expected: list, computed: list, history) -> dict:
         return {"differs": False, "unjudged": 0}
     dtypes = [f"{e.dtype}->{c.dtype}" for e, c in zip(expected, computed) if e.dtype != c.dtype]
     return {"differs": any(o.tvm_at_fault for o in outputs), "unjudged": unjudged, "output": worst.index,
-            "score": worst.score, "max_abs": worst.max_abs, "worst": worst.worst,
-            "shapes": [worst.shape_tvm, worst.shape_framework], "dtypes": dtypes}
+            "score": worst.score, "max_abs": worst.max_abs, "worst": plain(worst.worst),
+            "shapes": plain([worst.shape_tvm, worst.shape_framework]), "dtypes": dtypes}
 
 
 def run_case(case, report_stage=lambda stage: None) -> dict:

@@ -11,7 +11,7 @@ from tvm_numguard.base.compare import compare_output, ulp_distance
 def test_identical_outputs_score_zero():
     x = np.linspace(-3, 3, 50, dtype=np.float32)
     m = compare_output(0, x, x.copy(), Tolerance())
-    assert m.score == 0 and m.violations == 0 and m.max_ulp == 0 and m.worst == []
+    assert m.score == 0 and m.violations == 0 and m.max_ulp == 0 and m.worst == ()
 
 
 def test_violation_needs_both_atol_and_rtol_exceeded():
@@ -23,7 +23,7 @@ def test_violation_needs_both_atol_and_rtol_exceeded():
     opt = np.array([1000.0, 0.0, 1.0001], dtype=np.float32)
     m = compare_output(0, ref, opt, Tolerance())
     assert m.violated and m.violations == 1
-    assert m.worst[0]["index"] == [2]
+    assert m.worst[0]["index"] == (2,)
     # near zero only atol counts
     opt = np.array([1000.0, 5e-7, 1.0], dtype=np.float32)
     assert not compare_output(0, ref, opt, Tolerance()).violated

@@ -13,8 +13,6 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# what the lead engineer rewrites in issue 46 is read once that is done (see the report)
-NOT_YET = ("README.md", os.path.join("docs", "architecture.md"))
 
 # (retired pattern, what says it now, files allowed to keep it)
 RETIRED = [
@@ -48,19 +46,21 @@ RETIRED = [
 
 
 def _texts():
-    roots = [("tvm_numguard", (".py", ".json")), ("benchmarks", (".py", ".sh")), ("docs", (".md",))]
+    roots = [("tvm_numguard", (".py", ".json")), ("benchmarks", (".py", ".sh", ".md")), ("docs", (".md",)),
+             ("examples", (".py", ".md"))]
     for folder, suffixes in roots:
         for base, _, names in os.walk(os.path.join(ROOT, folder)):
             for name in sorted(names):
                 if name.endswith(suffixes):
                     yield os.path.relpath(os.path.join(base, name), ROOT)
     yield "numguard_pytest.py"
+    yield "README.md"
 
 
 def _hits(pattern: str, allowed: tuple) -> list:
     found = []
     for path in _texts():
-        if path in NOT_YET or any(path == a or (a.endswith("/") and path.startswith(a)) for a in allowed):
+        if any(path == a or (a.endswith("/") and path.startswith(a)) for a in allowed):
             continue
         for number, line in enumerate(open(os.path.join(ROOT, path), encoding="utf-8"), 1):
             if re.search(pattern, line):

@@ -8,5 +8,5 @@ through float16): the test fails on the CNN, naming the event, the witness and t
 command that replays it, and passes on the MLP, where the pass changes nothing."""
 
 
-def test_my_pass(numguard_check, numguard_corpus, numguard_pass):
-    numguard_check(numguard_pass, numguard_corpus)
+def test_my_pass(numguard_assert_safe, numguard_corpus, numguard_pass):
+    numguard_assert_safe(numguard_pass, numguard_corpus)

@@ -14,10 +14,11 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .errors import InternalError
+from .frozen import freeze_fields
 from .numbers import plain, unplain
 from .tolerance import Tolerance
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class OutputMetrics:
     """How one output of the optimized build differs from the reference's."""
 
@@ -42,6 +43,9 @@ class OutputMetrics:
     worst: list
     finding: Optional[str] = None  # "dtype changed", "shape changed"
 
+    def __post_init__(self):
+        freeze_fields(self, "shape", "worst")
+
     @property
     def violated(self) -> bool:
         return self.score > 1.0
@@ -54,9 +58,12 @@ class OutputMetrics:
         return cls(**unplain(dict(data)))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Comparison:
     outputs: list
+
+    def __post_init__(self):
+        freeze_fields(self, "outputs")
 
     @property
     def score(self) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
+from ..base.frozen import freeze_fields
 from ..ir.instrument.catalog import EVERY_RULE_EVENT
 
 
@@ -24,7 +25,7 @@ class UntestableBuild:
         return cls(**data)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class WorkerInfo:
     mode: str  # "workers" or "in-process"
     jobs: int
@@ -34,6 +35,9 @@ class WorkerInfo:
     speculative_builds: int  # built ahead for a question the search did not ask after all
     untestable: list = dataclasses.field(default_factory=list)  # of UntestableBuild
     reference: str = "in-process"  # where the reference was built and run: "worker" (one of its own) or "in-process"
+
+    def __post_init__(self):
+        freeze_fields(self, "untestable")
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)

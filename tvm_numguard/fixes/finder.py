@@ -182,9 +182,10 @@ def _new_warnings_reached(finding) -> list:
     """The range check's warnings that the pipeline brings in (the model has no
     such warning there) and that the search's worst input reaches."""
     outcome = finding.range_check
-    if outcome is None or outcome.result is None or outcome.checker is None or finding.witness is None:
+    if outcome is None or outcome.result is None or finding.witness is None:
         return []
-    return [w for w in outcome.checker.reached(outcome.result, finding.witness) if w.new]
+    reached = set(outcome.reached)
+    return [w for w in outcome.result.warnings if w.module == "pipeline" and w.new and w.warning.position in reached]
 
 
 def _widen(narrowings, session, config, reached) -> str:

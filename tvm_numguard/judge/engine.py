@@ -197,10 +197,10 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
                         if bisect else None)
     finally:
         oracle.close()
-    if checker is not None:
-        outcome.checker = checker  # what reached() asks (a fix's verification asks it of a clean witness)
-    if checker is not None and finding.witness is not None and finding.verdict != "clean":
-        outcome.reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
+    if checker is not None and finding.witness is not None:
+        # whatever the verdict: a fix's verification asks it of a clean witness
+        reached = tuple(w.warning.position for w in checker.reached(outcome.result, finding.witness))
+        outcome = dataclasses.replace(outcome, reached=reached)
     finding = dataclasses.replace(finding, range_check=outcome)
     bisected = early[0] if early and isinstance(early[0], BisectResult) else None
     if finding.at_fault and session.context.on_witness is not None and bisected is None:

@@ -5,7 +5,10 @@ place a report document is made of one; trace, the guard and replay read
 Findings (or, for a saved report, the same BisectResult back from JSON), and
 ``Finding.blame()`` (BisectResult.blame: one rule) says what to blame and
 what to switch off. Findings hold no TVM objects: they pickle, so they can
-travel between processes.
+travel between processes. A Finding and everything it holds are immutable
+(frozen records, tuples, ``base/frozen.FrozenDict``, read-only arrays:
+``tests/test_immutable.py`` walks real ones), so a Finding a caller holds
+never changes under it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Mapping, Optional
 
+from ..base.frozen import freeze_fields
 from ..locate.bisect.result import Blame, BisectResult, blame_of
 from ..ir.instrument.events import PassEvent
 from ..ir.model import InputSpec, model_args
@@ -61,7 +65,7 @@ class ModelInfo:
         return model_args(self.source, self.inputs, self.dims)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class SearchOutcome:
     """The search behind a witness. ``result``: the search whose best input is
     the witness; ``budget``: the budget as the user gave it (None: the inputs
@@ -76,8 +80,11 @@ class SearchOutcome:
     outputs_constant: bool = False
     searches: list = dataclasses.field(default_factory=list)
 
+    def __post_init__(self):
+        freeze_fields(self, "invalid_causes", "searches")
 
-@dataclasses.dataclass
+
+@dataclasses.dataclass(frozen=True)
 class BuildCount:
     builds: int  # every compile the session made, snapshot builds included
     build_seconds: float
@@ -85,21 +92,20 @@ class BuildCount:
     optimized_build_s: float
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class RangeCheckOutcome:
     """The static range check a search was aimed with: ``result`` (rangecheck.check.CheckResult),
-    and the positions of its pipeline warnings that the witness reaches (the
-    violation lies where the check warned); ``error``: why there is no result."""
+    and the positions of its pipeline warnings that the witness reaches, whatever
+    the verdict (a fix's verification asks them of a clean witness; a report lists
+    them beside a difference: the violation lies where the check warned);
+    ``error``: why there is no result."""
 
     result: Optional[object] = None
     reached: tuple = ()
     error: Optional[str] = None
-    checker: Optional[object] = None  # the rangecheck.check.RangeCheck that made ``result``
 
-    def __getstate__(self) -> dict:
-        # the checker holds Relax modules, which TVM 0.27 cannot pickle (it segfaults): a
-        # Finding sent to another process keeps what the check found, not the means to ask again
-        return {**self.__dict__, "checker": None}
+    def __post_init__(self):
+        freeze_fields(self, "reached")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -132,6 +138,9 @@ class Finding:
     cpu_reference: Optional[CpuJudgement] = None  # the target's build against the LLVM build (targets but llvm)
     nondeterminism: Optional[Nondeterminism] = None  # a build that gave other outputs on the same inputs
     pass_note: Optional[str] = None  # why the pass question is "unjudged"
+
+    def __post_init__(self):
+        freeze_fields(self, "ranges", "events", "witness")
 
     @property
     def violation(self) -> bool:

@@ -15,6 +15,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..base.frozen import freeze_fields
 from ..base.numbers import plain, unplain
 from ..base.errors import summarize_error
 from ..build.recent import Recent
@@ -27,7 +28,7 @@ from ..build.workers import memory
 
 
 # -- the benign rule ------------------------------------------------------
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class OracleVerdict:
     """One output: how many violating elements the oracle excuses."""
 
@@ -115,7 +116,7 @@ def has_real_violation(verdicts: Sequence[OracleVerdict]) -> bool:
     return any(v.real_violation for v in verdicts)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class OracleJudgement:
     """The oracle's answer on a witness: ``available`` False when the float64
     build could not be made (``reason``; then every violation counts as real)."""
@@ -126,6 +127,9 @@ class OracleJudgement:
     kept_float32: list  # ops left in float32 (no float64 kernel)
     k: float
     outputs: list  # OracleVerdict per output
+
+    def __post_init__(self):
+        freeze_fields(self, "kept_float32", "outputs")
 
     def to_json(self) -> dict:
         return {"available": self.available, "reason": self.reason, "real_violation": self.real_violation,

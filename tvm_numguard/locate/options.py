@@ -10,6 +10,7 @@ import dataclasses
 from typing import Mapping, Optional
 
 from ..base.errors import RangeError, UsageError, named
+from ..base.frozen import FrozenDict
 from . import SEARCHES, validate_span, parse_budget
 from ..base.flags import FLAG
 from ..base.tolerance import Tolerance
@@ -34,7 +35,7 @@ class Options:
     framework: bool = True  # run the model's own framework beside TVM (the import question)
 
     def __post_init__(self):
-        object.__setattr__(self, "ranges", {name: tuple(b) for name, b in dict(self.ranges).items()})
+        object.__setattr__(self, "ranges", FrozenDict({name: tuple(b) for name, b in dict(self.ranges).items()}))
         if (self.low is None) != (self.high is None):
             raise RangeError("give both low and high, or neither (with a range for every input)")
         if self.low is None and not self.ranges:

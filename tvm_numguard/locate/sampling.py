@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Optional, Union
 
+from ..base.frozen import freeze_fields
 from ..build.observation import Observation, score_of
 
 Inputs = dict  # input name -> numpy array
@@ -23,7 +24,7 @@ Inputs = dict  # input name -> numpy array
 Evaluate = Callable[[Inputs], Union[Optional[float], Observation]]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class SearchResult:
     best_inputs: Optional[Inputs]
     best_score: float
@@ -35,6 +36,9 @@ class SearchResult:
     stopped_by: str = "evaluations"
     # the --budget that repeats exactly these inputs (None: a seconds-only budget cannot)
     repeat_budget: Optional[str] = None
+
+    def __post_init__(self):
+        freeze_fields(self, "best_inputs", "history")
 
     def to_json(self) -> dict:
         return {

@@ -16,6 +16,7 @@ import collections
 import itertools
 import math
 import time
+import types
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
@@ -131,7 +132,9 @@ class _Run:
 
     def __init__(self, name: str, evaluate: Evaluate, budget: Budget, stop_at: Optional[float], aim: Aim = Aim()):
         self.evaluate, self.budget, self.stop_at, self.aim = evaluate, budget, stop_at, aim
-        self.result = SearchResult(None, -1.0, 0, 0, [], name)
+        # what the search finds as it goes; the SearchResult, frozen, is made of it at the end (``run``)
+        self.result = types.SimpleNamespace(best_inputs=None, best_score=-1.0, evaluations=0, invalid=0, history=[],
+                                            search=name, stopped_by="evaluations", repeat_budget=None)
         self.started = time.perf_counter()
 
     def found(self) -> bool:
@@ -195,7 +198,7 @@ class _Search:
         run.result.stopped_by = "target score" if run.found() else run.budget.stopped_by(done)
         repeat = run.budget.repeat(done)
         run.result.repeat_budget = None if repeat is None else str(repeat)
-        return run.result
+        return SearchResult(**vars(run.result))
 
     def search(self, run: _Run, specs, ranges, gen) -> None:
         raise NotImplementedError

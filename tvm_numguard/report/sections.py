@@ -70,7 +70,7 @@ def document(finding) -> dict:
     if f.guard is not None:
         data["guard"] = f.guard.to_json()
     if f.range_check is not None:
-        data["range_check"] = range_check_section(f.range_check)
+        data["range_check"] = range_check_section(f.range_check, f.verdict)
         if f.range_check.result is not None and "timings" in data:
             data["timings"]["range_check_s"] = f.range_check.result.seconds
     return data
@@ -85,12 +85,13 @@ def verdict_sections(finding) -> dict:
             "pass_note": finding.pass_note}
 
 
-def range_check_section(outcome) -> dict:
+def range_check_section(outcome, verdict: str) -> dict:
     """What ``numguard check`` said of the pipeline before the search, and which of
-    its warnings the witness reaches."""
+    its warnings the witness of a difference reaches (a clean witness's are not
+    where a violation lies: none is listed)."""
     result = outcome.result
     warnings = [] if result is None else [w.to_json() for w in result.warnings if w.module == "pipeline"]
-    return {"error": outcome.error, "warnings": warnings, "reached": list(outcome.reached)}
+    return {"error": outcome.error, "warnings": warnings, "reached": list(outcome.reached) if verdict != "clean" else []}
 
 
 def event_row(event, optional: bool) -> dict:

@@ -23,7 +23,7 @@ from ...base.compare import compare_outputs, is_finite_outputs
 from .call import describe
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class ChainVerdict:
     """Does the last module of the chain differ from the first on the range,
     and from which pass call on (``first_bad_call``: 1-based; None when the
@@ -71,17 +71,16 @@ def judge_chain(session, modules: Sequence[tvm.IRModule], passes: Sequence, rang
         return compare_outputs(ref, outputs(last, x), session.tol).score
 
     found = make_search("boundary", budget=Budget(evaluations)).run(evaluate, session.model.inputs, ranges, seed)
-    result = ChainVerdict("clean", found.best_score)
-    if found.best_inputs is not None and found.best_score > 1.0:
-        witness = found.best_inputs
-        ref = outputs(0, witness)
+    if found.best_inputs is None or found.best_score <= 1.0:
+        return ChainVerdict("clean", found.best_score, builds=sum(built.values()))
+    witness = found.best_inputs
+    ref = outputs(0, witness)
 
-        def is_bad(i):
-            out = outputs(i, witness)
-            return None if out is None else compare_outputs(ref, out, session.tol).violated
+    def is_bad(i):
+        out = outputs(i, witness)
+        return None if out is None else compare_outputs(ref, out, session.tol).violated
 
-        prefix = prefix_bisect(last, is_bad)
-        index = prefix.bad if prefix.exact else None
-        result = ChainVerdict("violation", found.best_score, index, describe(passes[index - 1]) if index else None)
-    result.builds = sum(built.values())
-    return result
+    prefix = prefix_bisect(last, is_bad)
+    index = prefix.bad if prefix.exact else None
+    return ChainVerdict("violation", found.best_score, index, describe(passes[index - 1]) if index else None,
+                        builds=sum(built.values()))

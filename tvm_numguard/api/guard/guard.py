@@ -216,20 +216,22 @@ class Guard:
         strategy = self._strategy(session, started)
         finding = engine.search_and_judge(session, self.options, ranges, [strategy], "guard",
                                           budget=str(strategy.budget))
-        info = GuardInfo(kind, self.action, strategy.budget, start.note, [describe(p) for p in start.prelude], builds,
-                         prelude_calls=list(start.calls))
+        chain = None
         if start.chain is not None:
             self.progress("judging the passes that do not replay by the modules they made")
-            info.chain = judge_chain(session, start.chain, start.prelude, ranges, self.options.seed)
+            chain = judge_chain(session, start.chain, start.prelude, ranges, self.options.seed)
+        info = GuardInfo(kind, self.action, strategy.budget, start.note, [describe(p) for p in start.prelude], builds,
+                         chain=chain, prelude_calls=list(start.calls))
         config = start.config
         finding = dataclasses.replace(finding, guard=info, replay=f"rerun the guarded {kind} call "
                                       f"(pipeline {config.pipeline}; tir {config.tir_pipeline})")
         build, skip = session.optimized, frozenset()
         if finding.violation and self.action == "disable":
-            build, skip, info.verified_inputs, info.returned, plan, info.not_narrowed = \
-                self._disable(session, finding, ranges)
+            build, skip, verified, returned, plan, not_narrowed = self._disable(session, finding, ranges)
             # the skip set's EVERY_RULE_EVENT goes with the rule events it names: they say it
-            info.disabled, info.fix = sorted(skip - {EVERY_RULE_EVENT}), plan or FixPlan()
+            info = dataclasses.replace(info, verified_inputs=verified, returned=returned, not_narrowed=not_narrowed,
+                                       disabled=sorted(skip - {EVERY_RULE_EVENT}), fix=plan or FixPlan())
+            finding = dataclasses.replace(finding, guard=info)
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
     def _workers(self, config: CallConfig, placed: Workers, gpu: bool) -> tuple:

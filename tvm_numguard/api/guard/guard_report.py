@@ -6,6 +6,7 @@ import dataclasses
 import json
 from typing import Optional
 
+from ...base.frozen import freeze_fields
 from ...report import Report
 from ...report.schemas import header
 from ...locate import Budget
@@ -13,7 +14,7 @@ from ...ir.narrow.plan import FixPlan
 from .chain import ChainVerdict
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class GuardInfo:
     """The ``guard`` section of a guarded compile's report: the call, what was
     done (``returned``: "optimized", "narrow fix", "culprit disabled" or
@@ -34,6 +35,9 @@ class GuardInfo:
     fix: FixPlan = FixPlan()  # the narrow fix returned (empty: none)
     not_narrowed: Optional[str] = None  # why the remedy "narrow" returned no narrow fix, where it did not
     prelude_calls: list = dataclasses.field(default_factory=list)  # where the code applied them: PassCall.to_json
+
+    def __post_init__(self):
+        freeze_fields(self, "prelude", "disabled", "prelude_calls")
 
     def to_json(self) -> dict:
         return {"call": self.call, "action": self.action, "cached": self.cached, "note": self.note,

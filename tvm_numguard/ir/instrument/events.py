@@ -18,7 +18,7 @@ from .catalog import is_wrapper
 TIR_PREFIXES = ("tirx.", "s_tir.", "tir.")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class PassEvent:
     """One execution of a pass (or one decision to skip it)."""
 
@@ -113,8 +113,7 @@ class EventPath:
 
     def _settle_pending(self) -> None:
         if self._pending is not None:
-            self._pending.ran = False
-            self.skipped_events.append(self._pending)
+            self.skipped_events.append(dataclasses.replace(self._pending, ran=False))
             self._pending = None
 
     def propose(self, name: str, opt_level: int) -> PassEvent:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import dataclasses
 import time
 from typing import Optional
 
@@ -36,22 +37,25 @@ class PassRecorder(EventInstrument):
         self.hash_modules = hash_modules
         self.events: list[PassEvent] = []
         self.snapshots: dict[str, tvm.IRModule] = {}
-        self._starts: dict[int, float] = {}  # event index -> start time
+        self._open: dict[int, tuple] = {}  # event index -> (its position in events, its start time)
         self._hash = ModuleHasher()
 
     def entered(self, event, mod):
         # nested events (FoldConstant's inner TIR builds) are never bisected on
         # their own, and hashing them all costs as much as the build
         if self.hash_modules and not event.wrapper and "/" not in event.id:
-            event.hash_before = self._hash(mod)
+            event = dataclasses.replace(event, hash_before=self._hash(mod))
+        # a PassEvent is frozen: the one recorded is replaced when its pass ends
+        self._open[event.index] = (len(self.events), time.perf_counter())
         self.events.append(event)
-        self._starts[event.index] = time.perf_counter()
 
     def left(self, event, mod):
-        event.duration_s = time.perf_counter() - self._starts.pop(event.index)
-        if event.hash_before is not None:
-            event.hash_after = self._hash(mod)
-            event.changed = event.hash_after != event.hash_before
+        position, started = self._open.pop(event.index)
+        done = dataclasses.replace(self.events[position], duration_s=time.perf_counter() - started)
+        if done.hash_before is not None:
+            after = self._hash(mod)
+            done = dataclasses.replace(done, hash_after=after, changed=after != done.hash_before)
+        self.events[position] = done
         if (
             self.keep_snapshots
             and self.path.phase == "relax"

@@ -38,7 +38,7 @@ class TorchEager(Framework):
             value = np.asarray(inputs[name])
             if dtype is not None and is_narrow_float(value):
                 value = value.astype(dtype)
-            args.append(torch.from_numpy(np.ascontiguousarray(value)))
+            args.append(torch.from_numpy(np.array(value, order="C")))  # writable: a witness is read-only
         return args
 
     @staticmethod
@@ -146,7 +146,7 @@ class TorchEager(Framework):
             if not isinstance(a, torch.fx.Node):
                 return a
             if a.name in args:
-                return torch.from_numpy(np.ascontiguousarray(np.asarray(args[a.name])))
+                return torch.from_numpy(np.array(args[a.name], order="C"))
             if a.op == "get_attr":
                 return functools.reduce(getattr, a.target.split("."), graph)
             if a.name in given:

@@ -76,7 +76,7 @@ def grafted_interpreter(module, grafts: Mapping[str, np.ndarray], recorded: Opti
     class Grafted(torch.fx.Interpreter):
         def run_node(self, node):
             if node.name in grafts:
-                result = torch.from_numpy(np.ascontiguousarray(grafts[node.name]))
+                result = torch.from_numpy(np.array(grafts[node.name], order="C"))
             else:
                 result = super().run_node(node)
             first = result[0] if isinstance(result, (tuple, list)) and result else result

@@ -41,6 +41,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ...base.frozen import freeze_fields
 from ...base.numbers import plain, unplain
 from ...base.compare import compare_output, differences, element_scores, is_finite_outputs
 from ...base.tolerance import Tolerance
@@ -80,6 +81,9 @@ class OutputAgreement:
     max_abs: float
     worst: dict
     unjudged: int = 0
+
+    def __post_init__(self):
+        freeze_fields(self, "shape_tvm", "shape_framework", "worst")
 
     @property
     def differs(self) -> bool:

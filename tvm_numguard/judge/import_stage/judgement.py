@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from ...base.frozen import freeze_fields
 from ...base.numbers import plain, unplain
 from .agreement import IMPORT_VERDICTS, OutputAgreement
 
@@ -28,6 +29,9 @@ class ImportOrigin:
     # a discontinuous operator (ceil, a comparison, a cast to int): a rounding-sized difference may flip it
     discontinuous: bool = False
 
+    def __post_init__(self):
+        freeze_fields(self, "shape_tvm", "shape_framework", "worst")
+
     def to_json(self) -> dict:
         return plain(dataclasses.asdict(self))
 
@@ -37,8 +41,8 @@ class ImportOrigin:
 
     def text(self) -> str:
         if self.shape_tvm != self.shape_framework:
-            return (f"{self.node}: TVM computes shape {self.shape_tvm}, the framework "
-                    f"{self.shape_framework}")
+            return (f"{self.node}: TVM computes shape {list(self.shape_tvm)}, the framework "
+                    f"{list(self.shape_framework)}")
         where = self.worst.get("index")
         at = f" at {where}" if where is not None else ""
         return (f"{self.node} (TVM: {self.op or 'no op'}): TVM computes {_num(self.worst.get('tvm'))}, "

@@ -22,6 +22,7 @@ from typing import Mapping, Optional
 import tvm
 
 from ...base.errors import BuildError, PipelineError, summarize_error
+from ...base.frozen import freeze_fields
 from .rounding import RoundingLoss, rounding_loss
 from ...ir.instrument import PassGate
 from ...ir.relax_ir import function_bindings, op_name, pristine
@@ -46,12 +47,15 @@ class CheckWarning:
     new: bool  # a pipeline warning the model does not have at the same operator
     drivers: Mapping[str, Driver]  # input name -> Driver (empty: not searched)
 
+    def __post_init__(self):
+        freeze_fields(self, "drivers")
+
     def to_json(self) -> dict:
         return {**self.warning.to_json(), "module": self.module, "provenance": self.provenance, "new": self.new,
                 "drivers": {name: d.to_json() for name, d in self.drivers.items()}}
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class CheckResult:
     """What ``check`` found. ``warnings``: model's then pipeline's, each in program
     order; ``loose``: warnings whose bound passed through several weighted sums
@@ -70,6 +74,9 @@ class CheckResult:
     seconds: float
     ranges: Mapping = dataclasses.field(default_factory=dict)  # input name -> the InputRange checked
     rounding: Optional[RoundingLoss] = None  # what one rounding costs where the pipeline narrows floats
+
+    def __post_init__(self):
+        freeze_fields(self, "warnings", "loose", "unanalysed", "unknown", "bindings", "ranges")
 
     @property
     def possible_defect(self) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+import types
 
 from typing import Callable, Mapping, Optional
 
@@ -92,47 +93,55 @@ class Bisection:
             return self._run(ddmin_max_tests)
 
     def _run(self, ddmin_max_tests: int) -> BisectResult:
-        session, witness, events, ends = self.session, self.witness, self.events, self.ends
-        progress = session.progress
+        session = self.session
         builds_before = session.build_count  # a build started early is counted when taken
-        result = BisectResult(status="ambiguous", strategy=self.strategy, events=events, changed=self.changed)
+        # what the bisection learns as it goes; the BisectResult, frozen, is made of it at the end
+        result = types.SimpleNamespace(status="ambiguous", culprit=None, score_before=None, score_after=None,
+                                       confirmed=None, confirm_score=None, confirm_reason=None, minimal_set=[],
+                                       minimal_set_complete=True, suspects=[], probes=[], builds=0)
         try:
-            if not self._deterministic():
+            if self._deterministic():
+                self._bisect(result, ddmin_max_tests)
+            else:
                 result.status = "nondeterministic"
-                return result
-            n = len(events)
-            started = time.perf_counter()
-            expected = expected_probes(len(ends) - 1, self.search is linear_scan)
-
-            def probe(j: int) -> Optional[bool]:
-                k = ends[j]
-                if self.stop is not None and self.stop():
-                    raise BisectionStopped
-                done = len(result.probes)
-                # planned from the build as written, longer where the probes so far took longer (one built
-                # ahead while the caller did other work is answered at once: no shorter)
-                each = max(self.probe_seconds, (time.perf_counter() - started) / done if done else 0.0)
-                afford(progress, each, "a bisection probe")  # a guard's limit: a probe that cannot fit is not started
-                with waiting(progress, f"bisection probe {done + 1} of about {expected} (prefix {k}/{n}: "
-                             "a build, its VM and a run)", each):
-                    verdict = self.question.ask(self.skip_after(j))
-                result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
-                label = events[k - 1] if k else "(none)"
-                done = len(result.probes)
-                progress(Detail(f"bisection probe {done} of about {expected}: "
-                                f"prefix {k}/{n} (last run: {label}): {verdict.status}"
-                                + (f", score {verdict.score:.3g}" if verdict.score is not None else "")
-                                + time_left(time.perf_counter() - started, done, expected + 1)))
-                return None if verdict.status == UNTESTABLE else verdict.status == BAD
-
-            def ahead(points):
-                self.question.prefetch([self.skip_after(j) for j in points])
-
-            self._decide(result, self.search(len(ends) - 1, probe, ahead), progress, ddmin_max_tests)
         finally:
             self.cancel()
             result.builds = session.build_count - builds_before
-        return result
+        return BisectResult(strategy=self.strategy, events=self.events, changed=self.changed, **vars(result))
+
+    def _bisect(self, result, ddmin_max_tests: int) -> None:
+        """The prefix search and ``_decide``, noting what they find in ``result``."""
+        session, events, ends = self.session, self.events, self.ends
+        progress = session.progress
+        n = len(events)
+        started = time.perf_counter()
+        expected = expected_probes(len(ends) - 1, self.search is linear_scan)
+
+        def probe(j: int) -> Optional[bool]:
+            k = ends[j]
+            if self.stop is not None and self.stop():
+                raise BisectionStopped
+            done = len(result.probes)
+            # planned from the build as written, longer where the probes so far took longer (one built
+            # ahead while the caller did other work is answered at once: no shorter)
+            each = max(self.probe_seconds, (time.perf_counter() - started) / done if done else 0.0)
+            afford(progress, each, "a bisection probe")  # a guard's limit: a probe that cannot fit is not started
+            with waiting(progress, f"bisection probe {done + 1} of about {expected} (prefix {k}/{n}: "
+                         "a build, its VM and a run)", each):
+                verdict = self.question.ask(self.skip_after(j))
+            result.probes.append(Probe(k, verdict.status, verdict.score, verdict.reason))
+            label = events[k - 1] if k else "(none)"
+            done = len(result.probes)
+            progress(Detail(f"bisection probe {done} of about {expected}: "
+                            f"prefix {k}/{n} (last run: {label}): {verdict.status}"
+                            + (f", score {verdict.score:.3g}" if verdict.score is not None else "")
+                            + time_left(time.perf_counter() - started, done, expected + 1)))
+            return None if verdict.status == UNTESTABLE else verdict.status == BAD
+
+        def ahead(points):
+            self.question.prefetch([self.skip_after(j) for j in points])
+
+        self._decide(result, self.search(len(ends) - 1, probe, ahead), progress, ddmin_max_tests)
 
     def _deterministic(self) -> bool:
         """``Runs.deterministic`` on the witness, planned (a VM and two runs) and said while it lasts."""

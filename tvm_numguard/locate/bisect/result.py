@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Optional
 
+from ...base.frozen import freeze_fields
+
 STATUSES = ("culprit", "minimal_set", "ambiguous", "nondeterministic")
 
 
@@ -42,7 +44,7 @@ class Blame:
 NO_BLAME = Blame("none")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Probe:
     k: int
     status: str
@@ -53,7 +55,7 @@ class Probe:
         return dataclasses.asdict(self)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class BisectResult:
     status: str  # one of STATUSES
     strategy: str
@@ -70,6 +72,9 @@ class BisectResult:
     suspects: list = dataclasses.field(default_factory=list)  # when ambiguous
     probes: list = dataclasses.field(default_factory=list)
     builds: int = 0
+
+    def __post_init__(self):
+        freeze_fields(self, "events", "changed", "minimal_set", "suspects", "probes")
 
     def blame(self) -> Blame:
         localize = self.culprit or (self.minimal_set[-1] if self.minimal_set else None)
