@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -165,36 +166,39 @@ def fork_all(jobs: list, parallel: int, timeout: float, budget: str, progress=No
     warm()
     context = multiprocessing.get_context("fork")
     pending, running, rows = list(jobs), {}, []
-    logs = tempfile.mkdtemp(prefix="numguard-judge-table-")
-    while pending or running:
-        while pending and len(running) < max(1, parallel):
-            job = pending.pop(0)
-            receive, send = context.Pipe(duplex=False)
-            log_path = os.path.join(logs, f"{len(rows) + len(running)}.log")
-            process = context.Process(target=_child, args=(job, budget, send, log_path), daemon=True)
-            process.start()
-            send.close()
-            running[process.sentinel] = (job, process, receive, time.monotonic(), log_path)
-        deadline = min(started + timeout for _, _, _, started, _ in running.values())
-        ready = multiprocessing.connection.wait(list(running), timeout=max(0.0, deadline - time.monotonic()))
-        for sentinel in list(running):
-            job, process, receive, started, log_path = running[sentinel]
-            if sentinel in ready:
+    logs = tempfile.mkdtemp(prefix="numguard-judge-table-")  # each child's output, read for a dead child's row
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, parallel):
+                job = pending.pop(0)
+                receive, send = context.Pipe(duplex=False)
+                log_path = os.path.join(logs, f"{len(rows) + len(running)}.log")
+                process = context.Process(target=_child, args=(job, budget, send, log_path), daemon=True)
+                process.start()
+                send.close()
+                running[process.sentinel] = (job, process, receive, time.monotonic(), log_path)
+            deadline = min(started + timeout for _, _, _, started, _ in running.values())
+            ready = multiprocessing.connection.wait(list(running), timeout=max(0.0, deadline - time.monotonic()))
+            for sentinel in list(running):
+                job, process, receive, started, log_path = running[sentinel]
+                if sentinel in ready:
+                    process.join()
+                    row = _received(receive) or _error_row(job, f"the process died (exit {process.exitcode}): "
+                                                                f"{_last_line(log_path)}")
+                elif time.monotonic() - started >= timeout:
+                    process.kill()
+                    row = _error_row(job, f"past {timeout:.0f} s")
+                    row["outcome"] = "timeout"
+                else:
+                    continue
                 process.join()
-                row = _received(receive) or _error_row(job, f"the process died (exit {process.exitcode}): "
-                                                            f"{_last_line(log_path)}")
-            elif time.monotonic() - started >= timeout:
-                process.kill()
-                row = _error_row(job, f"past {timeout:.0f} s")
-                row["outcome"] = "timeout"
-            else:
-                continue
-            process.join()
-            receive.close()
-            del running[sentinel]
-            rows.append(row)
-            progress(f"[{len(rows)}/{len(jobs)}] {job.label}: {row['outcome']}"
-                     f"{' (' + str(row.get('verdict')) + ')' if row.get('verdict') else ''} {row.get('seconds', '')}")
+                receive.close()
+                del running[sentinel]
+                rows.append(row)
+                progress(f"[{len(rows)}/{len(jobs)}] {job.label}: {row['outcome']}"
+                         f"{' (' + str(row.get('verdict')) + ')' if row.get('verdict') else ''} {row.get('seconds', '')}")
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
     return rows
 
 
