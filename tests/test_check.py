@@ -157,7 +157,7 @@ def test_cli_check_exit_codes_and_json(tmp_path, capsys):
     code, stdout, err = run_cli(capsys, "check", path, "--low", "-1", "--high", "1", "--pipeline",
                                 "ToMixedPrecision,zero")
     assert code == 0 and stdout.startswith("CLEAN")
-    assert_one_line_error(*run_cli(capsys, "check", path, "--low", "1")[::2], "give both low and high")
+    assert_one_line_error(*run_cli(capsys, "check", path, "--low", "1")[::2], "give both --low and --high")
 
 
 def test_api_check_takes_options():

@@ -381,3 +381,10 @@ def test_check_help_says_it_builds_nothing(capsys):
     text = " ".join(out.split())
     assert code == 0 and "in the pipeline the check reads (it builds nothing)" in text
     assert "in every build" not in text
+
+
+def test_a_range_half_given_is_named_by_its_flags_on_the_command_line(capsys):
+    # the library's message names the parameters (low, high); the command line says its flags
+    assert_one_line_error(*run_cli(capsys, "bisect", DEMO, "--high", "1")[::2], "give both --low and --high")
+    with pytest.raises(ValueError, match="give both low and high"):
+        __import__("tvm_numguard").Options(low=0.0)

@@ -37,7 +37,7 @@ class Options:
     def __post_init__(self):
         object.__setattr__(self, "ranges", FrozenDict({name: tuple(b) for name, b in dict(self.ranges).items()}))
         if (self.low is None) != (self.high is None):
-            raise RangeError("give both low and high, or neither (with a range for every input)")
+            raise RangeError(f"give both {named('low')} and {named('high')}, or neither (with a range for every input)")
         if self.low is None and not self.ranges:
             raise RangeError(f"give the input range: {named('low')} and {named('high')}, or {named('ranges')} "
                              "for each input")
