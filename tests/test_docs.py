@@ -97,3 +97,22 @@ def test_the_demo_page_numbers_are_what_the_demo_prints():
     assert f"up to\n{metrics['max_abs']:.3g} (max abs)" in page or f"up to {metrics['max_abs']:.3g} (max abs)" in page
     assert f"{metrics['score']:.2g} times the tolerance" in page
     assert f"within {data['oracle']['outputs'][0]['max_err_ref']:.3g} of the truth" in page
+
+
+# file names that are no file of the project: a placeholder, and a file `numguard reduce` writes
+NOT_PROJECT_FILES = {"file.py", "test_repro.py"}
+
+
+def test_every_python_file_the_architecture_and_the_sources_name_exists():
+    """After the package was reorganised into areas, docstrings and the
+    architecture page named modules that no longer exist (graph.py, localize.py, api.py)."""
+    names = {name for _, _, files in os.walk(ROOT) for name in files if name.endswith(".py")}
+    texts = {os.path.join("docs", "architecture.md"): open(os.path.join(ROOT, "docs", "architecture.md")).read()}
+    for folder, _, files in os.walk(os.path.join(ROOT, "tvm_numguard")):
+        for name in files:
+            if name.endswith(".py"):
+                texts[os.path.relpath(os.path.join(folder, name), ROOT)] = open(os.path.join(folder, name)).read()
+    missing = sorted((where, name) for where, text in texts.items()
+                     for name in set(re.findall(r"(?<![\w/.])(\w+\.py)\b", text))
+                     if name not in names and name not in NOT_PROJECT_FILES)
+    assert not missing, missing

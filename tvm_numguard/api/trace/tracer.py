@@ -2,7 +2,7 @@
 
 Runs what ``numguard bisect`` runs (search, oracle, bisection), then on the
 witness: the per-pass shadow table (passes.py) and, for the event the finding
-blames (``Blame.localize``), the origin and propagation graph (localize.py).
+blames (``Blame.localize``), the origin and propagation graph (origin.py).
 The report is the bisect report with ``command: "trace"`` and a ``trace``
 section.
 """
