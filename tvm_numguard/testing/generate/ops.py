@@ -1,7 +1,7 @@
 """Operator specs of the random model generator, in NNSmith's manner.
 
 An ``OpSpec`` says, for one Relax operator: how its operands are chosen
-(``kind``: the shape rule, model_graph.py), the valid domain of each operand
+(``kind``: the shape rule, builder.py), the valid domain of each operand
 (``domain``: the generator adapts an operand that may leave it), how the value
 interval of the result follows from the operands' (``value``), and how it is
 written in Relax (``make``). ``discontinuous`` operators (round, floor, compare,
@@ -16,13 +16,13 @@ from typing import Callable, Optional
 
 from ...judge.rangecheck.interval import UNIT, Interval
 
-# domains an operand must stay in; model_graph.py brings an operand into one with an adapter
+# domains an operand must stay in; builder.py brings an operand into one with an adapter
 POSITIVE = "positive"  # >= POSITIVE_MARGIN: log, rsqrt, divisor, power base
 EXP_SAFE = "exp-safe"  # <= EXP_LIMIT: exp stays far from float32 overflow
 POSITIVE_MARGIN = 0.05
 EXP_LIMIT = 8.0
 
-# operand rules (model_graph.py): how a spec's operands and attributes are drawn
+# operand rules (builder.py): how a spec's operands and attributes are drawn
 KINDS = ("unary", "binary", "reduce", "softmax", "layer_norm", "matmul", "conv2d", "batch_norm",
          "permute", "reshape", "concat", "power")
 
@@ -87,7 +87,7 @@ def _dot_value(v, attrs, shapes) -> Interval:
 
 
 def _batch_norm_value(v, attrs, shapes) -> Interval:
-    # mean in [-0.5, 0.5], var in [0.5, 1.5], gamma in [0.5, 1.5], beta in [-0.5, 0.5] (model_graph.py)
+    # mean in [-0.5, 0.5], var in [0.5, 1.5], gamma in [0.5, 1.5], beta in [-0.5, 0.5] (builder.py)
     bound = (v[0].magnitude + 0.5) * 1.5 / math.sqrt(0.5) + 0.5
     return Interval(-bound, bound)
 
@@ -186,7 +186,7 @@ SPECS = {spec.name: spec for spec in (
     OpSpec("greater", "binary", _make_greater, lambda v, a, s: Interval(0.0, 1.0), discontinuous=True),
 )}
 
-# the adapters model_graph.py puts in front of an operand that may leave its domain
+# the adapters builder.py puts in front of an operand that may leave its domain
 CLIP = OpSpec("clip", "unary", _make_clip, lambda v, a, s: Interval(max(v[0].lo, a["min"]), min(v[0].hi, a["max"])))
 
 
