@@ -494,3 +494,12 @@ def test_a_long_check_talks_on_stderr_by_default(mlp, capsys):
     quiet = LateProgress(after=60.0)
     quiet("building the optimized model")
     assert "building" not in capsys.readouterr().err  # a quick check stays silent
+
+
+def test_a_guards_warning_points_at_the_users_compile_line(mlp):
+    # a fixed stacklevel pointed into numguard's wrapper (api/guard/intercept.py) once the code moved
+    with pytest.warns(NumericalRiskWarning) as caught:
+        with numguard.guard(LOW, HIGH, action="report", budget="4"):
+            tvm.compile(user_pipeline(mlp), "llvm")
+    (warning,) = [w for w in caught if w.category is NumericalRiskWarning]
+    assert warning.filename == __file__, warning.filename

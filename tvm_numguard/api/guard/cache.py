@@ -24,6 +24,7 @@ from typing import Optional
 
 from ...report.files import write_atomic
 from ...report.schemas import header
+from .intercept import user_stacklevel
 
 CACHE_VERSION = 1
 
@@ -61,7 +62,7 @@ class VerdictCache:
                 raise ValueError("no skip list")
         except (OSError, ValueError) as err:
             warnings.warn(f"numguard: ignoring corrupt verdict cache entry {path}: {err}", CacheWarning,
-                          stacklevel=4)
+                          stacklevel=user_stacklevel())
             return None
         return entry
 

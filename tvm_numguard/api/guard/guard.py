@@ -50,7 +50,7 @@ from .cache import VerdictCache, cache_key
 from .call import CallConfig, CaughtCall, ReplayStart, describe
 from .chain import judge_chain
 from .clock import Deadline, LateProgress, TimeLimitReached
-from .intercept import Busy, Interceptor, PassCallLog
+from .intercept import Busy, Interceptor, PassCallLog, user_stacklevel
 from .guard_report import GuardInfo, GuardReport, import_message
 from .settings import KEYWORDS, GuardSettings
 
@@ -140,7 +140,7 @@ class Guard:
             return self._judge_call(call)
         except TimeLimitReached as err:
             warnings.warn(f"numguard: compile not fully judged: {err}; returned the build as written",
-                          GuardWarning, stacklevel=4)
+                          GuardWarning, stacklevel=user_stacklevel())
             return err.executable if err.executable is not None else call.as_written()
 
     def _start(self, call: CaughtCall) -> ReplayStart:
@@ -171,7 +171,7 @@ class Guard:
                                   provenance=provenance_of(given, module) if given is not None else None,
                                   source_model=given)
         except ModelError as err:
-            warnings.warn(f"numguard: compile not judged: {err}", GuardWarning, stacklevel=4)
+            warnings.warn(f"numguard: compile not judged: {err}", GuardWarning, stacklevel=user_stacklevel())
             return call.as_written()
         ranges = resolve_ranges(model.inputs, self.options.low, self.options.high, self.options.ranges)
         gpu = is_gpu(config.target_obj)
@@ -200,7 +200,7 @@ class Guard:
                 report, build, skip = self._judge(session, call.kind, start, ranges, started, builds)
             except BuildError as err:  # a build or run made to judge it failed (the reference's included)
                 result = call.as_written()  # the user's own error, unchanged, if it fails there too
-                warnings.warn(f"numguard: compile not judged: {err}", GuardWarning, stacklevel=4)
+                warnings.warn(f"numguard: compile not judged: {err}", GuardWarning, stacklevel=user_stacklevel())
                 return result
             except TimeLimitReached as late:  # the build as written, if made, is what the user asked for
                 if session.optimized is not None and session.optimized.ok:
@@ -310,12 +310,12 @@ class Guard:
                        f"tolerance (score {chain.score:.3g}); it does not replay, so it cannot be disabled")
             if self.action == "raise":
                 raise NumericalError(message, report)
-            warnings.warn(message, NumericalRiskWarning, stacklevel=5)
+            warnings.warn(message, NumericalRiskWarning, stacklevel=user_stacklevel())
         if "import" in report.at_fault:
             message = import_message(report.imports)
             if self.action == "raise":
                 raise NumericalError(message, report)
-            warnings.warn(message, NumericalRiskWarning, stacklevel=5)
+            warnings.warn(message, NumericalRiskWarning, stacklevel=user_stacklevel())
         if report.verdict != "violation":  # no pass to blame
             return executable
         message = f"numguard: {report.blame().describe()} changes the results beyond tolerance " \
@@ -334,7 +334,7 @@ class Guard:
                 message += f" (no narrow fix: {info.not_narrowed})"
         else:
             message += "; returned the build as written (action='report')"
-        warnings.warn(message, NumericalRiskWarning, stacklevel=5)
+        warnings.warn(message, NumericalRiskWarning, stacklevel=user_stacklevel())
         return executable
 
     def _cache_key(self, model, config, ranges, compiled: Optional[str]) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
+import os
 import sys
 import threading
 from typing import Callable, Optional
@@ -30,6 +31,20 @@ _state = threading.local()  # .busy: this thread is inside a guard's own work
 
 def busy() -> bool:
     return getattr(_state, "busy", False)
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def user_stacklevel() -> int:
+    """``warnings.warn``'s ``stacklevel``, asked where the warning is raised,
+    that attributes it to the user's line: the first frame outside numguard.
+    A guard's warning is about the compile the user wrote, and a fixed level
+    counts frames that moving code around changes (it pointed at this wrapper)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class Busy:
