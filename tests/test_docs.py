@@ -116,3 +116,15 @@ def test_every_python_file_the_architecture_and_the_sources_name_exists():
                      for name in set(re.findall(r"(?<![\w/.])(\w+\.py)\b", text))
                      if name not in names and name not in NOT_PROJECT_FILES)
     assert not missing, missing
+
+
+def test_the_trace_page_quotes_what_the_trace_prints():
+    """examples/trace/README.md quotes the lines trace adds to the summary; they
+    were stale (score 86.6 and an origin line without the model's node)."""
+    page = open(os.path.join(ROOT, "examples", "trace", "README.md")).read()
+    report = ng.trace(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0))
+    from tvm_numguard.report.text import trace_lines
+
+    quoted = [line for line in trace_lines(report.finding.trace.to_json()).splitlines()
+              if line.startswith(("  passes ", "  origin ", "  spread "))]
+    assert len(quoted) == 3 and all(line in page for line in quoted), quoted
