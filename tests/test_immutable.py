@@ -79,3 +79,16 @@ def test_a_guard_section_made_with_lists_holds_tuples():
     info = GuardInfo("compile", "disable", Budget(evaluations=4), disabled=["A#0"], prelude=["p"])
     assert info.disabled == ("A#0",) and mutable_parts(info) == []
     assert GuardInfo.from_json(info.to_json()) == info
+
+
+def test_the_witness_copy_docs_cli_md_gives_can_be_changed_and_checked(findings):
+    # docs/cli.md "From Python": the witness is read-only; a copy is the user's to change and pass back
+    bisected, _ = findings
+    original = {name: np.array(a) for name, a in bisected.witness.items()}
+    inputs = {name: np.array(a) for name, a in bisected.witness.items()}
+    inputs["x"][0, 0] = 0.5
+    again = ng.bisect(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0),
+                      inputs=inputs)
+    assert again.culprit == "ToMixedPrecision#0" and again.finding.witness["x"][0, 0] == np.float32(0.5)
+    assert all(np.array_equal(original[name], a) for name, a in bisected.witness.items())
+    assert again.finding.witness["x"] is not inputs["x"] and not again.finding.witness["x"].flags.writeable
