@@ -388,3 +388,10 @@ def test_a_range_half_given_is_named_by_its_flags_on_the_command_line(capsys):
     assert_one_line_error(*run_cli(capsys, "bisect", DEMO, "--high", "1")[::2], "give both --low and --high")
     with pytest.raises(ValueError, match="give both low and high"):
         __import__("tvm_numguard").Options(low=0.0)
+
+
+def test_a_bad_tolerance_is_named_by_its_flag_on_the_command_line(capsys):
+    assert_one_line_error(*run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--atol", "-1")[::2],
+                          "--atol must be a finite number >= 0")
+    with pytest.raises(ValueError, match="^rtol must be a finite number >= 0"):
+        __import__("tvm_numguard").Options(low=0.0, high=1.0, rtol=float("nan"))

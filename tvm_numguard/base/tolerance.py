@@ -37,7 +37,7 @@ class Tolerance:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                       or not math.isfinite(value) or value < 0):
-                raise ToleranceError(f"{name} must be a finite number >= 0, got {value!r}")
+                raise ToleranceError(f"{name} must be a finite number >= 0, got {value!r}", name)
 
     def for_dtype(self, dtype) -> tuple:
         name = str(dtype)
