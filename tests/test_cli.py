@@ -395,3 +395,13 @@ def test_a_bad_tolerance_is_named_by_its_flag_on_the_command_line(capsys):
                           "--atol must be a finite number >= 0")
     with pytest.raises(ValueError, match="^rtol must be a finite number >= 0"):
         __import__("tvm_numguard").Options(low=0.0, high=1.0, rtol=float("nan"))
+
+
+def test_a_negative_seed_or_a_bad_opt_level_is_bad_input_named_by_its_flag(capsys):
+    # --seed -1 reached numpy's generator and ended in an internal error (exit 3)
+    assert_one_line_error(*run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--seed", "-1")[::2],
+                          "--seed must be a whole number >= 0")
+    assert_one_line_error(*run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "9")[::2],
+                          "--opt-level must be an integer from 0 to 4")
+    with pytest.raises(ValueError, match="^seed must be a whole number >= 0"):
+        __import__("tvm_numguard").Options(low=0.0, high=1.0, seed=-1)

@@ -36,7 +36,7 @@ from typing import Optional, Protocol, Sequence
 import tvm
 from tvm import relax
 
-from ..base.errors import PipelineError, summarize_error
+from ..base.errors import PipelineError, named, summarize_error
 from ..base.flags import FLAG
 from .instrument.catalog import UNDER_TEST_BEGIN, UNDER_TEST_END
 from .narrow.plan import FixPlan
@@ -99,7 +99,7 @@ class CompileConfig:
         if len(under_test) > 1:
             raise PipelineError(f"only one pass can be under test (in brackets), got {', '.join(under_test)}")
         if isinstance(self.opt_level, bool) or not isinstance(self.opt_level, int) or not 0 <= self.opt_level <= 4:
-            raise PipelineError(f"opt level must be an integer from 0 to 4 (TVM's PassContext levels), "
+            raise PipelineError(f"{named('opt_level')} must be an integer from 0 to 4 (TVM's PassContext levels), "
                                 f"got {self.opt_level!r}")
         object.__setattr__(self, "pipeline", absolute_file_parts(self.pipeline))
         object.__setattr__(self, "tir_pipeline", absolute_file_parts(self.tir_pipeline))

@@ -7,6 +7,7 @@ fails here with one line, before any build.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Mapping, Optional
 
 from ..base.errors import RangeError, UsageError, named
@@ -55,6 +56,8 @@ class Options:
                              f"{', '.join(BISECT_STRATEGIES)}")
         if self.budget != "auto":
             parse_budget(self.budget)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
+            raise UsageError(f"seed must be a whole number >= 0, got {self.seed!r}", "seed")
 
     @property
     def searches(self) -> tuple:
