@@ -118,8 +118,8 @@ def test_passes_lists_events(capsys):
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--rtol", "-1"], ["rtol", ">= 0"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--atol", "-1"], ["atol", ">= 0"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--atol", "inf"], ["atol", "finite"]),
-        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "9"], ["opt level", "0 to 4"]),
-        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "-5"], ["opt level", "0 to 4"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "9"], ["--opt-level must be", "0 to 4"]),
+        (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--opt-level", "-5"], ["--opt-level must be", "0 to 4"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=1,16"],
          ["--shape x: dimension 1 is fixed at 32 in the model, 16 given"]),
         (lambda t: ["bisect", DEMO, "--low", "0", "--high", "1", "--shape", "x=2,32"],  # a batch the model forbids

@@ -47,7 +47,7 @@ def test_file_parts_are_kept_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = CompileConfig(pipeline="p.py:make,zero")
     assert config.pipeline == f"{tmp_path / 'p.py'}:make,zero"
-    with pytest.raises(PipelineError, match="opt level"):
+    with pytest.raises(PipelineError, match="^opt_level must be an integer from 0 to 4"):
         CompileConfig(opt_level=5)
 
 
