@@ -107,3 +107,15 @@ def test_a_generated_graph_is_checked_at_the_ranges_it_was_made_for():
     row = assert_pass_numerically_safe("FoldConstant", graph, require_fired=True)
     assert row.verdict == "clean" and row.fired
     assert "--range x0=" in row.replay  # the graph's own ranges, not [0, 1]
+
+
+@pytest.mark.parametrize("level", ["relax", "tir"])
+def test_a_pass_spec_that_does_not_import_fails_and_is_not_skipped(level):
+    # it was an untestable row, hence pytest.skip: a typo in --numguard-pass left CI green
+    from tvm_numguard.base.errors import UsageError
+
+    try:
+        with pytest.raises(UsageError, match="cannot import no_such_module"):
+            assert_pass_numerically_safe("no_such_module:make_pass", "tiny/mlp", level=level)
+    except pytest.skip.Exception as skipped:
+        pytest.fail(f"skipped instead of failing: {skipped}")

@@ -108,6 +108,7 @@ def judge_pass(pass_, model, low: Optional[float] = None, high: Optional[float] 
     given = from_keywords(JudgeSettings, settings, "judge_pass()")
     label, objects, level = _subject(pass_, given.level)
     config, words = pass_config(label, level, given.pipeline, given.tir_pipeline, passes=objects)
+    config.validate()  # a spec that does not resolve is the caller's mistake, not an untestable model
     ranged = low is not None or high is not None or bool(given.ranges)
     options = Options(low=low if ranged else 0.0, high=high if ranged else 1.0, ranges=dict(given.ranges or {}),
                       rtol=given.rtol, atol=given.atol, budget=given.budget or REGRESS_BUDGET, seed=given.seed)
