@@ -56,6 +56,21 @@ def pytest_addoption(parser):
     group.addoption("--numguard-budget", default=None, help="numguard's search budget per model (default: regress's).")
 
 
+def pytest_configure(config):
+    """A corpus item that names nothing is the run's usage error: one line, before any
+    test is collected (raised while parametrizing, it was a collection error with a traceback)."""
+    items = config.getoption("numguard_corpus", default=None)
+    if not items:
+        return
+    from tvm_numguard.base.errors import UsageError
+    from tvm_numguard.testing.regress.corpus import collect
+
+    try:
+        collect(items)
+    except UsageError as err:
+        raise pytest.UsageError(f"--numguard-corpus: {err}") from None
+
+
 def pytest_generate_tests(metafunc):
     if "numguard_corpus" in metafunc.fixturenames:
         from tvm_numguard.testing.regress.corpus import collect

@@ -119,3 +119,11 @@ def test_a_pass_spec_that_does_not_import_fails_and_is_not_skipped(level):
             assert_pass_numerically_safe("no_such_module:make_pass", "tiny/mlp", level=level)
     except pytest.skip.Exception as skipped:
         pytest.fail(f"skipped instead of failing: {skipped}")
+
+
+def test_a_corpus_item_that_names_nothing_is_one_line_of_usage_error(pytester):
+    pytester.makepyfile(test_corpus="def test_pass(numguard_corpus):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "--numguard-corpus", "no_such_corpus")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines(["ERROR: --numguard-corpus: no_such_corpus: no such file or directory*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
