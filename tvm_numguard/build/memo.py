@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, Optional
 
 from ..ir.pipeline import CompileConfig

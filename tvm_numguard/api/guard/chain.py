@@ -55,7 +55,6 @@ def judge_chain(session, modules: Sequence[tvm.IRModule], passes: Sequence, rang
                 evaluations: int = 16) -> ChainVerdict:
     """Judge the chain ``modules`` (m0 .. mn, made by ``passes``) of the model of
     ``session`` (a ShadowSession: it builds and counts each module, once)."""
-    names = session.model.input_names()
     built = {}
     last = len(modules) - 1
 
