@@ -47,6 +47,15 @@ def test_reference_nan_everywhere_names_the_operator(log_model):
         ng.bisect(log_model, ng.CompileConfig(pipeline="zero"), ng.Options(low=-2.0, high=-1.0, budget="10"))
 
 
+def test_given_inputs_outside_the_domain_are_said_to_be_the_callers_not_a_searched_range(log_model):
+    import numpy as np
+
+    with pytest.raises(InvalidReferenceError, match=r"on the given inputs \(log .*outside the model's domain") as err:
+        ng.bisect(log_model, ng.CompileConfig(pipeline="zero"), ng.Options(low=-2.0, high=-1.0),
+                  inputs={"x": np.full((1, 1), -1.5, np.float32)})
+    assert "searched" not in str(err.value) and "range" not in str(err.value)
+
+
 def test_search_command_reports_each_strategy_and_plots(capsys, tmp_path):
     report, plot = tmp_path / "s.json", tmp_path / "s.png"
     with pytest.raises(SystemExit) as exc:

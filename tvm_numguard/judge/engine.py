@@ -380,6 +380,9 @@ def require_valid_witness(found, ranges, invalid) -> None:
     why = ""
     if invalid:
         why = " (" + "; ".join(f"{c.op} at {c.binding}: needs {c.domain}" for c in invalid[:3]) + ")"
+    if found.search == "given":  # nothing was searched: the caller's own inputs are what is wrong
+        raise InvalidReferenceError(f"the reference build gives NaN/Inf on the given inputs{why}: they are outside "
+                                    "the model's domain, not a compiler defect")
     raise InvalidReferenceError(
         f"the reference build gives NaN/Inf on every one of {found.evaluations} searched inputs in {span}{why}: "
         "the input range is wrong, not the compiler"
