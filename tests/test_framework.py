@@ -340,3 +340,38 @@ def test_the_conditioning_spread_is_measured_only_where_something_is_at_fault_wi
     # TVM at fault without the spread: measured, and a spread that covers the error still excuses it
     assert FrameworkWatch._differs(watch(1e-3), {}, nearer, framework) and measured == [1e-3]
     assert not FrameworkWatch._differs(watch(1.0), {}, nearer, framework) and measured == [1e-3, 1.0]
+
+
+def test_the_spread_is_three_root_mean_squares_of_the_movement_and_no_less_than_the_worst():
+    from tvm_numguard.judge.import_stage.agreement import spread_of
+
+    truth = [np.zeros(3)]
+    runs = [[np.array([1.0, 0.0, 0.0])], [np.array([-1.0, 0.0, 4.0])], [np.array([1.0, np.nan, 0.0])],
+            [np.array([-1.0, 0.0, 0.0])]]
+    (spread,) = spread_of(truth, runs)
+    # element 0: rms 1 -> 3; element 1: nothing moved (the NaN run measures nothing); element 2: rms 2 -> 6 >= 4
+    np.testing.assert_allclose(spread, [3.0, 0.0, 6.0])
+    assert spread_of([None], runs) == [None]
+
+
+def test_the_moved_truth_moves_what_the_model_stores_in_float16_not_only_its_inputs(tmp_path):
+    # y = x * 0 + c in float16: moving x moves nothing; any float16 implementation rounds the product and
+    # the sum, and the truth moved by their roundings moves
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])
+    zero = numpy_helper.from_array(np.zeros(4, np.float16), "zero")
+    c = numpy_helper.from_array(np.full(4, 3.0, np.float16), "c")
+    nodes = [helper.make_node("Mul", ["x", "zero"], ["p"]), helper.make_node("Add", ["p", "c"], ["y"])]
+    framework = open_framework(_onnx(tmp_path / "h.onnx", nodes, [x], [y], [zero, c]), ["x"])
+    inputs = {"x": np.ones(4, np.float16)}
+    (exact,) = framework.truth(inputs)
+    (moved,) = framework.moved_truth(inputs, 0, 1e-3)
+    assert np.all(exact == 3.0) and np.all(moved != 3.0) and np.all(np.abs(moved - 3.0) <= 3.0 * 1e-3)
+    # a float32 model stores nothing narrow: only its inputs move
+    x32 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y32 = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    plain = open_framework(_onnx(tmp_path / "f.onnx", nodes, [x32], [y32],
+                                 [numpy_helper.from_array(np.zeros(4, np.float32), "zero"),
+                                  numpy_helper.from_array(np.full(4, 3.0, np.float32), "c")]), ["x"])
+    (still,) = plain.moved_truth({"x": np.ones(4, np.float32)}, 0, 1e-3)
+    assert np.all(still == 3.0)

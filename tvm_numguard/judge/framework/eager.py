@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, note_list
+from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, moved, note_list
 
 
 class TorchEager(Framework):
@@ -63,12 +63,12 @@ class TorchEager(Framework):
         except Exception as err:  # a program that fails eagerly
             raise FrameworkError(f"PyTorch fails to run the program: {first_line(err, 240)}") from None
 
-    def truth(self, inputs):
+    def truth(self, inputs, move=None):
         import torch
 
         from .fx_truth import float64_interpreter
 
-        interpreter = float64_interpreter(self._module)
+        interpreter = float64_interpreter(self._module, move)
         try:
             with torch.no_grad():
                 outputs = self._leaves(interpreter.run(*self._args(inputs, np.float64)))
@@ -77,6 +77,17 @@ class TorchEager(Framework):
                                  f"{first_line(err, 240)}") from None
         self._ran_in_float32 = list(interpreter.ran_in_float32)
         return [o.astype(np.float64) if o.dtype.kind == "f" else o for o in outputs]
+
+    def moved_truth(self, inputs, seed, scale):
+        import torch
+
+        rng = np.random.default_rng(seed)
+        given = {name: moved(value, rng, scale) for name, value in inputs.items()}
+
+        def move(tensor):
+            factor = torch.from_numpy(1.0 + rng.uniform(-scale, scale, size=tuple(tensor.shape)))
+            return tensor * factor.to(tensor.dtype)
+        return self.truth(given, move)
 
     @property
     def truth_name(self) -> str:

@@ -39,9 +39,17 @@ def _widen(torch, value, dtype):
     return value
 
 
-def float64_interpreter(module):
-    """An FX Interpreter of ``module`` (a GraphModule) computing every node in float64."""
+def float64_interpreter(module, move=None):
+    """An FX Interpreter of ``module`` (a GraphModule) computing every node in
+    float64; ``move(tensor)``, where given, is applied to the result of every
+    node the program computes in a narrow float (float16, bfloat16)."""
     import torch
+
+    narrow = (torch.float16, torch.bfloat16)
+
+    def declared_narrow(node) -> bool:
+        value = node.meta.get("val")
+        return isinstance(value, torch.Tensor) and value.dtype in narrow
 
     class Float64(torch.fx.Interpreter):
         def __init__(self, gm):
@@ -49,6 +57,12 @@ def float64_interpreter(module):
             self.ran_in_float32: list = []
 
         def run_node(self, node):
+            result = self._computed(node)
+            if move is not None and node.op == "call_function" and declared_narrow(node):
+                result = move(result)
+            return result
+
+        def _computed(self, node):
             if node.op in ("placeholder", "output"):
                 return super().run_node(node)
             if node.op == "get_attr":

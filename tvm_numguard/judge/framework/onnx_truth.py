@@ -61,13 +61,14 @@ class NodeByNode:
         """The labels of the nodes run ``how`` (one of HOW's values)."""
         return [label for label, said in self.how.items() if said == how]
 
-    def outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
-        """Each graph output in float64, or None where a node it needs could not run."""
+    def outputs(self, inputs: Mapping[str, np.ndarray], move=None) -> list:
+        """Each graph output in float64, or None where a node it needs could not run;
+        ``move(name, value)``, where given, gives each node output's value as used on."""
         wanted = [o.name for o in self._model.graph.output]
-        values = self.values(inputs, keep=set(wanted))
+        values = self.values(inputs, keep=set(wanted), move=move)
         return [None if values.get(name, MISSING) is MISSING else values[name] for name in wanted]
 
-    def values(self, inputs: Mapping[str, np.ndarray], keep: Optional[set] = None) -> dict:
+    def values(self, inputs: Mapping[str, np.ndarray], keep: Optional[set] = None, move=None) -> dict:
         """{tensor name: float64 value, or MISSING} for every input, initializer
         and node output; with ``keep``, node outputs not in it are dropped after
         their last reader (a DenseNet's every feature map in float64 is gigabytes)."""
@@ -80,6 +81,8 @@ class NodeByNode:
             for k, name in enumerate(node.output):
                 if name:
                     env[name] = MISSING if results is None or k >= len(results) else results[k]
+                    if move is not None and env[name] is not MISSING and not isinstance(env[name], list):
+                        env[name] = move(name, env[name])
             for name in node.input:
                 if last.get(name) == index and name not in keep and name not in self._constants:
                     env.pop(name, None)

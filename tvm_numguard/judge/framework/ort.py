@@ -8,7 +8,9 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, note_list
+from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, moved, note_list
+
+_NARROW_TYPES = (10, 16)  # ONNX's FLOAT16 and BFLOAT16
 
 
 def open_session(model, what: str):
@@ -46,6 +48,8 @@ class OnnxRuntime(Framework):
         self._nodes = None  # NodeByNode, where the float64 copy is refused
         self._why_nodes = ""
         self._values_sessions: dict = {}  # frozenset of grafted names -> session
+        self._moving = None  # NodeByNode for moved_truth, whose narrow values move
+        self._narrow = None  # the node outputs the model declares narrow, once asked
 
     def _feed(self, session, inputs: Mapping[str, np.ndarray], dtype=None, extra=None) -> dict:
         """The inputs by the model's own names; positionally where TVM's names
@@ -102,6 +106,37 @@ class OnnxRuntime(Framework):
             raise FrameworkError(f"no float64 run of the model reaches an output: "
                                  f"{note_list('no implementation runs', list(self._nodes.failed))}")
         return outputs
+
+    def moved_truth(self, inputs, seed, scale):
+        narrow = self._narrow_values()
+        if not narrow:
+            return super().moved_truth(inputs, seed, scale)
+        from .onnx_truth import NodeByNode
+
+        if self._moving is None:
+            self._moving = NodeByNode(self._model)
+        rng = np.random.default_rng(seed)
+        given = {name: moved(value, rng, scale) for name, value in self._by_model_names(inputs).items()}
+        outputs = self._moving.outputs(given, move=lambda name, value: moved(value, rng, scale) if name in narrow
+                                       else value)
+        if all(o is None for o in outputs):
+            raise FrameworkError("no float64 run of the model reaches an output")
+        return outputs
+
+    def _narrow_values(self) -> frozenset:
+        """The node outputs the model declares float16 or bfloat16 (ONNX shape inference)."""
+        if self._narrow is None:
+            import onnx
+
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self._model)
+            except Exception:  # a model shape inference refuses: its values are not known narrow
+                inferred = self._model
+            graph = inferred.graph
+            types = {v.name: v.type.tensor_type.elem_type for v in list(graph.value_info) + list(graph.output)}
+            self._narrow = frozenset(name for node in graph.node for name in node.output
+                                     if types.get(name) in _NARROW_TYPES)
+        return self._narrow
 
     @property
     def truth_name(self) -> str:

@@ -47,6 +47,15 @@ def is_narrow_float(value: np.ndarray) -> bool:
     return value.dtype.kind == "f" and value.dtype.itemsize < 8 or value.dtype.name == "bfloat16"
 
 
+def moved(value, rng, scale: float):
+    """A float ``value`` moved by up to ``scale`` (relative, random sign and size
+    per element) in float64; anything else as it is."""
+    value = np.asarray(value)
+    if value.dtype.kind != "f" and value.dtype.name != "bfloat16":
+        return value
+    return value.astype(np.float64) * (1.0 + rng.uniform(-scale, scale, size=value.shape))
+
+
 class Framework:
     """What every framework answers; ``name`` says which one, with its version."""
 
@@ -61,6 +70,15 @@ class Framework:
         """Each output in float64 (None where no independent float64 run reaches it);
         raises FrameworkError where none does."""
         raise NotImplementedError
+
+    def moved_truth(self, inputs: Mapping[str, np.ndarray], seed: int, scale: float) -> list:
+        """``truth`` with every float input, and every value the model itself
+        stores in a narrow float (float16, bfloat16), moved by up to ``scale``
+        (relative, random per element, ``seed``): how far the truth moves under
+        the roundings any implementation of the model makes. A framework that
+        cannot move its intermediate values moves the inputs only."""
+        rng = np.random.default_rng(seed)
+        return self.truth({name: moved(value, rng, scale) for name, value in inputs.items()})
 
     @property
     def truth_name(self) -> str:
@@ -94,4 +112,4 @@ def note_list(what: str, labels: Sequence[str], limit: int = 3) -> str:
     return f"{what}: {', '.join(labels[:limit])}{more}"
 
 
-__all__ = ["Framework", "FrameworkError", "NoFramework", "is_narrow_float", "note_list", "first_line"]
+__all__ = ["Framework", "FrameworkError", "NoFramework", "is_narrow_float", "moved", "note_list", "first_line"]

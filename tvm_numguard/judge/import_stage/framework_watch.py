@@ -16,7 +16,7 @@ from ...build.recent import Recent
 from ..oracle import Oracle
 from ...ir.targets import local_target
 from .agreement import (CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, conditioning_scale,
-                        judge_elements, perturbed, spread_of)
+                        judge_elements, spread_of)
 from .flips import explain_flips
 from .judgement import ImportJudgement
 from .first_node import Located, first_difference
@@ -235,9 +235,10 @@ class FrameworkWatch:
         for scale in sorted(set(scales)):
             runs = []
             for seed in range(CONDITIONING_RUNS):
-                moved, _, _ = self.truth(perturbed(inputs, seed, scale))
-                if moved is not None:
-                    runs.append(moved)
+                try:
+                    runs.append(self.framework.moved_truth(inputs, seed, scale))
+                except FrameworkError:  # this run moved out of the model's domain: the others measure
+                    continue
             measured = spread_of(truth, runs) if runs else [None] * len(truth)
             for i, wanted in enumerate(scales):
                 if wanted == scale:
