@@ -20,7 +20,8 @@ from tvm_numguard.judge.rangecheck.indices import check_index_ranges, index_reac
 from tvm_numguard.ir.relax_ir import output_float_history
 from tvm_numguard.locate.ranges import InputRange
 from tvm_numguard.base.compare import compare_output
-from tvm_numguard.judge.import_stage.agreement import compare_with_framework, perturbed, spread_of
+from tvm_numguard.judge.import_stage.agreement import compare_with_framework, conditioning_scale, spread_of
+from tvm_numguard.judge.framework.runtimes import moved
 from tvm_numguard.judge.import_stage.first_node import is_discontinuous, tvm_values
 from tvm_numguard.base.tolerance import Tolerance
 from clirun import assert_one_line_error, run_cli, script_not_on_path  # noqa: F401 (a fixture)
@@ -157,7 +158,7 @@ def test_a_layer_norm_of_constant_rows_is_no_import_difference(tmp_path):
     from tvm_numguard.judge.framework import open_framework
     framework = open_framework(path, ["x"])
     truth = framework.truth(constant)
-    spread = spread_of(truth, [framework.truth(perturbed(constant, s)) for s in range(4)])
+    spread = spread_of(truth, [framework.moved_truth(constant, s, conditioning_scale('float32')) for s in range(4)])
     assert spread[0].max() > 1e-4  # rounding-sized input changes move a constant row's LayerNorm by that much
 
 
@@ -170,10 +171,11 @@ def test_the_spread_excuses_only_within_it():
     assert compare_with_framework(0, framework, tvm_out, Tolerance(), truth, np.full(4, 5e-5)).tvm_at_fault
 
 
-def test_perturbed_moves_floats_only_by_rounding_sizes():
-    moved = perturbed({"x": np.ones(1000, np.float32), "i": np.arange(3)}, 0)
-    assert np.array_equal(moved["i"], np.arange(3))
-    assert 0 < np.max(np.abs(moved["x"] - 1.0)) <= 32 * np.finfo(np.float32).eps / 2
+def test_moved_moves_floats_only_by_rounding_sizes():
+    rng = np.random.default_rng(0)
+    assert np.array_equal(moved(np.arange(3), rng, 1.0), np.arange(3))
+    values = moved(np.ones(1000, np.float32), rng, conditioning_scale("float32"))
+    assert values.dtype == np.float64 and 0 < np.max(np.abs(values - 1.0)) <= 32 * np.finfo(np.float32).eps / 2
 
 
 # -- index ranges -----------------------------------------------------------

@@ -104,3 +104,27 @@ def test_precision_does_not_excuse_an_unstable_float16_formula(tmp_path):
     with onnx_converter("LayerNormalization", _one_pass_layernorm):
         verdict, failed = _import_verdict(path, -3, 3)
     assert verdict == "import" and failed, verdict
+
+
+def _layernorm_eps(eps):
+    def wrap(original):
+        def converter(cls, bb, inputs, attr, params):
+            return original(bb, inputs, {**attr, "epsilon": eps}, params)
+        return converter
+    return wrap
+
+
+def test_a_float16_defect_before_a_matmul_chain_is_named_where_it_is(tmp_path):
+    """The precision stage asks past the values it widened; the node it names is the one its
+    own widening left differing (the planted LayerNorm), not the MatMul after it."""
+    g, rng = OnnxGraph(np.float16, opset=17), np.random.default_rng(7)
+    y = g.node("LayerNormalization", ["x", g.const(rng.uniform(0.5, 1.5, 32)), g.const(rng.uniform(-.1, .1, 32))],
+               name="ln", axis=-1, epsilon=1e-5)
+    for _ in range(2):
+        y = g.node("Add", [g.node("MatMul", [y, g.const(rng.uniform(-1, 1, (32, 32)) / np.sqrt(32))]),
+                          g.const(rng.uniform(-.1, .1, (32,)))])
+    path = _save(g, (6, 32), [y], tmp_path / "ln_mm.onnx")
+    with onnx_converter("LayerNormalization", _layernorm_eps(1e-1)):
+        report = ng.bisect(str(path), CompileConfig(pipeline="zero"), Options(low=-3, high=3, budget="20", seed=0),
+                           workers=Workers(jobs=0))
+    assert report.imports.verdict == "import" and report.imports.origin.key == "ln", report.imports.origin

@@ -57,7 +57,7 @@ K = 32.0  # TVM is at fault where its error is over K times the framework's at t
 # coarsely (a one-ulp change of a softmax's float16 argument moves its result by 0.4%)
 CONDITIONING_ROUNDINGS = {"float64": 32.0, "float32": 32.0, "float16": 2.0, "bfloat16": 2.0}
 _EPSILON = {"float64": 2.0 ** -52, "float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
-# perturbed truth runs: an element's spread is its worst movement over them. Each run moves an
+# moved truth runs (Framework.moved_truth): an element's spread is measured over them. Each run moves an
 # element by a random share of its sensitivity; with 8 the chance that all 8 moves are under a
 # tenth of it is 1e-8
 CONDITIONING_RUNS = 8
@@ -232,22 +232,6 @@ def conditioning_scale(dtype) -> float:
     return _EPSILON[name] / 2.0 * CONDITIONING_ROUNDINGS[name]
 
 
-def perturbed(inputs: dict, seed: int, scale: float = conditioning_scale("float32")) -> dict:
-    """``inputs`` with every float moved by up to ``scale`` (relative, random sign
-    and size; integers kept), in float64."""
-    rng = np.random.default_rng(seed)
-    eps = scale
-    out = {}
-    for name, value in inputs.items():
-        value = np.asarray(value)
-        if value.dtype.kind != "f" and value.dtype.name != "bfloat16":
-            out[name] = value
-            continue
-        moved = value.astype(np.float64) * (1.0 + rng.uniform(-eps, eps, size=value.shape))
-        out[name] = moved  # the truth takes float64 inputs
-    return out
-
-
 def spread_of(truth: Sequence, runs: Sequence[Sequence]) -> list:
     """Per output and per element, how far the truth moves under the perturbed
     ``runs``: SPREAD_SIGMAS times its root mean square movement over them, and
@@ -283,4 +267,4 @@ def spread_of(truth: Sequence, runs: Sequence[Sequence]) -> list:
 
 
 __all__ = ["CONDITIONING_RUNS", "ElementJudgement", "conditioning_scale", "IMPORT_VERDICTS", "K", "OutputAgreement", "agreement_score",
-           "compare_outputs_with_framework", "compare_with_framework", "judge_elements", "perturbed", "spread_of"]
+           "compare_outputs_with_framework", "compare_with_framework", "judge_elements", "spread_of"]

@@ -225,7 +225,7 @@ class FrameworkWatch:
 
     def spread(self, inputs, truth) -> Optional[list]:
         """The truth's own movement when the inputs move by a few roundings of the
-        float each output is computed in (``agreement.perturbed``), per output and
+        float each output is computed in (``Framework.moved_truth``), per output and
         element; None without a truth."""
         if truth is None or all(t is None for t in truth):
             return None

@@ -100,6 +100,7 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
     explained the same way, up to MAX_ROUNDS: a float16 model may hold several
     operators the framework computes wider, each explained by its own chain."""
     model, mod, widened, first = located.model, located.model.mod, [], origin
+    stuck = None  # the first differing value that its own widening left differing: where the import is at fault
     for _ in range(MAX_ROUNDS):
         if origin is None or origin.discontinuous or origin.binding is None:
             break
@@ -119,13 +120,16 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
             current = located.of(keep_float32(mod, widened))
         except Exception:  # as above
             break
-        # a value kept in float32 differs from a framework that computes it in float16 (ONNX Runtime's float16
-        # MatMul accumulates in float16): what is asked is the first value past them that still differs
+        still, _ = first_difference(current, current.expected, tol)
+        if stuck is None and still is not None and still.key == origin.key:
+            stuck = origin
+        # a value kept in float32 may differ from a framework that computes it in float16 too (ONNX Runtime's
+        # float16 MatMul accumulates in float16): the next round asks the first value past the widened ones
         following, _ = first_difference(current, current.expected, tol, skip=frozenset(widened))
         if following is None or following.key == origin.key:
             break  # nothing left to widen for, or widening did not help it
         origin = following
-    return PrecisionOutcome(tuple(widened), False, origin or first)
+    return PrecisionOutcome(tuple(widened), False, stuck or origin or first)
 
 
 def widened_entries(model, names: Sequence[str]) -> tuple:
