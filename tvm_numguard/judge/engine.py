@@ -383,10 +383,8 @@ def require_valid_witness(found, ranges, invalid) -> None:
     if found.search == "given":  # nothing was searched: the caller's own inputs are what is wrong
         raise InvalidReferenceError(f"the reference build gives NaN/Inf on the given inputs{why}: they are outside "
                                     "the model's domain, not a compiler defect")
-    raise InvalidReferenceError(
-        f"the reference build gives NaN/Inf on every one of {found.evaluations} searched inputs in {span}{why}: "
-        "the input range is wrong, not the compiler"
-    )
+    raise InvalidReferenceError(f"the reference build gives NaN/Inf on every one of {found.evaluations} searched "
+                                f"inputs in {span}{why}: the input range is wrong, not the compiler")
 
 
 def coerce_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:

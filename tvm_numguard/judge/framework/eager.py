@@ -143,7 +143,8 @@ class TorchEager(Framework):
         node = self._node(key)
         return [a.name for a in node.all_input_nodes if isinstance(a, torch.fx.Node)]
 
-    def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+    def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+                 double: bool = False) -> np.ndarray:
         """The FX node ``key`` called on ``args`` (its argument nodes' values by
         name); the program's inputs (``inputs``) and parameters fill the rest."""
         import torch
@@ -166,6 +167,10 @@ class TorchEager(Framework):
 
         call_args = torch.fx.node.map_aggregate(node.args, value)
         call_kwargs = torch.fx.node.map_aggregate(node.kwargs, value)
+        if double:
+            from .fx_truth import _widen
+
+            call_args, call_kwargs = _widen(torch, call_args, torch.float64), _widen(torch, call_kwargs, torch.float64)
         with torch.no_grad():
             result = node.target(*call_args, **call_kwargs)
         first = result[0] if isinstance(result, (tuple, list)) else result

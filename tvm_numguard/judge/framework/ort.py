@@ -223,13 +223,14 @@ class OnnxRuntime(Framework):
     def node_arguments(self, key: str) -> list:
         return list(self._node_of(key).input)
 
-    def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+    def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+                 double: bool = False) -> np.ndarray:
         """The node computing ``key`` alone, in ONNX Runtime (else onnx.reference),
         in the dtypes of ``args`` (its arguments by tensor name); the model's
         inputs (``inputs``) and initializers fill the rest."""
         from onnx import numpy_helper
 
-        from .onnx_truth import run_alone
+        from .onnx_truth import run_alone, widen
 
         node = self._node_of(key)
         known = {t.name: numpy_helper.to_array(t) for t in self._model.graph.initializer}
@@ -239,5 +240,7 @@ class OnnxRuntime(Framework):
         if any(v is None for name, v in zip(node.input, values) if name):
             missing = [name for name, v in zip(node.input, values) if name and v is None]
             raise FrameworkError(f"no value for {', '.join(missing)}")
+        if double:
+            values = [widen(v) for v in values]
         results = run_alone(self._model, node, values)
         return np.asarray(results[list(node.output).index(key)])

@@ -88,10 +88,13 @@ class Framework:
     def values(self, inputs: Mapping[str, np.ndarray], grafts: Optional[Mapping[str, np.ndarray]] = None) -> dict:
         raise NotImplementedError
 
-    def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+    def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+                 double: bool = False) -> np.ndarray:
         """The model's node that computes value ``key``, run alone on ``args``
         (its arguments by their names in the model; the model's ``inputs`` and
-        constants fill the rest): its result ``key``."""
+        constants fill the rest): its result ``key``. ``double``: every float
+        it reads (arguments, inputs, constants) made float64 first, its float64
+        truth on those values."""
         raise NotImplementedError
 
     def float_history(self, inputs: Mapping[str, np.ndarray]) -> tuple:

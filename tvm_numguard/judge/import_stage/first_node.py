@@ -105,6 +105,13 @@ class Located:
         name, _ = self.named.get(key, (None, None))
         return None if name is None else self.computed.get(name)
 
+    def is_discontinuous(self, key: str) -> bool:
+        """Whether the model's value ``key`` comes from a discontinuous operator (a flip's business)."""
+        _, provenance = self.named.get(key, (None, None))
+        value = self.expected.get(key)
+        return provenance is not None and value is not None and is_discontinuous(provenance.op,
+                                                                                 np.asarray(value).dtype)
+
     def tolerance_of(self, key: str, tol: Tolerance) -> Tolerance:
         """``tol`` at the precision of the narrowest float arithmetic ``key``'s value
         passed through in the model itself (not in TVM's import of it)."""
@@ -120,6 +127,20 @@ def _model_history(framework, witness) -> dict:
         return {}
 
 
+def origin_at(located: Located, key: str, tol: Tolerance, expected: Optional[Mapping] = None) -> Optional[ImportOrigin]:
+    """The model's value ``key`` as an ImportOrigin where TVM's differs from
+    ``expected``'s (default: the framework's) beyond ``tol``; else None."""
+    expected = located.expected if expected is None else expected
+    name, provenance = located.named[key]
+    mine, theirs = np.asarray(located.computed[name]), np.asarray(expected[key])
+    metrics = compare_output(0, theirs, mine, tol, top_k=1)
+    if not metrics.violated:
+        return None
+    worst = element_at(metrics.worst[0]["index"] if metrics.worst else None, theirs, mine)
+    return ImportOrigin(provenance.label, key, provenance.op, list(mine.shape), list(theirs.shape), metrics.score,
+                        metrics.max_abs, worst, binding=name, discontinuous=is_discontinuous(provenance.op, theirs.dtype))
+
+
 def first_difference(located: Located, expected: Mapping, tol: Tolerance, skip: frozenset = frozenset()) -> tuple:
     """(ImportOrigin or None, why none was named): the first of ``expected``
     (the framework's values, in its order) whose TVM counterpart differs;
@@ -128,23 +149,20 @@ def first_difference(located: Located, expected: Mapping, tol: Tolerance, skip: 
     if located.error is not None:
         return None, located.error
     compared = 0
-    for key, value in expected.items():
-        name, provenance = located.named.get(key, (None, None))
+    for key in expected:
+        name, _ = located.named.get(key, (None, None))
         if name is None or name not in located.computed or name in skip:
             continue
-        mine, theirs = np.asarray(located.computed[name]), np.asarray(value)
         compared += 1
         # each value at the precision of the narrowest float arithmetic it passed through
-        metrics = compare_output(0, theirs, mine, located.tolerance_of(key, tol), top_k=1)
-        if metrics.violated:
-            worst = element_at(metrics.worst[0]["index"] if metrics.worst else None, theirs, mine)
-            return ImportOrigin(provenance.label, key, provenance.op, list(mine.shape), list(theirs.shape), metrics.score,
-                                metrics.max_abs, worst,
-                                binding=name, discontinuous=is_discontinuous(provenance.op, theirs.dtype)), None
+        origin = origin_at(located, key, located.tolerance_of(key, tol), expected)
+        if origin is not None:
+            return origin, None
     if not compared:
         return None, "no value of the model could be paired with one TVM computes"
     return None, (f"none of the {compared} values both compute differs beyond the tolerance on the witness "
                   "(the difference is below it at every node, and adds up)")
 
 
-__all__ = ["DISCONTINUOUS", "Located", "first_difference", "is_discontinuous", "named_bindings", "tvm_values"]
+__all__ = ["DISCONTINUOUS", "Located", "first_difference", "is_discontinuous", "named_bindings", "origin_at",
+           "tvm_values"]

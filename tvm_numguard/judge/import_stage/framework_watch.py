@@ -15,11 +15,12 @@ from ...base.compare import compare_outputs, is_finite_outputs
 from ...build.recent import Recent
 from ..oracle import Oracle
 from ...ir.targets import local_target
-from .agreement import (CONDITIONING_RUNS, agreement_score, compare_outputs_with_framework, conditioning_scale,
+from .agreement import (CONDITIONING_RUNS, K, agreement_score, compare_outputs_with_framework, conditioning_scale,
                         judge_elements, spread_of)
 from .flips import explain_flips
 from .judgement import ImportJudgement
 from .first_node import Located, first_difference
+from .local_node import local_fault
 from .precision import explain_precision, narrow_dtype, widened_entries
 
 # fresh inputs of the range a widening is verified on, beside the witness and the last searched ones
@@ -138,6 +139,10 @@ class FrameworkWatch:
         verdict = ("import" if any(o.tvm_at_fault for o in outputs)
                    else "unjudged" if any(o.not_judged for o in outputs) else "benign")
         said = dict(framework=self.framework.name, truth=name, truth_note=note, outputs=outputs, lowering=lowering)
+        if verdict == "benign" and any(o.tvm_at_fault for o in compare_outputs_with_framework(theirs, mine, tol, truth)):
+            local = self._local_fault(witness, said)  # the spread is what excuses: it must hold node by node too
+            if local is not None:
+                return local
         if verdict == "benign":
             return ImportJudgement(verdict=verdict, reason=BENIGN_REASON, **said)
         if verdict == "unjudged":
@@ -177,6 +182,20 @@ class FrameworkWatch:
             origin = outcome.origin
         said.update(origin=origin, origin_note=origin_note, flips=flips)
         return ImportJudgement(verdict=verdict, **said)
+
+    def _local_fault(self, witness, said: dict) -> Optional[ImportJudgement]:
+        """Where only the conditioning excuses the outputs: the first differing node at fault on its own
+        inputs (``local_node.py``) as an import verdict; None where none is."""
+        self.session.progress("the outputs' difference is within their conditioning: judging each differing node "
+                              "on its own inputs")
+        located = Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
+        origin, judged = local_fault(located, self.tol)
+        if origin is None:
+            return None
+        note = (f"every output's difference is within its conditioning on the witness, but {origin.node} computes "
+                f"differently on its own inputs: against its float64 truth there, beyond {K:g} times the framework's "
+                f"error and its own spread ({judged} differing node(s) judged alone)")
+        return ImportJudgement(verdict="import", origin=origin, origin_note=note, **said)
 
     def _precision(self, origin, witness, located: Located):
         """The precision stage's PrecisionOutcome from ``origin`` on: verified on the
