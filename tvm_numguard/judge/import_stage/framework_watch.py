@@ -173,7 +173,8 @@ class FrameworkWatch:
             outcome = self._precision(origin, witness, located)
             if outcome.explained:
                 widened = widened_entries(self.session.model, outcome.widened)
-                what = ", ".join(e.label for e in widened[:3]) + (" ..." if len(widened) > 3 else "")
+                labels = list(dict.fromkeys(e.label for e in widened))  # a node's conversion may make several
+                what = ", ".join(labels[:3]) + (" ..." if len(labels) > 3 else "")
                 said.update(origin=origin, origin_note=origin_note)
                 return ImportJudgement(verdict="precision", widened=widened, verified_on=outcome.verified_on, reason=(
                     f"TVM computes {what} in the model's {narrow_dtype(self.session.model)}, the framework in "
