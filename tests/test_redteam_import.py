@@ -167,3 +167,31 @@ def test_a_clean_float16_transformer_block_is_no_import_defect(tmp_path, block, 
     path = torch_block(str(tmp_path), name=block, fmt="onnx", half=True)
     verdict, failed = _import_verdict(path, low, high)
     assert verdict not in ("import", "unjudged") and not failed, verdict
+
+
+def _erf_as_tanh(original):
+    from tvm import relax
+
+    def converter(cls, bb, inputs, attr, params):
+        x = inputs[0]
+        return relax.op.tanh(relax.op.multiply(x, relax.const(1.128, x.ty.dtype)))
+    return converter
+
+
+def test_a_wrong_formula_after_float16_matmuls_is_named_and_not_widened_past(tmp_path):
+    """Float16 MatMuls differ from ONNX Runtime by precision, each still differing once kept in
+    float32 (ONNX Runtime's float16 MatMul has its own error); a planted Erf after them does too,
+    but it alone is off its own float64 truth when kept in float32: it is named, and the precision
+    stage stops there instead of widening the rest."""
+    g, rng = OnnxGraph(np.float16), np.random.default_rng(5)
+    y = "x"
+    for _ in range(2):
+        w = g.const(rng.uniform(-1, 1, (32, 32)) / np.sqrt(32))
+        y = g.node("Add", [g.node("MatMul", [y, w]), g.const(rng.uniform(-.1, .1, (32,)))])
+    y = g.node("Erf", [y], name="erf")
+    w = g.const(rng.uniform(-1, 1, (32, 32)) / np.sqrt(32))
+    path = _save(g, (6, 32), [g.node("MatMul", [y, w])], tmp_path / "mm_erf.onnx")
+    with onnx_converter("Erf", _erf_as_tanh):
+        report = ng.bisect(str(path), CompileConfig(pipeline="zero"), Options(low=-3, high=3, budget="20", seed=0),
+                           workers=Workers(jobs=0))
+    assert report.imports.verdict == "import" and report.imports.origin.key == "erf", report.imports.origin

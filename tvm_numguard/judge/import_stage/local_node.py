@@ -67,12 +67,12 @@ def local_fault(located: Located, tol: Tolerance) -> tuple:
         if judged >= LOCAL_NODES:
             break
         judged += 1
-        if _at_fault(located, key, mine, theirs, node_tol):
+        if at_fault_alone(located, key, mine, theirs, node_tol):
             return origin_at(located, key, node_tol), judged
     return None, judged
 
 
-def _at_fault(located: Located, key: str, mine: np.ndarray, theirs: np.ndarray, tol: Tolerance) -> bool:
+def at_fault_alone(located: Located, key: str, mine: np.ndarray, theirs: np.ndarray, tol: Tolerance) -> bool:
     """Whether TVM's value ``mine`` of node ``key`` is at fault against the node's float64 truth on TVM's own arguments."""
     arguments = _arguments(located, key)
     if arguments is None:
@@ -126,4 +126,4 @@ def _spread(located: Located, key: str, args: dict, truth: np.ndarray) -> np.nda
     return spread_of([truth], runs)[0]
 
 
-__all__ = ["LOCAL_NODES", "local_fault"]
+__all__ = ["LOCAL_NODES", "at_fault_alone", "local_fault"]

@@ -30,7 +30,8 @@ from ...build.compile import compile_plain, legalized, run_build
 from ...ir.targets import target_of
 from ...base.tolerance import Tolerance
 from .judgement import ImportOrigin, WidenedOp
-from .first_node import Located, first_difference
+from .first_node import Located, first_difference, origin_at
+from .local_node import at_fault_alone
 
 
 def widenable_bindings(mod: tvm.IRModule) -> list:
@@ -121,9 +122,11 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
             current = located.of(keep_float32(mod, widened))
         except Exception:  # as above
             break
-        still, _ = first_difference(current, current.expected, tol)
-        if stuck is None and still is not None and still.key == origin.key:
-            stuck = origin
+        if origin_at(current, origin.key, current.tolerance_of(origin.key, tol)) is not None:  # still differs
+            if _wrong_alone(current, origin, tol):
+                stuck = origin
+                break  # kept in float32 and still off its own float64 truth: a wrong formula, not precision
+            stuck = stuck or origin
         # a value kept in float32 may differ from a framework that computes it in float16 too (ONNX Runtime's
         # float16 MatMul accumulates in float16): the next round asks the first value past the widened ones
         following, _ = first_difference(current, current.expected, tol, skip=frozenset(widened))
@@ -131,6 +134,15 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
             break  # nothing left to widen for, or widening did not help it
         origin = following
     return PrecisionOutcome(tuple(widened), False, stuck or origin or first)
+
+
+def _wrong_alone(located: Located, origin: ImportOrigin, tol: Tolerance) -> bool:
+    """Whether TVM's value of ``origin``, its chain kept in float32, is at fault against the node's float64
+    truth on TVM's own arguments (``local_node.at_fault_alone``): no widening explains that."""
+    mine, theirs = located.tvm_value(origin.key), located.expected.get(origin.key)
+    if mine is None or theirs is None:
+        return False
+    return at_fault_alone(located, origin.key, np.asarray(mine), np.asarray(theirs), located.tolerance_of(origin.key, tol))
 
 
 def widened_entries(model, names: Sequence[str]) -> tuple:
