@@ -71,6 +71,16 @@ def marked(marker: str) -> list:
     return found
 
 
+def catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler for ``signum`` (its SigCgt mask in /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            mask = next(line.split()[1] for line in status if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(mask, 16) & (1 << (signum - 1)))
+
+
 def wait_until(condition, seconds: float) -> bool:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -150,7 +160,9 @@ def test_sigterm_while_the_command_starts_says_so_and_exits_143():
     numguard = os.path.join(os.path.dirname(sys.executable), "numguard")
     child = subprocess.Popen([numguard, "bisect", MLP, "--low", "0", "--high", "1"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": ROOT})
-    time.sleep(0.3)  # importing the CLI and TVM
+    # as soon as the CLI catches SIGTERM (while it imports TVM); a fixed sleep killed a busy machine's
+    # interpreter before that, with no handler yet (exit -15)
+    assert wait_until(lambda: catches(child.pid, signal.SIGTERM), 30.0)
     child.send_signal(signal.SIGTERM)
     _, err = child.communicate(timeout=30)
     assert child.returncode == 143, err[-500:]
