@@ -37,6 +37,9 @@ def headline(data: dict) -> str:
         where = f" of {origin['node']}" if origin else ""
         also = (" (and a pass: see the culprit)" if "pass" in at_fault else
                 "; its build gives other outputs on the same inputs, so no pass is judged" if nondeterministic else "")
+        blamed = component_at_fault(section)
+        if blamed is not None:
+            return component_headline(blamed, origin) + also
         if section.get("verdict") == "unjudged":
             return (f"IMPORT NOT JUDGED: TVM's import{where} computes other numbers than the model's framework, and "
                     f"no independent truth says which is right{also}")
@@ -50,6 +53,40 @@ def headline(data: dict) -> str:
         also = " (and a pass: see the culprit)" if "pass" in at_fault else ""
         return f"TARGET: the {data['cpu_reference']['target']} build computes other numbers than the LLVM build{also}"
     return ""
+
+
+# a component's headline: what is at fault, in TVM's words
+COMPONENT_HEADLINES = {
+    "conversion": "CONVERSION: TVM's frontend converts {node} into Relax that computes another formula ({subject})",
+    "legalization": "LEGALIZATION: {subject} computes other numbers than the operator means, at {node}",
+    "codegen": "CODEGEN: {subject} computes other numbers than the intrinsic, at {node}",
+}
+
+
+def component_at_fault(section: dict):
+    """The first component verdict at fault in the import section's placement (None: none named)."""
+    placement = section.get("placement") or {}
+    if section.get("verdict") not in ("import", "unjudged"):
+        return None
+    return next((v for v in placement.get("verdicts", []) if v["outcome"] == "at fault"), None)
+
+
+def component_headline(verdict: dict, origin) -> str:
+    node = origin["node"] if origin else "a node of the model"
+    return COMPONENT_HEADLINES[verdict["component"]].format(node=node, subject=verdict["subject"])
+
+
+def placement_lines(section: dict) -> list:
+    """Each component's verdict on the node named: which part of TVM is at fault, and by what truth."""
+    placement = section.get("placement")
+    if not placement:
+        return []
+    lines = [f"  placed    at {placement['node']}, on TVM's own values of its arguments:"]
+    for verdict in placement["verdicts"]:
+        word = verdict["outcome"].upper() if verdict["outcome"] in ("at fault", "unjudged") else verdict["outcome"]
+        lines.append(f"    {verdict['component']:12s} {word}: {verdict['subject']}")
+        lines.append(f"                 {verdict['reason']}")
+    return lines
 
 
 def cpu_lines(data: dict) -> list:
@@ -84,6 +121,7 @@ def import_lines(data: dict) -> list:
         lines.append(f"  first     {_origin_text(origin)}")
     elif section["verdict"] in ("import", "unjudged") and section.get("origin_note"):
         lines.append(f"  first     not named: {section['origin_note']}")
+    lines += placement_lines(section)
     lines.append(stages_line(data))
     if section["verdict"] in ("import", "unjudged"):
         lines += advice_lines(section)
@@ -130,10 +168,32 @@ def _origin_text(origin: dict) -> str:
 
 def advice_lines(section: dict) -> list:
     origin = section.get("origin")
-    what = f"its conversion of {origin['node']}" if origin else "its conversion of the model"
-    return [f"  advice    no pass to switch off: TVM's frontend is at fault ({what}). Keep that operator out of "
-            "the model (or compute it another way) until TVM fixes it, and report it upstream with the witness "
-            "and this report."]
+    blamed = component_at_fault(section)
+    node = origin["node"] if origin else "the model"
+    if blamed is None:
+        placement = section.get("placement") or {}
+        unjudged = [v for v in placement.get("verdicts", []) if v["outcome"] == "unjudged"]
+        which = ("; which part of TVM is not judged: " + "; ".join(f"{v['component']}: {v['reason']}"
+                                                                  for v in unjudged)) if unjudged else ""
+        return [f"  advice    no pass to switch off: TVM computes {node} differently{which}. Keep that operator out "
+                "of the model (or compute it another way) until TVM fixes it, and report it upstream with the "
+                "witness and this report."]
+    lines = [f"  advice    no pass to switch off: {COMPONENT_ADVICE[blamed['component']].format(subject=blamed['subject'], node=node)}"]
+    if blamed.get("script"):
+        lines.append("            a standalone script (stock TVM and numpy, no numguard) shows it; in the JSON "
+                     "report: framework.placement.verdicts[].script, or numguard's --json")
+    return lines
+
+
+COMPONENT_ADVICE = {
+    "conversion": "TVM's frontend is at fault ({subject}, its conversion of {node}). Keep that operator out of the "
+                  "model (or compute it another way) until TVM fixes it, and report it upstream.",
+    "legalization": "LegalizeOps's kernel is at fault ({subject}): every model that uses the operator gets it. "
+                    "Register a correct legalization for your build (tvm.ir.register_op_attr with 'FLegalize'), or "
+                    "keep the operator out of the model, and report it upstream against TOPI.",
+    "codegen": "the target's lowering of a math intrinsic is at fault ({subject}): every kernel that calls it gets "
+               "it. Report it upstream (src/target/ intrinsic rules); meanwhile keep the operator out of the model.",
+}
 
 
 def _num(value) -> str:

@@ -143,6 +143,9 @@ class TorchEager(Framework):
         node = self._node(key)
         return [a.name for a in node.all_input_nodes if isinstance(a, torch.fx.Node)]
 
+    def node_op(self, key: str) -> str:
+        return str(self._node(key).target)
+
     def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
                  double: bool = False) -> np.ndarray:
         """The FX node ``key`` called on ``args`` (its argument nodes' values by

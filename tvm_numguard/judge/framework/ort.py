@@ -223,6 +223,9 @@ class OnnxRuntime(Framework):
     def node_arguments(self, key: str) -> list:
         return list(self._node_of(key).input)
 
+    def node_op(self, key: str) -> str:
+        return self._node_of(key).op_type
+
     def run_node(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
                  double: bool = False) -> np.ndarray:
         """The node computing ``key`` alone, in ONNX Runtime (else onnx.reference),

@@ -106,6 +106,10 @@ class Framework:
         """The names (in the model) of the arguments of the node computing ``key``."""
         raise NotImplementedError
 
+    def node_op(self, key: str) -> str:
+        """The operator of the node computing ``key``, as the model names it (``Elu``, ``aten.gelu.default``)."""
+        raise NotImplementedError
+
 
 def note_list(what: str, labels: Sequence[str], limit: int = 3) -> str:
     """``what: a, b, c ...`` (empty where there are none)."""

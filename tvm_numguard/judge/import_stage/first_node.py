@@ -16,8 +16,10 @@ import dataclasses
 from typing import Mapping, Optional
 
 import numpy as np
+import tvm
 
 from ...build.capture import CaptureError, capture_values, value_graph
+from ...build.capture.kernels import with_views
 from ...base.errors import summarize_error
 from ..framework import FrameworkError
 from ...build.compile import compile_plain, legalized
@@ -42,24 +44,42 @@ def is_discontinuous(op, dtype) -> bool:
     return op in DISCONTINUOUS or (op == "relax.astype" and np.dtype(dtype).kind in "iub")
 
 
-def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
-    """{binding name of the imported main: its value on the witness} for every
-    binding a kernel computes, and the inputs."""
+@dataclasses.dataclass(frozen=True)
+class TVMRun:
+    """TVM's import of the model legalized (``legal``: every operator a kernel
+    call, binding names kept), built plainly and run once on the witness:
+    ``captured``, each kernel's own output by its binding's name (and the
+    inputs), and ``values``, every binding's value with casts and aliases
+    given their argument's value (a cast to bool is no float)."""
+
+    legal: tvm.IRModule
+    captured: dict
+    values: dict
+
+
+def tvm_run(model, witness: Mapping[str, np.ndarray], target) -> TVMRun:
+    """The imported main legalized, built plainly and run on ``witness`` with every kernel captured."""
     target = target_of(target)
     legal = legalized(model.mod, target)
     graph = value_graph(legal, model.mod)
     build = compile_plain(legal, target)
     if not build.ok:
         raise CaptureError(f"the imported module does not build on its own: {build.error}")
-    values = capture_values(build.executable, build.device, graph, model.input_names(), witness)
-    # a cast or an alias has its argument's value, in its own dtype (a cast to bool is no float)
+    # a view no kernel computes (a reshape the build made a view of its argument) has its argument's elements
+    captured = with_views(graph, capture_values(build.executable, build.device, graph, model.input_names(), witness))
     out = {}
     for name in graph.order:
-        if graph.canon(name) in values:
-            value = np.asarray(values[graph.canon(name)])
+        if graph.canon(name) in captured:
+            value = np.asarray(captured[graph.canon(name)])
             dtype = graph.nodes[name].dtype
             out[name] = value.astype(dtype) if dtype and dtype != str(value.dtype) and dtype != "bfloat16" else value
-    return out
+    return TVMRun(legal, captured, out)
+
+
+def tvm_values(model, witness: Mapping[str, np.ndarray], target) -> dict:
+    """{binding name of the imported main: its value on the witness} for every
+    binding a kernel computes, and the inputs."""
+    return tvm_run(model, witness, target).values
 
 
 def named_bindings(model) -> dict:
@@ -81,11 +101,13 @@ class Located:
         self.history = _model_history(framework, witness)
         self.expected: dict = {}
         self.computed: dict = {}
+        self.run: Optional[TVMRun] = None
         self.error = None if self.named else "the model's frontend kept no names for its values"
         if self.error is None:
             try:
                 self.expected = framework.values(witness) if expected is None else expected
-                self.computed = tvm_values(model, witness, target)
+                self.run = tvm_run(model, witness, target)
+                self.computed = self.run.values
             except (FrameworkError, CaptureError) as err:
                 self.error = str(err)
             except Exception as err:  # TVM raises many types; naming the node is a help

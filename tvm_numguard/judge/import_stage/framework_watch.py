@@ -19,7 +19,9 @@ from .agreement import (CONDITIONING_RUNS, K, agreement_score, compare_outputs_w
                         judge_elements, spread_of)
 from .flips import explain_flips
 from .judgement import ImportJudgement
-from .first_node import Located, first_difference
+from .first_node import Located, first_difference, origin_at
+from ..components import NodeCase, place, place_fault
+from ...base.progress import Detail, waiting
 from .local_node import local_fault
 from .precision import explain_precision, narrow_dtype, widened_entries
 
@@ -170,6 +172,9 @@ class FrameworkWatch:
                     "own operator on TVM's inputs gives TVM's result, and with that result the model agrees"), **said)
             origin, origin_note = outcome.origin, outcome.why or origin_note
         if origin is not None and not flips and located.error is None:
+            placed = self._placed(located, verdict, origin_note, said)
+            if placed is not None:
+                return placed
             outcome = self._precision(origin, witness, located)
             if outcome.explained:
                 widened = widened_entries(self.session.model, outcome.widened)
@@ -181,8 +186,28 @@ class FrameworkWatch:
                     f"float32: with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
                     f"framework on {outcome.verified_on} input set(s)"), **said)
             origin = outcome.origin
+            if said.get("placement") is not None and said["placement"].exonerated:  # every differing node is
+                return ImportJudgement(verdict="benign", reason=EXONERATED_REASON, origin=origin,
+                                       origin_note=origin_note, **said)
         said.update(origin=origin, origin_note=origin_note, flips=flips)
         return ImportJudgement(verdict=verdict, **said)
+
+    def _placed(self, located: Located, verdict: str, origin_note, said: dict) -> Optional[ImportJudgement]:
+        """The first differing node a part of TVM computes differently on its own inputs
+        (``judge/components``: conversion, legalization, code generation), as the verdict
+        naming that node; None where every differing node is exonerated (``said`` then
+        holds the last placement, for the report) or none could be placed."""
+        self.session.progress("placing the difference: which part of TVM computes which node differently")
+        with waiting(self.session.progress, "the difference's placement: each differing node's kernels built again "
+                     "alone, and its operators evaluated by numpy and PyTorch"):
+            placement, placements = place_fault(located, self.tol, lambda line: self.session.progress(Detail(line)))
+        if placement is None or not placement.at_fault:  # exonerated, or not judged: precision may yet explain it
+            if placements:
+                said["placement"] = placements[-1] if placement is None else placement
+            return None
+        tol = located.tolerance_of(placement.key, self.tol)
+        origin = origin_at(located, placement.key, tol)
+        return ImportJudgement(verdict=verdict, origin=origin, origin_note=origin_note, placement=placement, **said)
 
     def _local_fault(self, witness, said: dict) -> Optional[ImportJudgement]:
         """Where only the conditioning excuses the outputs: the first differing node at fault on its own
@@ -196,7 +221,9 @@ class FrameworkWatch:
         note = (f"every output's difference is within its conditioning on the witness, but {origin.node} computes "
                 f"differently on its own inputs: against its float64 truth there, beyond {K:g} times the framework's "
                 f"error and its own spread ({judged} differing node(s) judged alone)")
-        return ImportJudgement(verdict="import", origin=origin, origin_note=note, **said)
+        case = NodeCase.of(located, origin.key, self.tol)
+        placement = place(case) if case is not None else None
+        return ImportJudgement(verdict="import", origin=origin, origin_note=note, placement=placement, **said)
 
     def _precision(self, origin, witness, located: Located):
         """The precision stage's PrecisionOutcome from ``origin`` on: verified on the
@@ -289,5 +316,8 @@ class FrameworkWatch:
         return compare_outputs(rounded, reference, self.tol).score
 
 
+EXONERATED_REASON = ("every node where TVM differs from the framework computes, on TVM's own values of its arguments, "
+                     "what the model's node does: its conversion, its kernels and their code generation each agree "
+                     "with their own truth, so the difference is rounding that accumulates, not a part of TVM at fault")
 BENIGN_REASON = ("at every differing element, TVM is within the tolerance of the float64 truth, within that "
                  "element's conditioning, or not over 32 times as far off as the framework")

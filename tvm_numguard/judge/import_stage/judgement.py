@@ -9,6 +9,7 @@ from typing import Optional
 
 from ...base.frozen import freeze_fields
 from ...base.numbers import plain, unplain
+from ..components.verdict import NodePlacement
 from .agreement import IMPORT_VERDICTS, OutputAgreement
 
 
@@ -105,7 +106,9 @@ class ImportJudgement:
     or it failed: ``reason``). ``truth`` names the float64 run the difference
     was judged against (``truth_note``: why not the framework's whole float64
     copy). ``lowering``: how far TVM's float32 reference is from TVM's own
-    float64 build (a score; None where that build was not made)."""
+    float64 build (a score; None where that build was not made).
+    ``placement``: which part of TVM computes the node named at fault differently
+    (conversion, legalization, code generation: ``judge/components``)."""
 
     framework: str
     verdict: str
@@ -119,6 +122,7 @@ class ImportJudgement:
     widened: tuple = ()  # WidenedOp
     flips: tuple = ()  # ProvenFlip
     verified_on: int = 0  # input sets the widening was verified on
+    placement: Optional[NodePlacement] = None
 
     def __post_init__(self):
         if self.verdict not in IMPORT_VERDICTS:
@@ -126,6 +130,12 @@ class ImportJudgement:
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "widened", tuple(self.widened))
         object.__setattr__(self, "flips", tuple(self.flips))
+
+    @property
+    def component(self):
+        """The part of TVM at fault (a components.Component), None where none is named."""
+        at_fault = self.placement.at_fault if self.placement is not None else ()
+        return at_fault[0].component if self.differs and at_fault else None
 
     @property
     def differs(self) -> bool:
@@ -138,7 +148,8 @@ class ImportJudgement:
                 "truth_note": self.truth_note, "outputs": [o.to_json() for o in self.outputs],
                 "origin": self.origin.to_json() if self.origin else None, "origin_note": self.origin_note,
                 "lowering": plain(self.lowering), "widened": [w.to_json() for w in self.widened],
-                "flips": [f.to_json() for f in self.flips], "verified_on": self.verified_on}
+                "flips": [f.to_json() for f in self.flips], "verified_on": self.verified_on,
+                "placement": self.placement.to_json() if self.placement is not None else None}
 
     @classmethod
     def from_json(cls, data) -> Optional["ImportJudgement"]:
@@ -148,7 +159,8 @@ class ImportJudgement:
                    tuple(OutputAgreement.from_json(o) for o in data.get("outputs", [])),
                    ImportOrigin.from_json(data.get("origin")), data.get("origin_note"),
                    unplain(data.get("lowering")), tuple(WidenedOp.from_json(w) for w in data.get("widened", [])),
-                   tuple(ProvenFlip.from_json(f) for f in data.get("flips", [])), int(data.get("verified_on", 0)))
+                   tuple(ProvenFlip.from_json(f) for f in data.get("flips", [])), int(data.get("verified_on", 0)),
+                   NodePlacement.from_json(data.get("placement")))
 
 
 __all__ = ["ImportJudgement", "ImportOrigin", "ProvenFlip", "WidenedOp"]

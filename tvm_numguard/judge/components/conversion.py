@@ -1,0 +1,174 @@
+"""The conversion component: does TVM's frontend turn the model's node into Relax that means the same?
+
+Its truth is the framework's node in float64 (``Framework.run_node(double=True)``)
+on TVM's own values of the node's arguments. What it judges is the Relax the
+frontend emitted for the node, evaluated binding by binding by each operator's
+meaning (``meaning.py``: numpy and PyTorch, never TVM), on the same values:
+
+- in float64 with every cast to a float kept in float64 (as the framework's
+  float64 run widens the model's casts): another formula (an ignored attribute,
+  a wrong default, a wrong axis) shows beyond the node's tolerance;
+- with each binding rounded to the dtype it declares: a conversion that
+  computes in a float narrower than the model's own for the node (a float32
+  sum done in float16) shows there.
+
+Neither evaluation runs a TVM kernel, so a wrong legalization or code
+generation below a right conversion leaves this component agreeing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm import relax
+
+from ...ir.relax_ir import FLOAT_WIDTHS, tensor_type
+from ..framework import FrameworkError
+from .meaning import meaning_of
+from .node import NodeCase
+from .rule import fault_of, spread_over
+from .values import MissingValue, widened
+from .verdict import Component, ComponentVerdict, Outcome
+
+
+class Unjudged(Exception):
+    """The conversion cannot be evaluated without TVM (why, in one line)."""
+
+
+def judge(case: NodeCase) -> ComponentVerdict:
+    subject = converter_name(case)
+    try:
+        theirs = np.asarray(case.framework.run_node(case.key, case.framework_arguments(), case.witness,
+                                                    double=True))
+        ours = evaluate(case, declared=False)
+    except (Unjudged, MissingValue, FrameworkError, NotImplementedError) as err:
+        return ComponentVerdict(Component.CONVERSION, Outcome.UNJUDGED, subject, f"not judged: {err}")
+    except Exception as err:  # noqa: BLE001 - the framework's node or a meaning on these values: no truth
+        return ComponentVerdict(Component.CONVERSION, Outcome.UNJUDGED, subject,
+                                f"not judged: {type(err).__name__}: {str(err)[:160]}")
+    fault = fault_of(theirs, ours, theirs, case.tol)
+    if fault.found:
+        return ComponentVerdict(Component.CONVERSION, Outcome.AT_FAULT, subject, (
+            f"the Relax it emits for {case.label} computes another formula than the model's node: on TVM's own "
+            f"arguments, evaluated op by op in float64 it gives {_num(fault.worst.get('tvm'))} where the node "
+            f"gives {_num(fault.worst.get('truth'))} at {fault.worst.get('index')}"), case.output,
+            fault.worst, fault.elements)
+    narrowed = narrowed_bindings(case)
+    declared = evaluate(case, declared=True)
+    if narrowed:
+        fault = fault_of(theirs, declared, theirs, case.tol)
+        if fault.found:
+            return ComponentVerdict(Component.CONVERSION, Outcome.AT_FAULT, subject, (
+                f"it computes {', '.join(narrowed)} in a float narrower than the model computes {case.label} in "
+                f"({_model_float(case)}): with each binding rounded to its dtype the node gives "
+                f"{_num(fault.worst.get('tvm'))} where the model's gives {_num(fault.worst.get('truth'))}"),
+                case.output, fault.worst, fault.elements)
+    fault = _declared_fault(case, declared, theirs)
+    if fault.found:
+        return ComponentVerdict(Component.CONVERSION, Outcome.AT_FAULT, subject, (
+            f"the Relax it emits for {case.label}, computed in the dtypes it declares ({_model_float(case)}), loses "
+            f"precision the model's node does not: {_num(fault.worst.get('tvm'))} where the node gives "
+            f"{_num(fault.worst.get('truth'))} at {fault.worst.get('index')} (the framework's own {_model_float(case)} "
+            f"node: {_num(fault.worst.get('honest'))}; an unstable formula, as E[x^2] - E[x]^2 for a variance)"),
+            case.output, fault.worst, fault.elements)
+    return ComponentVerdict(Component.CONVERSION, Outcome.AGREES, subject,
+                            f"the Relax it emits for {case.label} means what the model's node computes, on TVM's "
+                            "own arguments")
+
+
+def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
+    """The node's Relax rounded to its declared dtypes against the float64 node, with the framework's
+    own node in the model's dtypes as the honest implementation and the node's spread."""
+    args = case.framework_arguments()
+    names = list(args)
+    honest = np.asarray(case.framework.run_node(case.key, args, case.witness))
+    spread = spread_over(lambda values: case.framework.run_node(case.key, dict(zip(names, values)), case.witness,
+                                                                double=True),
+                         [args[n] for n in names], theirs, _model_float(case))
+    return fault_of(honest, declared, theirs, case.tol, spread)
+
+
+def evaluate(case: NodeCase, declared: bool) -> np.ndarray:
+    """The node's bindings evaluated by their meanings, on TVM's values of what they read
+    from outside the node: float64 throughout, or (``declared``) rounded to each binding's dtype."""
+    env: dict = {}
+    inside = set(case.bindings)
+    for name in case.bindings:
+        var, value = case.arguments.named[name]
+        out = _evaluate_binding(case, value, env, inside, declared)
+        dtype = tensor_type(var)[1]
+        if declared and dtype in FLOAT_WIDTHS and dtype != "bfloat16" and isinstance(out, np.ndarray):
+            out = out.astype(dtype)
+        env[name] = widened(out)
+    result = env[case.output]
+    return np.asarray(result[0] if isinstance(result, (list, tuple)) else result)
+
+
+def _evaluate_binding(case: NodeCase, value, env: dict, inside: set, declared: bool):
+    def read(expr):
+        if isinstance(expr, relax.Var):
+            name = case.arguments.name_of.get(expr)
+            if name in inside:
+                return env[name]
+        if isinstance(expr, relax.Tuple):
+            return [read(field) for field in expr.fields]
+        return widened(case.arguments.argument(expr))
+
+    if isinstance(value, relax.TupleGetItem):
+        return read(value.tuple_value)[value.index]
+    if isinstance(value, relax.Tuple):
+        return [read(field) for field in value.fields]
+    if isinstance(value, relax.Var):
+        return read(value)
+    if not isinstance(value, relax.Call):
+        raise Unjudged(f"a binding of {type(value).__name__}")
+    meaning = meaning_of(value)
+    if meaning is None:
+        raise Unjudged(f"{getattr(value.op, 'name', value.op)} has no meaning outside TVM in numguard")
+    args = [read(arg) for arg in value.args]
+    if meaning.op == "relax.astype" and not declared and np.dtype(_float_or_none(value.attrs.dtype) or "int64").kind == "f":
+        return args[0]  # a cast to a float: float64 keeps the value, as the framework's float64 run does
+    out = meaning.evaluate(args)
+    return list(out) if isinstance(out, tuple) else out
+
+
+def _float_or_none(dtype) -> str:
+    name = str(dtype)
+    return name if name in ("float16", "float32", "float64") else None
+
+
+def narrowed_bindings(case: NodeCase) -> list:
+    """The node's bindings (as ``op binding``) computed in a float narrower than the model computes the node in."""
+    model = _model_float(case)
+    if model not in FLOAT_WIDTHS:
+        return []
+    rank = FLOAT_WIDTHS.index(model)
+    out = []
+    for name in case.bindings:
+        var, value = case.arguments.named[name]
+        dtype = tensor_type(var)[1]
+        if dtype in FLOAT_WIDTHS and FLOAT_WIDTHS.index(dtype) < rank:
+            out.append(f"{getattr(getattr(value, 'op', None), 'name', 'a value')} ({name}: {dtype})")
+    return out
+
+
+def _model_float(case: NodeCase):
+    """The narrowest float the model itself computes the node in (its value's dtype where unknown)."""
+    return case.located.history.get(case.key) or str(case.framework_value().dtype)
+
+
+def converter_name(case: NodeCase) -> str:
+    """The converter, in the frontend's words: ``onnx_frontend.Elu`` / the torch importer's ``aten.gelu.default``."""
+    try:
+        kind = case.framework.node_op(case.key)
+    except (FrameworkError, NotImplementedError, AttributeError):
+        return f"the frontend's converter of {case.label}"
+    if case.framework.name.startswith("onnxruntime"):
+        return f"TVM's ONNX frontend: its {kind} converter (tvm.relax.frontend.onnx.onnx_frontend.{kind})"
+    return f"TVM's torch frontend: its converter of {kind} (ExportedProgramImporter)"
+
+
+def _num(value) -> str:
+    return "?" if value is None else f"{value:.6g}"
+
+
+__all__ = ["converter_name", "evaluate", "judge", "narrowed_bindings"]

@@ -1,0 +1,146 @@
+"""One binding's kernel, built again alone, with chosen math intrinsics computed another way.
+
+LegalizeOps turns a Relax operator into a PrimFunc whose math is ``tirx``
+intrinsics (``T.exp``, ``T.tanh``, ``T.nearbyint``); the target's code generator
+lowers each through its ``FLowerIntrinsic`` / ``FLegalize`` rules
+(``tirx.LowerIntrin``: ``llvm.*`` first, then ``default.*``). Replacing an
+intrinsic call before that by a call of the C library's double function
+(``T.call_pure_extern("float64", "tanh", ...)``, which no lowering rule
+touches) leaves the rest of the kernel as it is: the kernel with every
+intrinsic so replaced is what the TE formula computes with exact intrinsics
+(legalization's value), and the difference from the kernel as built is the
+code generator's alone.
+
+    # before: the kernel LegalizeOps made      # after: tanh computed by libm in float64
+    compute[i] = T.tanh(x[i])                   compute[i] = T.Cast("float32",
+                                                    T.call_pure_extern("float64", "tanh", T.Cast("float64", x[i])))
+
+``widened`` replaces an intrinsic by the same intrinsic computed in float32
+(where the kernel's float is narrower): the precision question.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import relax, tirx
+
+from ...build.compile import device_array
+from .values import MissingValue
+
+# tirx intrinsic -> its float64 C library function (every one a pure function of its arguments)
+LIBM = {f"tirx.{name}": name for name in (
+    "exp", "exp2", "exp10", "log", "log10", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+    "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf", "pow", "atan2", "fmod", "hypot", "floor",
+    "trunc", "round", "nearbyint", "fabs", "copysign")}
+# intrinsics the C library has no function for, as formulas over its double functions
+FORMULAS: dict = {
+    "tirx.rsqrt": lambda x: tirx.const(1.0, "float64") / tirx.call_pure_extern("float64", "sqrt", x),
+    "tirx.sigmoid": lambda x: tirx.const(1.0, "float64") / (
+        tirx.const(1.0, "float64") + tirx.call_pure_extern("float64", "exp", tirx.const(0.0, "float64") - x)),
+}
+MATH_INTRINSICS = frozenset(LIBM) | frozenset(FORMULAS)
+
+
+class KernelError(Exception):
+    """A binding whose kernel cannot be built or run alone (why, in one line)."""
+
+
+def is_math_call(node) -> bool:
+    op = getattr(node, "op", None)
+    return isinstance(node, tvm.ir.Call) and isinstance(op, tvm.ir.Op) and op.name in MATH_INTRINSICS
+
+
+def intrinsics_of(func: tirx.PrimFunc) -> list:
+    """The math intrinsics ``func`` calls, in the order first met."""
+    found: list = []
+
+    def visit(node):
+        if is_math_call(node) and node.op.name not in found:
+            found.append(node.op.name)
+
+    tvm_ffi.structural_walk(func, [(tvm.ir.Call, visit)])
+    return found
+
+
+def with_libm(func: tirx.PrimFunc, ops: Sequence[str]) -> tirx.PrimFunc:
+    """``func`` with every call of the intrinsics ``ops`` computed by the C library in float64."""
+    def replace(node):
+        if not is_math_call(node) or node.op.name not in ops:
+            return node
+        dtype = str(node.ty)
+        args = [tirx.Cast("float64", a) if str(a.ty) != "float64" else a for a in node.args]
+        if node.op.name in FORMULAS:
+            value = FORMULAS[node.op.name](*args)
+        else:
+            value = tirx.call_pure_extern("float64", LIBM[node.op.name], *args)
+        return tirx.Cast(dtype, value) if dtype != "float64" else value
+
+    return tvm_ffi.structural_map(func, [(tvm.ir.Call, replace)])
+
+
+def widened(func: tirx.PrimFunc, ops: Sequence[str], dtype: str = "float32") -> tirx.PrimFunc:
+    """``func`` with every call of the intrinsics ``ops`` in a narrower float computed in ``dtype``."""
+    def replace(node):
+        if not is_math_call(node) or node.op.name not in ops or _width(str(node.ty)) >= _width(dtype):
+            return node
+        args = [tirx.Cast(dtype, a) for a in node.args]
+        return tirx.Cast(str(node.ty), tirx.call_intrin(dtype, node.op.name, *args))
+
+    return tvm_ffi.structural_map(func, [(tvm.ir.Call, replace)])
+
+
+def _width(dtype: str) -> int:
+    return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}.get(dtype, 64)
+
+
+class KernelRun:
+    """The ``call_tir`` LegalizeOps made of one binding: its PrimFunc, and its arguments'
+    values (TVM's own, captured on the witness). ``run(transform)`` builds the PrimFunc
+    alone (``transform`` applied first) for ``target`` and runs it on them."""
+
+    def __init__(self, legal: tvm.IRModule, call, arguments, target):
+        self.target = target
+        if len(call.args) > 2:
+            raise KernelError("a kernel with symbolic shape arguments")
+        self.func, self.name = legal[call.args[0]], call.args[0].name_hint
+        fields = call.args[1].fields if isinstance(call.args[1], relax.Tuple) else [call.args[1]]
+        try:
+            self.inputs = [np.asarray(arguments.argument(field)) for field in fields]
+        except MissingValue as err:
+            raise KernelError(str(err)) from None
+        outputs = call.ty_args[0] if call.ty_args else call.ty
+        self.outputs = list(outputs.fields) if isinstance(outputs, relax.TupleType) else [outputs]
+        self._memo: dict = {}
+
+    @property
+    def intrinsics(self) -> list:
+        return intrinsics_of(self.func)
+
+    def run(self, transform: Optional[Callable] = None, key=None) -> list:
+        """The kernel's outputs, with ``transform`` (a PrimFunc -> PrimFunc) applied first;
+        memoized by ``key`` (None: not memoized)."""
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        func = transform(self.func) if transform is not None else self.func
+        try:
+            built = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), self.target)
+            device = tvm.cpu()
+            args = [tvm.runtime.tensor(device_array(v), device) for v in self.inputs]
+            outs = [tvm.runtime.tensor(np.zeros([int(d) for d in o.shape.values], dtype=str(o.dtype)), device)
+                    for o in self.outputs]
+            built["main"](*args, *outs)
+        except Exception as err:  # noqa: BLE001 - TVM raises many types; the component is then not judged
+            raise KernelError(f"the kernel {self.name} does not build or run alone: "
+                              f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+        result = [o.numpy() for o in outs]
+        if key is not None:
+            self._memo[key] = result
+        return result
+
+
+__all__ = ["FORMULAS", "KernelError", "KernelRun", "LIBM", "MATH_INTRINSICS", "intrinsics_of", "widened",
+           "with_libm"]
