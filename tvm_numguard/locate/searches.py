@@ -25,6 +25,7 @@ from ..base.errors import UsageError
 from .aimed import Aim
 from .budget import DEFAULT_BUDGET, Budget
 from .cancellation import ZeroCrossing
+from .edges import edge_candidates
 from .ranges import InputRange
 from .sampling import Evaluate, Observation, SearchResult, score_of
 
@@ -84,7 +85,9 @@ def random_candidate(specs, ranges, gen) -> dict:
 def boundary_candidates(specs, ranges, gen, mixed: int = 8, high_first: bool = False) -> list:
     """Candidates made of special values: every input at the range's low end,
     then at its high end (``high_first``: the largest magnitudes first, where
-    overflow is the threat), then four kinds interleaved so that any prefix of the
+    overflow is the threat), then one candidate per kind of edge inside the range
+    (``edges.py``: exact ties, exp-like thresholds of the input's float, powers of
+    two, integers), then four kinds interleaved so that any prefix of the
     list has some of each:
       - every input at one special value;
       - every input *nearly* constant: a special value plus a relative jitter of
@@ -113,8 +116,9 @@ def boundary_candidates(specs, ranges, gen, mixed: int = 8, high_first: bool = F
     alone = []
     if len(specs) > 1:
         alone = [{**middle, s.name: conform(v, s, ranges[s.name])} for s in specs for v in specials[s.name]]
+    edges = edge_candidates(specs, ranges, gen, conform)  # ties, thresholds, powers of two, integers (edges.py)
     out, seen = [], set()
-    for group in [constant[:2]] + list(itertools.zip_longest(constant[2:], nearly, drawn, alone)):
+    for group in [constant[:2], edges] + list(itertools.zip_longest(constant[2:], nearly, drawn, alone)):
         for cand in group:
             if cand is None:
                 continue
