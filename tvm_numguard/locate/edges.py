@@ -13,6 +13,7 @@ are ever given: the range is the user's contract.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -51,16 +52,28 @@ def edge_values(dtype, low: float, high: float, integer: bool = False) -> dict:
            "thresholds": _around([t for t in exp_thresholds(dtype)], dtype),
            "powers of two": _powers_of_two(dtype),
            "integers": _integers(low, high)}
-    return {kind: _inside(values, low, high) for kind, values in out.items()}
+    # every threshold is kept (at most 16 points, each with its two neighbours): each is some operator's edge
+    kept = {kind: _inside(values, low, high, None if kind == "thresholds" else PER_KIND)
+            for kind, values in out.items() if kind != "powers of two"}
+    kept["powers of two"] = _spread_out(_inside(out["powers of two"], low, high, limit=None))
+    return {kind: kept[kind] for kind in out}
 
 
-def _inside(values, low: float, high: float) -> list:
+def _spread_out(values: list) -> list:
+    """At most PER_KIND of ``values`` (sorted), evenly over them: the tiniest and the largest magnitudes both."""
+    if len(values) <= PER_KIND:
+        return values
+    picks = np.linspace(0, len(values) - 1, PER_KIND).round().astype(int)
+    return [values[i] for i in sorted(set(picks.tolist()))]
+
+
+def _inside(values, low: float, high: float, limit: Optional[int] = PER_KIND) -> list:
     kept = sorted({float(v) for v in values if low <= v <= high and math.isfinite(v)})
-    if len(kept) <= PER_KIND:
+    if limit is None or len(kept) <= limit:
         return kept
     # the extremes first: nearest the ends and nearest zero, where the edges bite
     by_interest = sorted(kept, key=lambda v: min(abs(v - low), abs(v - high), abs(v)))
-    return sorted(by_interest[:PER_KIND])
+    return sorted(by_interest[:limit])
 
 
 def _integers(low: float, high: float) -> list:
