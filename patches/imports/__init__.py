@@ -27,6 +27,13 @@ DEFECTS = (
     "torch_leakyrelu_slope", "torch_elu_alpha", "torch_gelu_quick", "torch_softmax_dim", "torch_layernorm_eps",
     "torch_batchnorm_eps", "torch_slice_negative", "torch_cumsum_negdim", "torch_var_correction",
     "torch_addmm_coeffs", "torch_hardtanh_bounds", "torch_sigmoid_fast", "torch_groupnorm_eps", "torch_mean_fp16",
+    # below the frontend: a Relax operator's legalization (LegalizeOps, TOPI/TE), a tirx intrinsic's lowering
+    "legal_round_ties", "legal_layernorm_onepass", "legal_softmax_nomax", "legal_sigmoid_overflow",
+    "legal_mean_f16acc", "legal_gelu_tanh", "legal_logsoftmax_naive", "legal_avgpool_countpad", "legal_sum_droplast",
+    "legal_maxpool_padzero", "legal_matmul_f16acc", "legal_prelu_lastaxis", "legal_erf_approx",
+    "intrin_tanh_expformula", "intrin_sinh_taylor", "intrin_cosh_taylor", "intrin_sigmoid_ratio", "intrin_erf_rational",
+    "intrin_nearbyint_halfup", "intrin_pow_explog", "intrin_log_log10", "intrin_exp_poly", "intrin_sqrt_newton",
+    "intrin_atan_poly", "intrin_rsqrt_fast",
 )
 
 

@@ -98,3 +98,32 @@ def torch_argument(node, index: int, name: str, default):
     if len(node.args) > index:
         return node.args[index]
     return node.kwargs.get(name, default)
+
+
+@contextlib.contextmanager
+def op_attribute(op_name: str, attribute: str, value: Callable):
+    """Replace TVM operator ``op_name``'s ``attribute`` with ``value`` for the block: a
+    Relax operator's ``FLegalize`` (``value(bb, call) -> Expr``, what LegalizeOps emits)
+    or a ``tirx`` intrinsic's lowering rule (``llvm.FLowerIntrinsic``, ``default.FLegalize``:
+    ``value(call) -> PrimExpr``, what tirx.LowerIntrin substitutes). The stock
+    attribute (or none) is back on the way out, an error inside the block included."""
+    import tvm
+
+    op = tvm.ir.Op.get(op_name)
+    stock = op.get_attr(attribute)
+    op.reset_attr(attribute)
+    tvm.ir.register_op_attr(op_name, attribute, value)
+    try:
+        yield
+    finally:
+        op.reset_attr(attribute)
+        if stock is not None:
+            tvm.ir.register_op_attr(op_name, attribute, stock)
+
+
+def legalized_as(compute: Callable, name: str) -> Callable:
+    """A Relax ``FLegalize`` that emits ``compute`` (TE tensors and the call's attributes -> a TE
+    tensor) as the operator's kernel, named ``name`` (as a TOPI function names its own)."""
+    def legalize(bb, call):
+        return bb.call_te(lambda *tensors: compute(*tensors, attrs=call.attrs), *call.args, primfunc_name_hint=name)
+    return legalize

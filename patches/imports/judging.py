@@ -51,23 +51,48 @@ def judge_defect(name: str, context: str, budget: str) -> dict:
         with load(name).planted():  # active while numguard imports the model, and after
             model = load_model(cell.path)
             judgement = _judgement(model, {"low": cell.low, "high": cell.high}, budget)
-    row.update(defect_outcome(judgement, cell.key))
+    module = load(name)
+    row.update(defect_outcome(judgement, cell.key, getattr(module, "COMPONENT", "conversion"),
+                              getattr(module, "SUBJECT", "")))
     return row
 
 
-def defect_outcome(judgement, key: str) -> dict:
-    """{"outcome": caught / missed, "verdict", "why"} of a defect cell whose planted node is ``key``."""
+def defect_outcome(judgement, key: str, component: str = "conversion", subject: str = "") -> dict:
+    """{"outcome": caught / missed, "verdict", "why"} of a defect cell whose planted node is ``key``,
+    planted in the part of TVM ``component`` (its verdict's subject naming ``subject``)."""
     if judgement is None:
         return {"outcome": "missed", "verdict": None, "why": "no import judgement (no framework ran)"}
     verdict, origin = judgement.verdict, judgement.origin
     if verdict == "import" and origin is not None and origin.key == key:
-        return {"outcome": "caught", "verdict": verdict, "why": origin.node}
+        blamed = placed_at_fault(judgement)
+        if blamed is None:
+            return {"outcome": "missed", "verdict": verdict, "why": f"{verdict}, no part of TVM named at "
+                                                                    f"{origin.node}: {_unplaced(judgement)}"}
+        if blamed.component.value != component or subject not in blamed.subject:
+            return {"outcome": "missed", "verdict": verdict, "why": f"{verdict}, wrong part: {blamed.component.value} "
+                                                                    f"({blamed.subject}) at {origin.node}"}
+        return {"outcome": "caught", "verdict": verdict, "why": f"{blamed.component.value}: {blamed.subject}"}
     if verdict == "import":
         why = (f"wrong node: names {origin.node}" if origin is not None
                else f"no node named: {judgement.origin_note or judgement.reason or '?'}")
     else:
         why = _why(judgement)
     return {"outcome": "missed", "verdict": verdict, "why": f"{verdict}, {why}"}
+
+
+def placed_at_fault(judgement):
+    """The first component verdict at fault in ``judgement``'s placement (None: none)."""
+    placement = getattr(judgement, "placement", None)
+    at_fault = placement.at_fault if placement is not None else ()
+    return at_fault[0] if at_fault else None
+
+
+def _unplaced(judgement) -> str:
+    placement = getattr(judgement, "placement", None)
+    if placement is None:
+        return "no placement"
+    return "; ".join(f"{v.component.value} {v.outcome.value}" + (f" ({v.reason[:80]})" if v.outcome.value == "unjudged"
+                                                                 else "") for v in placement.verdicts)
 
 
 def _why(judgement) -> str:

@@ -42,6 +42,8 @@ class OutputMetrics:
     inf_opt: int
     worst: list
     finding: Optional[str] = None  # "dtype changed", "shape changed"
+    # the reference's largest value where the default atol dwarfed them all, and atol follows it (Tolerance.for_values)
+    own_scale: Optional[float] = None
 
     def __post_init__(self):
         freeze_fields(self, "shape", "worst")
@@ -124,7 +126,8 @@ def element_scores(r: np.ndarray, diff: np.ndarray, rtol: float, atol: float) ->
 
 def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance, top_k: int = 5) -> OutputMetrics:
     ref, opt = np.asarray(ref), np.asarray(opt)
-    rtol, atol = tol.for_output(index, ref.dtype)
+    rtol, atol, own_scale = tol.for_values(index, ref.dtype, ref) if is_float(ref.dtype) else \
+        (*tol.for_output(index, ref.dtype), None)
     finding = None
     if ref.dtype != opt.dtype:
         finding = f"dtype changed: {ref.dtype} -> {opt.dtype}"
@@ -181,6 +184,7 @@ def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance,
         inf_opt=int(np.count_nonzero(np.isinf(o))),
         worst=worst,
         finding=finding,
+        own_scale=own_scale,
     )
 
 

@@ -6,8 +6,13 @@ import dataclasses
 import math
 from typing import Optional
 
+import numpy as np
+
 from .errors import ToleranceError
 
+# an output judged at its own scale (``Tolerance.for_values``) is never held to less than this many of
+# its float's spacing there: below that, two correctly rounded implementations already differ
+OWN_SCALE_ULPS = 4
 # (rtol, atol) by output dtype; float32 as the issue asks, the others follow
 # torch.testing's defaults for the narrower types
 DEFAULT_TOLERANCES = {
@@ -58,6 +63,26 @@ class Tolerance:
             return own
         passed = self.for_dtype(narrow)
         return (max(own[0], passed[0]), max(own[1], passed[1]))
+
+    def for_values(self, index: int, dtype, reference) -> tuple:
+        """(rtol, atol, the values' own scale or None) for output ``index`` whose
+        reference values are ``reference``: ``for_output``'s, except where the
+        default atol dwarfs every value (all of them below it: an output of 1e-11
+        against 1e-6 is compared at nothing, and a kernel returning 0 there would
+        pass): atol then follows the values' own scale, ``rtol`` times the largest
+        of them, and no less than OWN_SCALE_ULPS of their float's spacing there.
+        A user's own atol is kept: it is their contract."""
+        rtol, atol = self.for_output(index, dtype)
+        if self.atol is not None or not atol:
+            return rtol, atol, None
+        values = np.abs(np.asarray(reference, dtype=np.float64))
+        values = values[np.isfinite(values)]
+        scale = float(values.max()) if values.size else 0.0
+        if not 0.0 < scale < atol:
+            return rtol, atol, None
+        name = str(dtype) if str(dtype) in DEFAULT_TOLERANCES else "float32"
+        spacing = float(np.spacing(np.asarray(scale, dtype=name if name != "bfloat16" else "float32")))
+        return rtol, max(rtol * scale, OWN_SCALE_ULPS * spacing), scale
 
     def through(self, history) -> "Tolerance":
         """This tolerance with ``history`` (one narrowest float dtype, or None, per output)."""

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import tvm
 
 from ..base.errors import ImportFailure, ModelError, UnsupportedModel, first_line, named
-from .provenance import name_bindings, onnx_labels, torch_labels
+from .provenance import folded_constants, name_bindings, onnx_labels, torch_labels
 from ..base.quiet import held_stderr, silenced_stderr
 
 # the shapes a user gives inputs (--shape), by input name: the one spelling of the type
@@ -37,7 +37,8 @@ def shape_hint(name: str, dims: Sequence[str]) -> str:
 
 def load_onnx(path: str, shapes: ShapeOverrides, import_at_shapes: bool = False) -> tuple:
     """(IRModule, provenance: binding name -> provenance.Provenance, shapes left to bind:
-    {input name: shape}, whether an input has a dynamic dimension). An input's dynamic dimensions stay symbolic at import
+    {input name: shape}, whether an input has a dynamic dimension, the values the frontend
+    folded into constants: {ONNX tensor name: provenance.FoldedConstant}). An input's dynamic dimensions stay symbolic at import
     (as a user compiles the model) and its shape in ``shapes`` is left to bind
     after; ``import_at_shapes`` (or a shape that changes a dimension the model
     fixes) imports the model at the given shape instead."""
@@ -69,14 +70,14 @@ def load_onnx(path: str, shapes: ShapeOverrides, import_at_shapes: bool = False)
     with held_stderr() as held, contextlib.redirect_stdout(printed):  # a failure's C++ warnings are dropped
         try:
             # the inputs keep the model's own names ("0", "input.1"), which users type in --range and --shape
-            mod, provenance = _import_onnx(model, shape_dict, dtype_dict)
+            mod, provenance, folded = _import_onnx(model, shape_dict, dtype_dict)
         except Exception as err:  # kept past the except block, to be freed quietly below
             failure = err
     if failure is None:
         sys.stderr.write(held.text)
         sys.stdout.write(printed.getvalue())
         dynamic = any(not _is_fixed(d) for inp in graph_inputs for d in inp.type.tensor_type.shape.dim)
-        return mod, provenance, to_bind, dynamic
+        return mod, provenance, to_bind, dynamic, folded
     error = _import_error(path, model, failure, printed.getvalue(), shapes, to_bind, shape_dict)
     with silenced_stderr():  # the failed import's BlockBuilder warns on stderr when it is freed
         del failure
@@ -221,19 +222,20 @@ def _onnx_input(path: str, inp, shapes: ShapeOverrides, import_at_shapes: bool =
 
 
 def _import_onnx(model, shape_dict: dict, dtype_dict: dict) -> tuple:
-    """What ``tvm.relax.frontend.onnx.from_onnx`` does (the model's opset from
-    its default domain), with the importer kept: its tensor table names the
-    values (provenance.py)."""
+    """(IRModule, provenance, folded constants): what ``tvm.relax.frontend.onnx.from_onnx``
+    does (the model's opset from its default domain), with the importer kept: its
+    tensor table names the values and the constants it folded (provenance.py)."""
     from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
 
     opset = next((i.version for i in model.opset_import if str(i.domain) in ("ai.onnx", "")), 1)
     importer = ONNXGraphImporter(shape_dict, dtype_dict, keep_params_in_input=False, sanitize=False)
     mod = importer.from_onnx(model.graph, opset)
     try:
-        provenance = name_bindings(mod, onnx_labels(importer._nodes, model.graph))
+        labels = onnx_labels(importer._nodes, model.graph)
+        provenance, folded = name_bindings(mod, labels), folded_constants(labels)
     except Exception:  # naming is a help; a frontend that changed its internals just gives no names
-        provenance = {}
-    return mod, provenance
+        provenance, folded = {}, {}
+    return mod, provenance, folded
 
 
 def provenance_of(source_model, mod: tvm.IRModule) -> dict:
@@ -247,7 +249,7 @@ def provenance_of(source_model, mod: tvm.IRModule) -> dict:
     try:
         with held_stderr(), contextlib.redirect_stdout(io.StringIO()):
             if type(source_model).__module__.startswith("onnx"):
-                again, provenance = _import_onnx(source_model, {}, {})
+                again, provenance, _ = _import_onnx(source_model, {}, {})
             else:
                 again, provenance = _import_program(source_model)
         return provenance if tvm_ffi.structural_equal(again["main"], mod["main"]) else {}

@@ -76,6 +76,8 @@ class Model:
     source_model: Optional[object] = None
     # the model's values TVM computes in float32 (``--keep-float32``: the precision stage's fix), by their names
     kept_float32: tuple = ()
+    # the model's values TVM's frontend folded into constants at import: name -> provenance.FoldedConstant
+    folded: dict = dataclasses.field(default_factory=dict)
 
     @property
     def framework_source(self):
@@ -170,8 +172,9 @@ def load_model(source: Union[str, os.PathLike, tvm.IRModule], shapes: Optional[S
     except OSError as err:
         raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
     if ext == ".onnx":
-        mod, provenance, to_bind, dynamic = load_onnx(path, shapes, import_at_shapes)
+        mod, provenance, to_bind, dynamic, folded = load_onnx(path, shapes, import_at_shapes)
         model = from_irmodule(mod, path, digest, to_bind, provenance=provenance)
+        model.folded = folded
         model.dims = "symbolic" if to_bind else ("fixed" if dynamic else "static")
         return model
     mod, provenance, allowed = load_pt2(path) if ext == ".pt2" else (load_tvmscript(path), {}, {})

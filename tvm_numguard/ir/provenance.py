@@ -18,7 +18,7 @@ from typing import Mapping, Optional
 
 from tvm import relax
 
-from .relax_ir import op_name
+from .relax_ir import TENSOR_CONSTANT, op_name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +58,29 @@ def name_bindings(mod, labels: Mapping) -> dict:
             pending = []
             provenance[binding.var.name] = Provenance(label, op_name(value), key=key)
     return provenance
+
+
+@dataclasses.dataclass(frozen=True)
+class FoldedConstant:
+    """A value of the user's model that TVM's frontend computed at import and
+    emitted as a constant (the ONNX converters fold nodes whose inputs are all
+    constants with numpy): no binding holds it, so a wrong fold shows only in
+    the bindings that read it. ``label`` names the node it was folded from."""
+
+    label: str
+    key: str
+    value: object  # numpy array
+
+
+def folded_constants(labels: Mapping) -> dict:
+    """{the model's value name: FoldedConstant} for every value the importer's table
+    (``labels``: Relax expression -> (label, name)) holds as a constant tensor."""
+    folded = {}
+    for expr, (label, key) in labels.items():
+        data = getattr(expr, "value", None)
+        if isinstance(expr, TENSOR_CONSTANT) and hasattr(data, "numpy"):
+            folded[key] = FoldedConstant(label, key, data.numpy())
+    return folded
 
 
 def onnx_labels(nodes: Mapping, graph) -> dict:

@@ -51,7 +51,7 @@ def judge_elements(framework: np.ndarray, tvm: np.ndarray, truth: Optional[np.nd
     against the framework, and then at fault or unjudged against ``truth``
     (float64; None: no truth for this output) within ``spread`` (the truth's
     own movement under input rounding, per element; None: not measured)."""
-    rtol, atol = tol.for_output(index, np.asarray(framework).dtype)
+    rtol, atol, _ = tol.for_values(index, np.asarray(framework).dtype, framework)
     fw, mine, diff = differences(framework, tvm)
     violating = element_scores(fw, diff, rtol, atol) > 1.0
     if truth is None:

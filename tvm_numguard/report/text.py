@@ -81,6 +81,9 @@ def _metric_lines(metrics: list) -> list:
             f"            would pass with atol >= {num(m['min_atol'])} (rtol {num(m['rtol'])}) "
             f"or rtol >= {num(m['min_rtol'])} (atol {num(m['atol'])})"
         )
+        if m.get("own_scale") is not None:
+            lines.append(f"            judged at its own scale: every reference value is at most {num(m['own_scale'])}, "
+                         f"below the default atol, so atol is {num(m['atol'])} (rtol times the largest value)")
         if m["nan_ref"] or m["inf_ref"]:
             lines.append(f"            non-finite in the reference: {m['nan_ref']} NaN, {m['inf_ref']} Inf (no pass is "
                          "judged against it)")

@@ -47,6 +47,12 @@ def place_fault(located, tol, progress=None) -> tuple:
     for key in differing_nodes(located, tol):
         if len(placements) >= PLACED_NODES:
             break
+        if key in located.model.folded and key not in located.named:
+            placement = conversion.folded(located, key, tol)
+            placements.append(placement)
+            if not placement.exonerated:
+                return placement, placements
+            continue
         case = NodeCase.of(located, key, tol)
         if case is None:
             continue
@@ -65,9 +71,13 @@ def differing_nodes(located, tol):
         return
     for key, theirs in located.expected.items():
         name, _ = located.named.get(key, (None, None))
-        if name is None or name not in located.computed:
+        if name is None and key in located.model.folded:
+            mine = np.asarray(located.model.folded[key].value)
+        elif name is None or name not in located.computed:
             continue
-        mine, theirs = np.asarray(located.computed[name]), np.asarray(theirs)
+        else:
+            mine = np.asarray(located.computed[name])
+        theirs = np.asarray(theirs)
         if mine.shape != theirs.shape or compare_output(0, theirs, mine, located.tolerance_of(key, tol),
                                                         top_k=0).violated:
             yield key

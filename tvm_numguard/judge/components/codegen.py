@@ -16,6 +16,7 @@ from __future__ import annotations
 import tvm
 
 from .kernels import KernelError, widened, with_libm
+from .legalization import overflows
 from .node import NodeCase
 from .rule import fault_of
 from .values import MissingValue
@@ -68,7 +69,7 @@ def judge_kernel(case: NodeCase, name: str, run, kind: str) -> ComponentVerdict:
                              tol).found] or intrinsics
     subject = f"{', '.join(named)} lowered for {kind} ({', '.join(rule_of(op, kind) for op in named)})"
     dtype = str(mine.dtype)
-    if dtype in _NARROW:
+    if dtype in _NARROW and not overflows(mine, exact):
         wide = run.run(lambda f: widened(f, named), key=("float32", tuple(named)))[0]
         if not fault_of(exact, wide, exact, tol).found:
             return ComponentVerdict(Component.CODEGEN, Outcome.PRECISION, subject, (

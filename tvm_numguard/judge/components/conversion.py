@@ -27,7 +27,7 @@ from .meaning import meaning_of
 from .node import NodeCase
 from .rule import fault_of, spread_over
 from .values import MissingValue, widened
-from .verdict import Component, ComponentVerdict, Outcome
+from .verdict import Component, ComponentVerdict, NodePlacement, Outcome
 
 
 class Unjudged(Exception):
@@ -85,6 +85,28 @@ def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
                                                                 double=True),
                          [args[n] for n in names], theirs, _model_float(case))
     return fault_of(honest, declared, theirs, case.tol, spread)
+
+
+def folded(located, key: str, tol) -> NodePlacement:
+    """The placement of a value TVM's frontend folded into a constant at import (its converters
+    fold with numpy): no kernel computes it, so the conversion alone can be at fault; its truth is
+    the framework's own value of it."""
+    constant = located.model.folded[key]
+    subject = f"TVM's frontend: the constant it folded at import for {constant.label}"
+    theirs = np.asarray(located.expected[key])
+    fault = fault_of(theirs, np.asarray(constant.value), theirs, located.tolerance_of(key, tol))
+    if fault.found:
+        verdict = ComponentVerdict(Component.CONVERSION, Outcome.AT_FAULT, subject, (
+            f"the frontend computed {constant.label} at import (its inputs are all constants) and emitted "
+            f"{_num(fault.worst.get('tvm'))} where the model's node gives {_num(fault.worst.get('truth'))} at "
+            f"{fault.worst.get('index')}"), None, fault.worst, fault.elements)
+    else:
+        verdict = ComponentVerdict(Component.CONVERSION, Outcome.AGREES, subject,
+                                   "the constant it folded is the model's own value")
+    below = [ComponentVerdict(c, Outcome.AGREES, f"no kernel of {constant.label}",
+                              "the frontend folded this value at import: no kernel computes it")
+             for c in (Component.LEGALIZATION, Component.CODEGEN)]
+    return NodePlacement(constant.label, key, (verdict, *below))
 
 
 def evaluate(case: NodeCase, declared: bool) -> np.ndarray:

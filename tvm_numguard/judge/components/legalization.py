@@ -69,13 +69,20 @@ def judge_binding(case: NodeCase, name: str) -> ComponentVerdict:
     if not fault.found:
         return ComponentVerdict(Component.LEGALIZATION, Outcome.AGREES, subject,
                                 f"its kernel computes {op}'s meaning on TVM's own arguments", name)
-    if dtype in _NARROW and _agrees_in_float32(case, call, values, honest, truth, spread):
+    if dtype in _NARROW and not overflows(mine, truth) and _agrees_in_float32(case, call, values, honest, truth, spread):
         return ComponentVerdict(Component.LEGALIZATION, Outcome.PRECISION, subject, (
             f"its kernel computes {op} in the model's {dtype} ({fault.elements} element(s) beyond an honest "
             f"{dtype} implementation's error); computed in float32 it agrees with the operator's meaning"),
             name, fault.worst, fault.elements)
     return ComponentVerdict(Component.LEGALIZATION, Outcome.AT_FAULT, subject, _fault_reason(op, fault, dtype),
                             name, fault.worst, fault.elements)
+
+
+def overflows(mine, truth) -> bool:
+    """Whether ``mine`` is not finite where the truth is: an overflow or a NaN is no rounding, so
+    no precision question, whatever a wider float does."""
+    mine, truth = np.asarray(mine, dtype=np.float64), np.asarray(truth, dtype=np.float64)
+    return mine.shape == truth.shape and bool(np.any(~np.isfinite(mine) & np.isfinite(truth)))
 
 
 def kernel_value(case: NodeCase, name: str) -> np.ndarray:
@@ -135,4 +142,4 @@ def _num(value) -> str:
     return "?" if value is None else f"{value:.6g}"
 
 
-__all__ = ["judge", "judge_binding", "kernel_value"]
+__all__ = ["judge", "judge_binding", "kernel_value", "overflows"]

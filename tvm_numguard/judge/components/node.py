@@ -20,7 +20,7 @@ from tvm import relax
 from ...base.tolerance import Tolerance
 from ...ir.targets import target_of
 from .kernels import KernelRun
-from .values import Arguments
+from .values import Arguments, MissingValue
 
 
 @dataclasses.dataclass
@@ -57,8 +57,10 @@ class NodeCase:
         if output is None:
             return None
         bindings = bindings[:bindings.index(output) + 1]
-        return cls(located, key, provenance.label, bindings, output, arguments, located.run.legal,
+        case = cls(located, key, provenance.label, bindings, output, arguments, located.run.legal,
                    located.tolerance_of(key, tol))
+        arguments.missing = case.folded_value
+        return case
 
     @property
     def model(self):
@@ -97,6 +99,15 @@ class NodeCase:
             call = self.legal_call(name)
             self._kernels[name] = None if call is None else KernelRun(self.legal, call, self.arguments, self.target)
         return self._kernels[name]
+
+    def folded_value(self, name: str) -> np.ndarray:
+        """TVM's value of binding ``name`` where no run captured it (a kernel of constants alone,
+        which the plain build folded): its kernel run alone on those constants."""
+        var = self.arguments.named.get(name, (None, None))[0]
+        run = self.kernel(name) if var is not None else None
+        if run is None:
+            raise MissingValue(f"no captured value of {name}")
+        return run.run(key="folded")[0]
 
     def framework_arguments(self) -> dict:
         """TVM's values of the node's arguments, by their names in the model (an

@@ -29,10 +29,12 @@ class Arguments:
     ``computed``, the value a binding without a kernel of its own has (a view, an alias)."""
 
     def __init__(self, func: relax.Function, captured: Mapping[str, np.ndarray],
-                 computed: Optional[Mapping[str, np.ndarray]] = None):
+                 computed: Optional[Mapping[str, np.ndarray]] = None, missing=None):
         self.named = named_values(func)  # unique name -> (var, value); value None for a parameter
         self.name_of = {var: name for name, (var, _) in self.named.items()}
         self.captured, self.computed = captured, computed or {}
+        # name -> its value, for a binding no run captured (a kernel of constants the build folded away)
+        self.missing = missing
 
     def call_of(self, name: str):
         """The Relax call bound to ``name`` (None: a parameter, or not a call)."""
@@ -44,6 +46,8 @@ class Arguments:
         for values in (self.captured, self.computed):
             if name in values:
                 return np.asarray(values[name])
+        if self.missing is not None:
+            return np.asarray(self.missing(name))
         raise MissingValue(f"no captured value of {name}")
 
     def argument(self, expr):

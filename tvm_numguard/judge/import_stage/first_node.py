@@ -163,6 +163,20 @@ def origin_at(located: Located, key: str, tol: Tolerance, expected: Optional[Map
                         metrics.max_abs, worst, binding=name, discontinuous=is_discontinuous(provenance.op, theirs.dtype))
 
 
+def folded_origin(located: Located, key: str, tol: Tolerance, expected: Optional[Mapping] = None) -> Optional[ImportOrigin]:
+    """The model's value ``key``, which TVM's frontend folded into a constant at import, as an
+    ImportOrigin where the constant differs from ``expected``'s (default: the framework's) value."""
+    expected = located.expected if expected is None else expected
+    folded = located.model.folded[key]
+    mine, theirs = np.asarray(folded.value), np.asarray(expected[key])
+    metrics = compare_output(0, theirs, mine, tol, top_k=1)
+    if not metrics.violated:
+        return None
+    worst = element_at(metrics.worst[0]["index"] if metrics.worst else None, theirs, mine)
+    return ImportOrigin(folded.label, key, "a constant folded at import", list(mine.shape), list(theirs.shape),
+                        metrics.score, metrics.max_abs, worst)
+
+
 def first_difference(located: Located, expected: Mapping, tol: Tolerance, skip: frozenset = frozenset()) -> tuple:
     """(ImportOrigin or None, why none was named): the first of ``expected``
     (the framework's values, in its order) whose TVM counterpart differs;
@@ -173,6 +187,12 @@ def first_difference(located: Located, expected: Mapping, tol: Tolerance, skip: 
     compared = 0
     for key in expected:
         name, _ = located.named.get(key, (None, None))
+        if name is None and key in located.model.folded:  # a value the frontend folded at import
+            compared += 1
+            origin = folded_origin(located, key, located.tolerance_of(key, tol), expected)
+            if origin is not None:
+                return origin, None
+            continue
         if name is None or name not in located.computed or name in skip:
             continue
         compared += 1
@@ -186,5 +206,5 @@ def first_difference(located: Located, expected: Mapping, tol: Tolerance, skip: 
                   "(the difference is below it at every node, and adds up)")
 
 
-__all__ = ["DISCONTINUOUS", "Located", "first_difference", "is_discontinuous", "named_bindings", "origin_at",
+__all__ = ["DISCONTINUOUS", "Located", "first_difference", "folded_origin", "is_discontinuous", "named_bindings", "origin_at",
            "tvm_values"]

@@ -87,7 +87,7 @@ def at_fault_alone(located: Located, key: str, mine: np.ndarray, theirs: np.ndar
         return False
     if truth.shape != mine.shape or their_truth.shape != theirs.shape:
         return False
-    rtol, atol = tol.for_output(0, theirs.dtype)
+    rtol, atol, _ = tol.for_values(0, theirs.dtype, truth)
     with np.errstate(invalid="ignore", over="ignore"):
         err_tvm = np.abs(mine.astype(np.float64) - truth)
         err_fw = np.abs(theirs.astype(np.float64) - their_truth)
