@@ -1,6 +1,12 @@
-"""Planted import defects: small, realistic bugs in TVM 0.27's own ONNX and
-torch converters, each installed by monkeypatching the converter for the
-length of a ``with`` block (``module.planted()``).
+"""Planted defects: small, realistic bugs in TVM 0.27's own ONNX and torch
+converters (``onnx_*``, ``torch_*``), in a Relax operator's legalization
+(``legal_*``: its ``FLegalize``) and in a ``tirx`` intrinsic's lowering
+(``intrin_*``: its ``llvm.FLowerIntrinsic`` or ``default.FLegalize``), each
+installed by monkeypatching the converter or the operator attribute
+(``ATTRIBUTE``) for the length of a ``with`` block (``module.planted()``).
+``COMPONENT`` is the part of TVM a judge must name (conversion when absent)
+and ``SUBJECT`` what its verdict must name there (the Relax operator or the
+intrinsic).
 
 Each defect module says what it breaks (``FRONTEND``, ``OP``, ``CONVERTER``,
 ``KIND``, ``PLANTS``), where it shows (``SHAPE`` of the model's one float
@@ -51,6 +57,8 @@ def manifest() -> list:
         module = load(name)
         entries.append({"name": name, "frontend": module.FRONTEND, "op": module.OP, "converter": module.CONVERTER,
                         "kind": module.KIND, "plants": module.PLANTS, "shape": list(module.SHAPE),
+                        "component": getattr(module, "COMPONENT", "conversion"),
+                        "subject": getattr(module, "SUBJECT", module.OP), "attribute": getattr(module, "ATTRIBUTE", None),
                         "low": module.RANGE[0], "high": module.RANGE[1], "unfair": dict(module.UNFAIR),
                         "unbuildable": dict(module.UNBUILDABLE)})
     return entries

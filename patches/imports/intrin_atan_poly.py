@@ -13,6 +13,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Atan", 17
 COMPONENT, SUBJECT = "codegen", "tirx.atan"
+ATTRIBUTE = ("tirx.atan", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.atan (tirx.LowerIntrin)"
 KIND = "approximate formula"
 PLANTS = "x / (1 + 0.28125 x^2), reflected past |x| = 1 (5e-3 off)"
@@ -36,4 +37,4 @@ def _rational(call):
 
 
 def planted():
-    return op_attribute("tirx.atan", "llvm.FLowerIntrinsic", _rational)
+    return op_attribute(*ATTRIBUTE, _rational)

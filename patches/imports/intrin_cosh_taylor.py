@@ -14,6 +14,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Cosh", 17
 COMPONENT, SUBJECT = "codegen", "tirx.cosh"
+ATTRIBUTE = ("tirx.cosh", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.cosh (tirx.LowerIntrin)"
 KIND = "a small-argument branch taken too far"
 PLANTS = "1 + x^2 / 2 for |x| < 1 (2.8% off at 1)"
@@ -36,4 +37,4 @@ def _series_too_far(call):
 
 
 def planted():
-    return op_attribute("tirx.cosh", "llvm.FLowerIntrinsic", _series_too_far)
+    return op_attribute(*ATTRIBUTE, _series_too_far)

@@ -11,6 +11,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Exp", 17
 COMPONENT, SUBJECT = "codegen", "tirx.exp"
+ATTRIBUTE = ("tirx.exp", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.exp (tirx.LowerIntrin)"
 KIND = "approximate formula (no range reduction)"
 PLANTS = "a degree-6 Taylor polynomial on every x"
@@ -34,4 +35,4 @@ def _taylor(call):
 
 
 def planted():
-    return op_attribute("tirx.exp", "llvm.FLowerIntrinsic", _taylor)
+    return op_attribute(*ATTRIBUTE, _taylor)

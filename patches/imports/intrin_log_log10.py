@@ -13,6 +13,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Log", 17
 COMPONENT, SUBJECT = "codegen", "tirx.log"
+ATTRIBUTE = ("tirx.log", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.log (tirx.LowerIntrin)"
 KIND = "wrong constant"
 PLANTS = "log10(x) * 2.302 (ln 10 truncated: 2.5e-4 relative)"
@@ -31,4 +32,4 @@ def _change_of_base(call):
 
 
 def planted():
-    return op_attribute("tirx.log", "llvm.FLowerIntrinsic", _change_of_base)
+    return op_attribute(*ATTRIBUTE, _change_of_base)

@@ -12,6 +12,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Round", 17
 COMPONENT, SUBJECT = "codegen", "tirx.nearbyint"
+ATTRIBUTE = ("tirx.nearbyint", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.nearbyint (tirx.LowerIntrin)"
 KIND = "rule for ties"
 PLANTS = "floor(x + 0.5): ties round up instead of to even"
@@ -35,4 +36,4 @@ def _half_up(call):
 
 
 def planted():
-    return op_attribute("tirx.nearbyint", "llvm.FLowerIntrinsic", _half_up)
+    return op_attribute(*ATTRIBUTE, _half_up)

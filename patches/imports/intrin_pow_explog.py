@@ -13,6 +13,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Pow", 17
 COMPONENT, SUBJECT = "codegen", "tirx.pow"
+ATTRIBUTE = ("tirx.pow", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.pow (tirx.LowerIntrin)"
 KIND = "domain"
 PLANTS = "exp(y log(x)): NaN for a negative base"
@@ -31,4 +32,4 @@ def _exp_log(call):
 
 
 def planted():
-    return op_attribute("tirx.pow", "llvm.FLowerIntrinsic", _exp_log)
+    return op_attribute(*ATTRIBUTE, _exp_log)

@@ -14,6 +14,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "LayerNormalization", 17
 COMPONENT, SUBJECT = "codegen", "tirx.rsqrt"
+ATTRIBUTE = ("tirx.rsqrt", "default.FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "default.FLegalize of tirx.rsqrt (tirx.LowerIntrin)"
 KIND = "approximate formula"
 PLANTS = "the fast inverse square root (0x5f3759df, one Newton step; 1.75e-3 off)"
@@ -41,4 +42,4 @@ def _fast(call):
 
 
 def planted():
-    return op_attribute("tirx.rsqrt", "default.FLegalize", _fast)
+    return op_attribute(*ATTRIBUTE, _fast)

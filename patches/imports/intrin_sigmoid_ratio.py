@@ -11,6 +11,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Sigmoid", 17
 COMPONENT, SUBJECT = "codegen", "tirx.sigmoid"
+ATTRIBUTE = ("tirx.sigmoid", "default.FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "default.FLegalize of tirx.sigmoid (tirx.LowerIntrin)"
 KIND = "overflow"
 PLANTS = "exp(x) / (1 + exp(x)): NaN past x = 88.72"
@@ -30,4 +31,4 @@ def _ratio(call):
 
 
 def planted():
-    return op_attribute("tirx.sigmoid", "default.FLegalize", _ratio)
+    return op_attribute(*ATTRIBUTE, _ratio)

@@ -14,6 +14,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Sinh", 17
 COMPONENT, SUBJECT = "codegen", "tirx.sinh"
+ATTRIBUTE = ("tirx.sinh", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.sinh (tirx.LowerIntrin)"
 KIND = "a small-argument branch taken too far"
 PLANTS = "x + x^3 / 6 for |x| < 1 (0.7% off at 1)"
@@ -36,4 +37,4 @@ def _series_too_far(call):
 
 
 def planted():
-    return op_attribute("tirx.sinh", "llvm.FLowerIntrinsic", _series_too_far)
+    return op_attribute(*ATTRIBUTE, _series_too_far)

@@ -12,6 +12,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Sqrt", 17
 COMPONENT, SUBJECT = "codegen", "tirx.sqrt"
+ATTRIBUTE = ("tirx.sqrt", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.sqrt (tirx.LowerIntrin)"
 KIND = "approximate formula"
 PLANTS = "three Newton steps from x / 2 (sqrt(1e4) = 630)"
@@ -35,4 +36,4 @@ def _newton(call):
 
 
 def planted():
-    return op_attribute("tirx.sqrt", "llvm.FLowerIntrinsic", _newton)
+    return op_attribute(*ATTRIBUTE, _newton)

@@ -13,6 +13,7 @@ from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Tanh", 17
 COMPONENT, SUBJECT = "codegen", "tirx.tanh"
+ATTRIBUTE = ("tirx.tanh", "llvm.FLowerIntrinsic")  # the TVM operator attribute the plant replaces
 CONVERTER = "llvm.FLowerIntrinsic of tirx.tanh (tirx.LowerIntrin)"
 KIND = "overflow"
 PLANTS = "(exp(2x) - 1) / (exp(2x) + 1): NaN past x = 44.36"
@@ -33,4 +34,4 @@ def _identity(call):
 
 
 def planted():
-    return op_attribute("tirx.tanh", "llvm.FLowerIntrinsic", _identity)
+    return op_attribute(*ATTRIBUTE, _identity)

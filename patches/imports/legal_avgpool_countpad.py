@@ -13,6 +13,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "AveragePool", 17
 COMPONENT, SUBJECT = "legalization", "relax.nn.avg_pool2d"
+ATTRIBUTE = ("relax.nn.avg_pool2d", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.nn.avg_pool2d (LegalizeOps)"
 KIND = "ignored attribute"
 PLANTS = "count_include_pad ignored: a border window divided by its full size"
@@ -33,4 +34,4 @@ def _full_window(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.nn.avg_pool2d", "FLegalize", legalized_as(_full_window, "avg_pool2d_full_window"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_full_window, "avg_pool2d_full_window"))

@@ -15,6 +15,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Gelu", 20
 COMPONENT, SUBJECT = "legalization", "relax.nn.gelu"
+ATTRIBUTE = ("relax.nn.gelu", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.nn.gelu (LegalizeOps)"
 KIND = "approximate formula"
 PLANTS = "the tanh GELU for the erf GELU (at most 4.7e-4 apart)"
@@ -34,4 +35,4 @@ def _tanh_gelu(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.nn.gelu", "FLegalize", legalized_as(_tanh_gelu, "gelu_tanh_for_erf"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_tanh_gelu, "gelu_tanh_for_erf"))

@@ -14,6 +14,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "LayerNormalization", 17
 COMPONENT, SUBJECT = "legalization", "relax.nn.layer_norm"
+ATTRIBUTE = ("relax.nn.layer_norm", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.nn.layer_norm (LegalizeOps)"
 KIND = "precision lost (one-pass variance)"
 PLANTS = "variance as E[x^2] - E[x]^2 in the input's float"
@@ -45,4 +46,4 @@ def _one_pass(x, gamma, beta, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.nn.layer_norm", "FLegalize", legalized_as(_one_pass, "layer_norm_one_pass"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_one_pass, "layer_norm_one_pass"))

@@ -13,6 +13,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "LogSoftmax", 17
 COMPONENT, SUBJECT = "legalization", "relax.nn.log_softmax"
+ATTRIBUTE = ("relax.nn.log_softmax", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.nn.log_softmax (LegalizeOps)"
 KIND = "underflow"
 PLANTS = "log(softmax(x)): -inf where a logit is ~103 below the maximum"
@@ -30,4 +31,4 @@ def _log_of_softmax(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.nn.log_softmax", "FLegalize", legalized_as(_log_of_softmax, "log_of_softmax"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_log_of_softmax, "log_of_softmax"))

@@ -14,6 +14,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "MatMul", 17
 COMPONENT, SUBJECT = "legalization", "relax.matmul"
+ATTRIBUTE = ("relax.matmul", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.matmul (LegalizeOps)"
 KIND = "narrowed accumulator"
 PLANTS = "products accumulated in float16 and cast back (float32 model)"
@@ -35,4 +36,4 @@ def _narrow_matmul(a, b, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.matmul", "FLegalize", legalized_as(_narrow_matmul, "matmul_float16_accumulate"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_narrow_matmul, "matmul_float16_accumulate"))

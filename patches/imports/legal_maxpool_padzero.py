@@ -12,6 +12,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "MaxPool", 17
 COMPONENT, SUBJECT = "legalization", "relax.nn.max_pool2d"
+ATTRIBUTE = ("relax.nn.max_pool2d", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.nn.max_pool2d (LegalizeOps)"
 KIND = "wrong padding value"
 PLANTS = "padding counted as 0 in the maximum (negative border windows give 0)"
@@ -33,4 +34,4 @@ def _zero_padded(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.nn.max_pool2d", "FLegalize", legalized_as(_zero_padded, "max_pool2d_zero_padded"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_zero_padded, "max_pool2d_zero_padded"))

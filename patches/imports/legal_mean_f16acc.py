@@ -13,6 +13,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "ReduceMean", 17
 COMPONENT, SUBJECT = "legalization", "relax.mean"
+ATTRIBUTE = ("relax.mean", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.mean (LegalizeOps)"
 KIND = "narrowed accumulator"
 PLANTS = "the sum accumulated in float16 and cast back (float32 model)"
@@ -35,4 +36,4 @@ def _narrow_mean(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.mean", "FLegalize", legalized_as(_narrow_mean, "mean_float16_sum"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_narrow_mean, "mean_float16_sum"))

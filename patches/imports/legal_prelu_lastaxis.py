@@ -14,6 +14,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "PRelu", 17
 COMPONENT, SUBJECT = "legalization", "relax.nn.prelu"
+ATTRIBUTE = ("relax.nn.prelu", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.nn.prelu (LegalizeOps)"
 KIND = "wrong axis"
 PLANTS = "the slope read along the last axis instead of the channels"
@@ -36,4 +37,4 @@ def _last_axis(x, alpha, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.nn.prelu", "FLegalize", legalized_as(_last_axis, "prelu_last_axis"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_last_axis, "prelu_last_axis"))

@@ -15,6 +15,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Round", 17
 COMPONENT, SUBJECT = "legalization", "relax.round"
+ATTRIBUTE = ("relax.round", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.round (LegalizeOps)"
 KIND = "rule for ties"
 PLANTS = "floor(x + 0.5): ties round up instead of to even"
@@ -37,4 +38,4 @@ def _half_up(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.round", "FLegalize", legalized_as(_half_up, "round_half_up"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_half_up, "round_half_up"))

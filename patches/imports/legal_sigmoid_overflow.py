@@ -12,6 +12,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Sigmoid", 17
 COMPONENT, SUBJECT = "legalization", "relax.sigmoid"
+ATTRIBUTE = ("relax.sigmoid", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.sigmoid (LegalizeOps)"
 KIND = "overflow"
 PLANTS = "exp(x) / (1 + exp(x)): NaN past x = 88.72"
@@ -30,4 +31,4 @@ def _ratio(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.sigmoid", "FLegalize", legalized_as(_ratio, "sigmoid_ratio"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_ratio, "sigmoid_ratio"))

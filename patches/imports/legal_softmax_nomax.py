@@ -13,6 +13,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "Softmax", 17
 COMPONENT, SUBJECT = "legalization", "relax.nn.softmax"
+ATTRIBUTE = ("relax.nn.softmax", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.nn.softmax (LegalizeOps)"
 KIND = "overflow (no max shift)"
 PLANTS = "exp(x) / sum(exp(x)): NaN past x = 88.72"
@@ -31,4 +32,4 @@ def _no_shift(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.nn.softmax", "FLegalize", legalized_as(_no_shift, "softmax_no_shift"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_no_shift, "softmax_no_shift"))

@@ -12,6 +12,7 @@ from ._plant import legalized_as, op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "ReduceSum", 17
 COMPONENT, SUBJECT = "legalization", "relax.sum"
+ATTRIBUTE = ("relax.sum", "FLegalize")  # the TVM operator attribute the plant replaces
 CONVERTER = "FLegalize of relax.sum (LegalizeOps)"
 KIND = "dropped term"
 PLANTS = "the last element along the axis left out of the sum"
@@ -43,4 +44,4 @@ def _short_sum(x, attrs=None):
 
 
 def planted():
-    return op_attribute("relax.sum", "FLegalize", legalized_as(_short_sum, "sum_short"))
+    return op_attribute(*ATTRIBUTE, legalized_as(_short_sum, "sum_short"))

@@ -291,6 +291,60 @@ def onnx_matmul_add_chain(directory, depth=2, width=32):
 TORCH_BLOCKS.update({"mlp-ln": mlp_ln, "linear2": linear2})
 
 
+def _decoder(layer, rotary=None):
+    """A decoder layer that makes its own rotary position embeddings (Llama, Mistral), or none."""
+    import torch
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer, self.rotary = layer, rotary
+
+        def forward(self, x):
+            if self.rotary is None:
+                out = self.layer(x)
+            else:
+                positions = torch.arange(x.shape[1]).unsqueeze(0)
+                out = self.layer(x, position_embeddings=self.rotary(x, positions), attention_mask=None)
+            return out[0] if isinstance(out, tuple) else out
+    return Decoder()
+
+
+def llama_block():
+    """A Llama decoder layer (RMSNorm, RoPE, SwiGLU) from a configuration: random weights, no download."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+                      num_hidden_layers=1, max_position_embeddings=32, attn_implementation="eager")
+    return _decoder(LlamaDecoderLayer(cfg, 0), LlamaRotaryEmbedding(cfg)), (1, 6, 32)
+
+
+def mistral_block():
+    import torch
+    from transformers import MistralConfig
+    from transformers.models.mistral.modeling_mistral import MistralDecoderLayer, MistralRotaryEmbedding
+    torch.manual_seed(0)
+    cfg = MistralConfig(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+                        num_hidden_layers=1, max_position_embeddings=32, sliding_window=None,
+                        attn_implementation="eager")
+    return _decoder(MistralDecoderLayer(cfg, 0), MistralRotaryEmbedding(cfg)), (1, 6, 32)
+
+
+def t5_block():
+    import torch
+    from transformers import T5Config
+    from transformers.models.t5.modeling_t5 import T5Block
+    torch.manual_seed(0)
+    cfg = T5Config(d_model=32, d_kv=8, d_ff=64, num_heads=4, num_layers=1, dropout_rate=0.0,
+                   is_decoder=False, attn_implementation="eager")
+    return _decoder(T5Block(cfg, has_relative_attention_bias=True)), (1, 6, 32)
+
+
+TORCH_BLOCKS.update({"llama": llama_block, "mistral": mistral_block, "t5": t5_block})
+
+
 def argmax_square(directory, dtype=F16):
     g = OnnxGraph(dtype)
     y = g.node("ArgMax", [g.node("Mul", ["x", g.const(3.0)])], axis=1, keepdims=0)

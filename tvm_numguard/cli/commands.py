@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Optional
 
 import click
@@ -86,7 +87,29 @@ def deliver(report, outputs: Outputs) -> int:
     if outputs.json:
         report.write_json(outputs.json)
     click.echo(report.summary(invoked_as()))
+    script = component_script(report)
+    if script is not None:  # a part of TVM below the frontend is at fault: the repro a maintainer runs
+        path = repro_path(outputs.witness_path)
+        write_atomic(path, script.encode())
+        click.echo(f"  script    {sys.executable if os.path.isabs(sys.executable) else 'python'} {path}   "
+                   "(stock TVM and numpy, no numguard: TVM's number beside the truth)")
     return report.exit_code
+
+
+def component_script(report) -> Optional[str]:
+    """The standalone script of the part of TVM placed at fault (None: none, or no script)."""
+    imports = report.imports
+    placement = getattr(imports, "placement", None) if imports is not None else None
+    at_fault = placement.at_fault if placement is not None and imports.differs else ()
+    return at_fault[0].script if at_fault else None
+
+
+def repro_path(witness_path: str) -> str:
+    """Where the component's script goes: beside the witness, named as it is (``...-repro...py``)."""
+    directory, name = os.path.split(witness_path)
+    stem = os.path.splitext(name)[0]
+    stem = stem.replace("witness", "repro") if "witness" in stem else stem + ".repro"
+    return os.path.join(directory, stem + ".py")
 
 
 def deliver_build_failure(err, outputs: Optional[Outputs], command: str) -> int:

@@ -38,26 +38,57 @@ class Provenance:
 def name_bindings(mod, labels: Mapping) -> dict:
     """{binding var name: Provenance} for main's bindings; ``labels`` maps the
     importer's Relax expressions to (what they were in the user's model, their
-    name there)."""
+    name there). A binding in no table was made while converting the node whose
+    named binding first reads it (directly or through other such bindings): a
+    converter may return its result unemitted (ONNX Min returns ``R.min`` of a
+    stack it emitted), and the importer emits it only where a later node reads
+    it, after other nodes' bindings. One no named binding reads belongs to the
+    next named binding, as the importer emitted it."""
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         return {}
     body = mod["main"].body
     if not isinstance(body, relax.SeqExpr):
         return {}
+    bindings = [binding for block in body.blocks for binding in block.bindings]
+    named = {}
+    for binding in bindings:
+        value = getattr(binding, "value", None)
+        found = labels.get(binding.var) or (labels.get(value) if value is not None else None)
+        if found is not None:
+            named[binding.var] = found
+    owner = _first_readers(bindings, named)
     provenance, pending = {}, []
-    for block in body.blocks:
-        for binding in block.bindings:
-            value = getattr(binding, "value", None)
-            named = labels.get(binding.var) or (labels.get(value) if value is not None else None)
-            if named is None:
-                pending.append(binding)
-                continue
-            label, key = named
-            for earlier in pending:
-                provenance[earlier.var.name] = Provenance(label, op_name(getattr(earlier, "value", None)), inside=True)
-            pending = []
-            provenance[binding.var.name] = Provenance(label, op_name(value), key=key)
+    for binding in bindings:
+        if binding.var not in named:
+            pending.append(binding)
+            continue
+        label, key = named[binding.var]
+        for earlier in pending:
+            label_of = owner.get(earlier.var, label)
+            provenance[earlier.var.name] = Provenance(label_of, op_name(getattr(earlier, "value", None)), inside=True)
+        pending = []
+        provenance[binding.var.name] = Provenance(label, op_name(binding.value), key=key)
     return provenance
+
+
+def _first_readers(bindings: list, named: Mapping) -> dict:
+    """{an unnamed binding's var: the label of the first named binding that reads it, through unnamed ones}."""
+    owner: dict = {}
+    for binding in reversed(bindings):  # the earliest reader is visited last and wins
+        label = named[binding.var][0] if binding.var in named else owner.get(binding.var)
+        if label is None:
+            continue
+        for read in _vars_read(getattr(binding, "value", None)):
+            if read not in named:
+                owner[read] = label
+    return owner
+
+
+def _vars_read(value) -> list:
+    found: list = []
+    if value is not None:
+        relax.analysis.post_order_visit(value, lambda e: found.append(e) if isinstance(e, relax.Var) else None)
+    return found
 
 
 @dataclasses.dataclass(frozen=True)

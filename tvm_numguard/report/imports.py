@@ -180,8 +180,8 @@ def advice_lines(section: dict) -> list:
                 "witness and this report."]
     lines = [f"  advice    no pass to switch off: {COMPONENT_ADVICE[blamed['component']].format(subject=blamed['subject'], node=node)}"]
     if blamed.get("script"):
-        lines.append("            a standalone script (stock TVM and numpy, no numguard) shows it; in the JSON "
-                     "report: framework.placement.verdicts[].script, or numguard's --json")
+        lines.append("            a standalone script (stock TVM and numpy, no numguard) shows it: the command line "
+                     "writes it beside the witness; the JSON report keeps it (framework.placement.verdicts[].script)")
     return lines
 
 

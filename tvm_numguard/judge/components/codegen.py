@@ -16,7 +16,8 @@ from __future__ import annotations
 import tvm
 
 from .kernels import KernelError, widened, with_libm
-from .legalization import overflows
+from .legalization import overflows, script_target
+from .scripts import codegen_script
 from .node import NodeCase
 from .rule import fault_of
 from .values import MissingValue
@@ -76,10 +77,13 @@ def judge_kernel(case: NodeCase, name: str, run, kind: str) -> ComponentVerdict:
                 f"the {kind} lowering computes {', '.join(named)} in the kernel's {dtype}; computed in float32 by "
                 "the same rule it agrees with the C library"), name, fault.worst, fault.elements)
     worst = fault.worst
+    outputs = [([int(d) for d in o.shape.values], str(o.dtype)) for o in run.outputs]
+    script = codegen_script(run.func, with_libm(run.func, named), run.inputs, outputs, script_target(case), worst,
+                            subject)
     return ComponentVerdict(Component.CODEGEN, Outcome.AT_FAULT, subject, (
         f"kernel {run.name} computes {_num(worst.get('tvm'))} where the same kernel with {', '.join(named)} "
         f"computed by the C library gives {_num(worst.get('truth'))} at {worst.get('index')} "
-        f"({fault.elements} element(s) at fault)"), name, worst, fault.elements)
+        f"({fault.elements} element(s) at fault)"), name, worst, fault.elements, script)
 
 
 def rule_of(op: str, kind: str) -> str:

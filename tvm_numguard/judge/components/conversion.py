@@ -18,6 +18,8 @@ generation below a right conversion leaves this component agreeing.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 from tvm import relax
 
@@ -25,9 +27,17 @@ from ...ir.relax_ir import FLOAT_WIDTHS, tensor_type
 from ..framework import FrameworkError
 from .meaning import meaning_of
 from .node import NodeCase
-from .rule import fault_of, spread_over
+from ..elements import CONDITIONING_RUNS, conditioning_scale, spread_of
+from ..framework.runtimes import moved
+from .rule import fault_of
+from .kernels import run_prim_func
 from .values import MissingValue, widened
 from .verdict import Component, ComponentVerdict, NodePlacement, Outcome
+
+
+# the formula check runs again on TVM's arguments moved by this much (relative), MOVED_ROUNDS times: far
+# beyond rounding, so that two formulas that agree only at a degenerate point part; still near the witness
+MOVED_BY, MOVED_ROUNDS = 1e-2, 2
 
 
 class Unjudged(Exception):
@@ -40,18 +50,26 @@ def judge(case: NodeCase) -> ComponentVerdict:
         theirs = np.asarray(case.framework.run_node(case.key, case.framework_arguments(), case.witness,
                                                     double=True))
         ours = evaluate(case, declared=False)
+        fault = fault_of(theirs, ours, theirs, case.tol)
+        if not fault.found:
+            fault = _moved_formula_fault(case)
     except (Unjudged, MissingValue, FrameworkError, NotImplementedError) as err:
         return ComponentVerdict(Component.CONVERSION, Outcome.UNJUDGED, subject, f"not judged: {err}")
     except Exception as err:  # noqa: BLE001 - the framework's node or a meaning on these values: no truth
         return ComponentVerdict(Component.CONVERSION, Outcome.UNJUDGED, subject,
                                 f"not judged: {type(err).__name__}: {str(err)[:160]}")
-    fault = fault_of(theirs, ours, theirs, case.tol)
     if fault.found:
         return ComponentVerdict(Component.CONVERSION, Outcome.AT_FAULT, subject, (
-            f"the Relax it emits for {case.label} computes another formula than the model's node: on TVM's own "
-            f"arguments, evaluated op by op in float64 it gives {_num(fault.worst.get('tvm'))} where the node "
-            f"gives {_num(fault.worst.get('truth'))} at {fault.worst.get('index')}"), case.output,
-            fault.worst, fault.elements)
+            f"the Relax it emits for {case.label} computes another formula than the model's node: evaluated op by "
+            f"op in float64 it gives {_num(fault.worst.get('tvm'))} where the node gives "
+            f"{_num(fault.worst.get('truth'))} at {fault.worst.get('index')}{fault.worst.get('where', '')}"),
+            case.output, fault.worst, fault.elements)
+    return _precision_of(case, subject, theirs)
+
+
+def _precision_of(case: NodeCase, subject: str, theirs: np.ndarray) -> ComponentVerdict:
+    """The same formula: at fault still where its Relax, computed in the dtypes it declares,
+    narrows the model's float or loses precision the model's own node does not."""
     narrowed = narrowed_bindings(case)
     declared = evaluate(case, declared=True)
     if narrowed:
@@ -72,18 +90,60 @@ def judge(case: NodeCase) -> ComponentVerdict:
             case.output, fault.worst, fault.elements)
     return ComponentVerdict(Component.CONVERSION, Outcome.AGREES, subject,
                             f"the Relax it emits for {case.label} means what the model's node computes, on TVM's "
-                            "own arguments")
+                            "own arguments and near them")
+
+
+def _moved_formula_fault(case: NodeCase):
+    """The formula check again on TVM's arguments moved by MOVED_BY (relative): two formulas that
+    agree at a degenerate point (a constant row, where an ignored epsilon cancels out) part there."""
+    names = case.framework.node_arguments(case.key)
+    inputs = {name: np.asarray(case.witness[name]) for name in names if name in case.witness}
+    args = case.framework_arguments()
+    fault = None
+    for seed in range(MOVED_ROUNDS):
+        rng = np.random.default_rng(seed)
+        # a value TVM folded into a constant stays as it is on both sides: the Relax holds it unmoved
+        moved_args = {name: _moved(value, rng) if _binding_of(case, name) is not None else value
+                      for name, value in args.items()}
+        moved_inputs = {**case.witness, **{name: _moved(value, rng) for name, value in inputs.items()}}
+        theirs = np.asarray(case.framework.run_node(case.key, moved_args, moved_inputs, double=True))
+        overrides = {_binding_of(case, name): value for name, value in {**moved_args, **{
+            n: moved_inputs[n] for n in inputs}}.items() if _binding_of(case, name) is not None}
+        ours = evaluate(case, declared=False, overrides=overrides)
+        fault = fault_of(theirs, ours, theirs, case.tol)
+        if fault.found:
+            worst = dict(fault.worst, where=f" on TVM's arguments moved by {MOVED_BY:g} (seed {seed})")
+            return type(fault)(fault.elements, worst)
+    return fault
+
+
+def _moved(value, rng):
+    value = np.asarray(value)
+    if value.dtype.kind != "f":
+        return value
+    return (value.astype(np.float64) * (1.0 + rng.uniform(-MOVED_BY, MOVED_BY, value.shape))).astype(value.dtype)
+
+
+def _binding_of(case: NodeCase, name: str):
+    """The imported main's value name that holds the model's value ``name`` (an input: its own name)."""
+    if name in case.witness:
+        return name
+    found = case.located.named.get(name)
+    return None if found is None else found[0]
 
 
 def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
     """The node's Relax rounded to its declared dtypes against the float64 node, with the framework's
-    own node in the model's dtypes as the honest implementation and the node's spread."""
-    args = case.framework_arguments()
-    names = list(args)
-    honest = np.asarray(case.framework.run_node(case.key, args, case.witness))
-    spread = spread_over(lambda values: case.framework.run_node(case.key, dict(zip(names, values)), case.witness,
-                                                                double=True),
-                         [args[n] for n in names], theirs, _model_float(case))
+    own node in the model's dtypes as the honest implementation, and the node's spread: how far its
+    float64 value moves when everything it reads (its arguments, and the weights and constants it
+    holds, which the model stores in its float too) moves by the roundings of the model's float."""
+    honest = np.asarray(case.framework.run_node(case.key, case.framework_arguments(), case.witness))
+    scale = conditioning_scale(_model_float(case))
+    runs = []
+    for seed in range(CONDITIONING_RUNS):
+        rng = np.random.default_rng(seed)
+        runs.append([evaluate(case, declared=False, mover=lambda value, rng=rng: moved(value, rng, scale))])
+    spread = spread_of([np.asarray(theirs, dtype=np.float64)], runs)[0]
     return fault_of(honest, declared, theirs, case.tol, spread)
 
 
@@ -109,14 +169,17 @@ def folded(located, key: str, tol) -> NodePlacement:
     return NodePlacement(constant.label, key, (verdict, *below))
 
 
-def evaluate(case: NodeCase, declared: bool) -> np.ndarray:
+def evaluate(case: NodeCase, declared: bool, overrides: Optional[dict] = None, mover=None) -> np.ndarray:
     """The node's bindings evaluated by their meanings, on TVM's values of what they read
-    from outside the node: float64 throughout, or (``declared``) rounded to each binding's dtype."""
+    from outside the node (``overrides``: other values for some, by name; ``mover``: a
+    function applied to every float value read from outside, constants included): float64
+    throughout, or (``declared``) rounded to each binding's dtype."""
     env: dict = {}
     inside = set(case.bindings)
+    outside = dict(overrides or {})
     for name in case.bindings:
         var, value = case.arguments.named[name]
-        out = _evaluate_binding(case, value, env, inside, declared)
+        out = _evaluate_binding(case, value, env, inside, declared, (outside, mover))
         dtype = tensor_type(var)[1]
         if declared and dtype in FLOAT_WIDTHS and dtype != "bfloat16" and isinstance(out, np.ndarray):
             out = out.astype(dtype)
@@ -125,15 +188,20 @@ def evaluate(case: NodeCase, declared: bool) -> np.ndarray:
     return np.asarray(result[0] if isinstance(result, (list, tuple)) else result)
 
 
-def _evaluate_binding(case: NodeCase, value, env: dict, inside: set, declared: bool):
+def _evaluate_binding(case: NodeCase, value, env: dict, inside: set, declared: bool, reading: tuple):
+    outside, mover = reading
+
     def read(expr):
         if isinstance(expr, relax.Var):
-            name = case.arguments.name_of.get(expr)
+            name = case.arguments.name_of.get(expr, expr.name)
             if name in inside:
                 return env[name]
+            if name in outside:
+                return widened(np.asarray(outside[name]))
         if isinstance(expr, relax.Tuple):
             return [read(field) for field in expr.fields]
-        return widened(case.arguments.argument(expr))
+        value = widened(case.arguments.argument(expr))
+        return mover(value) if mover is not None and isinstance(value, np.ndarray) else value
 
     if isinstance(value, relax.TupleGetItem):
         return read(value.tuple_value)[value.index]
@@ -143,6 +211,8 @@ def _evaluate_binding(case: NodeCase, value, env: dict, inside: set, declared: b
         return read(value)
     if not isinstance(value, relax.Call):
         raise Unjudged(f"a binding of {type(value).__name__}")
+    if getattr(value.op, "name", None) == "relax.call_tir":  # a TE kernel the converter wrote itself
+        return _converter_kernel(case, value, read)
     meaning = meaning_of(value)
     if meaning is None:
         raise Unjudged(f"{getattr(value.op, 'name', value.op)} has no meaning outside TVM in numguard")
@@ -151,6 +221,19 @@ def _evaluate_binding(case: NodeCase, value, env: dict, inside: set, declared: b
         return args[0]  # a cast to a float: float64 keeps the value, as the framework's float64 run does
     out = meaning.evaluate(args)
     return list(out) if isinstance(out, tuple) else out
+
+
+def _converter_kernel(case: NodeCase, call, read):
+    """A kernel the converter emitted itself (``bb.emit_te``: ONNX Clip's ``topi.maximum``), run by TVM on
+    the values the evaluation reads for its arguments (in the kernel's own dtypes): it is the converter's
+    formula, so it is judged with the conversion."""
+    func = case.model.mod[call.args[0]]
+    fields = call.args[1].fields if isinstance(call.args[1], relax.Tuple) else [call.args[1]]
+    inputs = [np.asarray(read(field)).astype(str(param_dtype)) for field, param_dtype in
+              zip(fields, [p.ty.dtype for p in func.params])]
+    out_type = call.ty_args[0] if call.ty_args else call.ty
+    outputs = [([int(d) for d in out_type.shape.values], str(out_type.dtype))]
+    return np.asarray(run_prim_func(func, inputs, outputs, case.target)[0])
 
 
 def _float_or_none(dtype) -> str:

@@ -97,6 +97,17 @@ def _width(dtype: str) -> int:
     return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}.get(dtype, 64)
 
 
+def run_prim_func(func: tirx.PrimFunc, inputs: Sequence, outputs: Sequence, target) -> list:
+    """``func`` built alone for ``target`` and run on ``inputs`` (numpy), its results in new buffers of
+    ``outputs`` ((shape, dtype) each: destination passing, as a kernel of a Relax module takes them)."""
+    built = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target)
+    device = tvm.cpu()
+    args = [tvm.runtime.tensor(device_array(np.asarray(v)), device) for v in inputs]
+    outs = [tvm.runtime.tensor(np.zeros(shape, dtype=dtype), device) for shape, dtype in outputs]
+    built["main"](*args, *outs)
+    return [o.numpy() for o in outs]
+
+
 class KernelRun:
     """The ``call_tir`` LegalizeOps made of one binding: its PrimFunc, and its arguments'
     values (TVM's own, captured on the witness). ``run(transform)`` builds the PrimFunc
@@ -126,21 +137,16 @@ class KernelRun:
         if key is not None and key in self._memo:
             return self._memo[key]
         func = transform(self.func) if transform is not None else self.func
+        outputs = [([int(d) for d in o.shape.values], str(o.dtype)) for o in self.outputs]
         try:
-            built = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), self.target)
-            device = tvm.cpu()
-            args = [tvm.runtime.tensor(device_array(v), device) for v in self.inputs]
-            outs = [tvm.runtime.tensor(np.zeros([int(d) for d in o.shape.values], dtype=str(o.dtype)), device)
-                    for o in self.outputs]
-            built["main"](*args, *outs)
+            result = run_prim_func(func, self.inputs, outputs, self.target)
         except Exception as err:  # noqa: BLE001 - TVM raises many types; the component is then not judged
             raise KernelError(f"the kernel {self.name} does not build or run alone: "
                               f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
-        result = [o.numpy() for o in outs]
         if key is not None:
             self._memo[key] = result
         return result
 
 
-__all__ = ["FORMULAS", "KernelError", "KernelRun", "LIBM", "MATH_INTRINSICS", "intrinsics_of", "widened",
+__all__ = ["FORMULAS", "KernelError", "KernelRun", "LIBM", "MATH_INTRINSICS", "intrinsics_of", "run_prim_func", "widened",
            "with_libm"]

@@ -28,6 +28,7 @@ from .kernels import KernelError, with_libm
 from .meaning import meaning_of
 from .node import NodeCase
 from .rule import Fault, fault_of, spread_over
+from .scripts import legalization_script
 from .values import MissingValue, widened
 from .verdict import Component, ComponentVerdict, Outcome
 
@@ -36,7 +37,9 @@ _NARROW = ("float16", "bfloat16")
 
 def judge(case: NodeCase) -> ComponentVerdict:
     """The first of the node's bindings whose kernel is at fault; else precision, not judged, or agreeing."""
-    verdicts = [judge_binding(case, name) for name in case.bindings if case.call(name) is not None]
+    # a call_tir the converter emitted itself (bb.emit_te) is no LegalizeOps kernel: the conversion judges it
+    verdicts = [judge_binding(case, name) for name in case.bindings
+                if case.call(name) is not None and _op(case.call(name)) != "relax.call_tir"]
     for outcome in (Outcome.AT_FAULT, Outcome.UNJUDGED, Outcome.PRECISION):
         found = next((v for v in verdicts if v.outcome is outcome), None)
         if found is not None:
@@ -74,8 +77,15 @@ def judge_binding(case: NodeCase, name: str) -> ComponentVerdict:
             f"its kernel computes {op} in the model's {dtype} ({fault.elements} element(s) beyond an honest "
             f"{dtype} implementation's error); computed in float32 it agrees with the operator's meaning"),
             name, fault.worst, fault.elements)
+    script = legalization_script(call, values, script_target(case), fault.worst, subject)
     return ComponentVerdict(Component.LEGALIZATION, Outcome.AT_FAULT, subject, _fault_reason(op, fault, dtype),
-                            name, fault.worst, fault.elements)
+                            name, fault.worst, fault.elements, script)
+
+
+def script_target(case: NodeCase) -> str:
+    """The target as a standalone script gives it to ``tvm.compile``."""
+    target = case.located.target
+    return target if isinstance(target, str) else str(case.target.kind.name)
 
 
 def overflows(mine, truth) -> bool:
