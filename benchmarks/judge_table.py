@@ -1,14 +1,16 @@
-"""The judge table: numguard's import question measured by mutation.
+"""The judge table: numguard's import question and its placement measured by mutation.
 
-Every planted import defect of ``patches/imports`` (a bug in one of TVM
-0.27's own ONNX or torch converters, monkeypatched in while numguard imports
+Every planted defect of ``patches/imports`` (a bug in one of TVM 0.27's own
+ONNX or torch converters, in a Relax operator's legalization or in a tirx
+intrinsic's lowering, monkeypatched in while numguard imports and builds
 the model) in each of its contexts, and every model of the clean corpus (no
 defect planted), through ``tvm_numguard.bisect`` (pipeline ``zero``, the
 model's framework beside it). One table from one run:
 
-- per defect and context: ``caught`` (verdict "import" and the origin names
-  the planted node: its ONNX output tensor / FX node) or ``MISSED`` (the
-  verdict and, shortly, why), ``left`` (a context no fair judge could catch
+- per defect and context: ``caught`` (verdict "import", the origin names
+  the planted node: its ONNX output tensor / FX node, and the placement names
+  the planted component: the converter, the Relax operator's legalization,
+  the tirx intrinsic's lowering) or ``MISSED`` (the verdict and, shortly, why), ``left`` (a context no fair judge could catch
   the defect in, or one TVM 0.27 cannot import or build unpatched: the
   reason is printed), ``ERROR`` / ``TIMEOUT``; totals and the caught share;
 - the clean corpus: each verdict's count, and the false alarms (verdict
@@ -130,7 +132,8 @@ def print_shares(cells: list, summary: dict) -> None:
     judged = [c for c in cells if c["outcome"] != "left"]
     print(f"\ncaught {summary['caught']}/{summary['cells']} ({100 * summary['share']:.1f}%), "
           f"{summary['left_out']} cells left out")
-    for label, key in (("by frontend", lambda c: imports.load(c["defect"]).FRONTEND),
+    for label, key in (("by component", lambda c: getattr(imports.load(c["defect"]), "COMPONENT", "conversion")),
+                       ("by frontend", lambda c: imports.load(c["defect"]).FRONTEND),
                        ("by context", lambda c: c["context"])):
         groups: dict = {}
         for cell in judged:

@@ -112,13 +112,14 @@ class NodeCase:
     def framework_arguments(self) -> dict:
         """TVM's values of the node's arguments, by their names in the model (an
         input or a weight the framework reads from the model itself is left out;
-        a value TVM folded into a constant at import is the model's own: a wrong
-        fold is the fold's node's fault, found there)."""
+        a value TVM folded into a constant at import is that constant: both sides
+        read the same values, and a wrong fold is the fold's node's fault, found there)."""
         args = {}
+        folded = self.model.folded
         for name in self.framework.node_arguments(self.key):
             mine = self.located.tvm_value(name)
-            if mine is None and name in self.located.expected and name not in self.witness:
-                mine = self.located.expected[name]  # a constant TVM folded at import: the model's own value
+            if mine is None and name in folded:
+                mine = folded[name].value  # a constant TVM folded at import: TVM's own value of it
             if mine is not None:
                 args[name] = np.asarray(mine)
         return args

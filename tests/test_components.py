@@ -1,0 +1,225 @@
+"""Which part of TVM is at fault (issue 51): conversion, legalization or code generation.
+
+Each verdict is tested with a defect planted in that part and in the part next
+to it: the verdict moves with the defect (the same formula planted in a
+legalization and in an intrinsic's lowering is named at each). A real defect
+of stock TVM 0.27 is named too: llvm's tanh lowering returns 0 for tiny
+arguments, which only a tolerance at the output's own scale sees; its
+standalone script shows it without numguard.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import tvm_numguard as ng
+from patches import imports
+from patches.imports._plant import onnx_converter, without_attributes
+from tvm_numguard.base.tolerance import Tolerance
+from tvm_numguard.build.workers import Workers
+from tvm_numguard.ir.pipeline import CompileConfig
+from tvm_numguard.locate.edges import edge_values
+from tvm_numguard.locate.options import Options
+from onnxfile import save_onnx
+
+ZERO = CompileConfig(pipeline="zero")
+
+
+def _unary(path, op, scale=None, **attrs):
+    """x (2, 4) -> op(x [* scale]) * 2."""
+    nodes, inits, arg = [], [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])], "x"
+    if scale is not None:
+        inits.append(helper.make_tensor("s", TensorProto.FLOAT, [], [scale]))
+        nodes.append(helper.make_node("Mul", ["x", "s"], ["m"], name="scale"))
+        arg = "m"
+    nodes += [helper.make_node(op, [arg], ["p"], name="planted", **attrs), helper.make_node("Mul", ["p", "two"], ["y"])]
+    return save_onnx(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], inits, opset=17)
+
+
+def _judged(path, low, high, budget="20", planted=None):
+    with (planted() if planted is not None else _nothing()):
+        report = ng.bisect(str(path), ZERO, Options(low=low, high=high, budget=budget, seed=0), workers=Workers(jobs=0))
+    return report, report.finding.imports
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        return False
+
+
+def _blamed(judgement):
+    at_fault = judgement.placement.at_fault if judgement.placement is not None else ()
+    return at_fault[0] if at_fault else None
+
+
+@pytest.mark.parametrize("defect, component, subject", [
+    ("legal_sigmoid_overflow", "legalization", "relax.sigmoid"),
+    ("intrin_sigmoid_ratio", "codegen", "tirx.sigmoid"),
+    ("legal_round_ties", "legalization", "relax.round"),
+    ("intrin_nearbyint_halfup", "codegen", "tirx.nearbyint"),
+])
+def test_the_verdict_moves_with_the_part_the_same_formula_is_planted_in(tmp_path, defect, component, subject):
+    """exp(x) / (1 + exp(x)) in sigmoid's kernel is legalization's; in the sigmoid intrinsic's lowering,
+    code generation's. A tie rule likewise; the ties are found by the edge search, not drawn."""
+    module = imports.load(defect)
+    path = _unary(tmp_path / "m.onnx", module.OP)
+    report, judgement = _judged(path, *module.RANGE, planted=module.planted)
+    blamed = _blamed(judgement)
+    assert report.exit_code == 1 and judgement.verdict == "import" and judgement.origin.key == "p"
+    assert blamed.component.value == component and subject in blamed.subject, blamed
+    others = [v for v in judgement.placement.verdicts if v is not blamed]
+    assert all(v.outcome.value == "agrees" for v in others), others
+    assert blamed.script is not None and "tvm.compile" in blamed.script
+    assert report.to_json()["framework"]["placement"]["verdicts"][0]["component"] == "conversion"
+
+
+def test_a_converter_defect_is_the_conversions_and_the_kernels_below_it_agree(tmp_path):
+    module = imports.load("onnx_elu_alpha")
+    path = _unary(tmp_path / "elu.onnx", "Elu", alpha=0.5)
+    report, judgement = _judged(path, -3.0, 3.0, planted=module.planted)
+    assert _blamed(judgement).component.value == "conversion" and "Elu" in _blamed(judgement).subject
+    assert report.summary().startswith("numguard bisect: CONVERSION")
+
+
+def test_a_wrong_fold_names_the_node_it_was_folded_from_not_the_binding_that_reads_it(tmp_path):
+    """ONNX converters fold nodes whose inputs are constants with numpy: a Transpose of a weight that
+    ignores its perm is a constant no binding holds; the Add reading it is right."""
+    weight = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
+    nodes = [helper.make_node("Transpose", ["W"], ["Wt"], perm=[0, 2, 1], name="wt"),
+             helper.make_node("Add", ["x", "Wt"], ["y"], name="add")]
+    path = save_onnx(tmp_path / "fold.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 2])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2, 2])],
+                     [numpy_helper.from_array(weight, "W")], opset=17)
+    report, judgement = _judged(path, -1.0, 1.0, planted=lambda: onnx_converter("Transpose", without_attributes("perm")))
+    assert judgement.origin.key == "Wt" and _blamed(judgement).component.value == "conversion"
+    assert "folded at import" in _blamed(judgement).subject
+    stock_report, stock = _judged(path, -1.0, 1.0)
+    assert stock.verdict == "agrees" and stock_report.exit_code == 0
+
+
+def test_stock_tvm_tanh_of_tiny_values_is_llvms_lowering_and_its_script_shows_it(tmp_path):
+    """A real defect of TVM 0.27: the llvm rule for tirx.tanh (DispatchNumericalStableTanh,
+    (1 - exp(-2x)) / (1 + exp(-2x))) cancels to 0 for |x| below ~1e-8. The output's values (1e-12)
+    lie far below atol: judged at their own scale, not compared at nothing."""
+    path = _unary(tmp_path / "tiny.onnx", "Tanh", scale=1e-12)
+    report, judgement = _judged(path, -1.0, 1.0)
+    blamed = _blamed(judgement)
+    assert report.exit_code == 1 and blamed.component.value == "codegen" and "tirx.tanh" in blamed.subject
+    assert "llvm.FLowerIntrinsic" in blamed.subject
+    script = tmp_path / "repro.py"
+    script.write_text(blamed.script)
+    shown = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    lines = {line.rsplit(None, 1)[0].strip(): line.rsplit(None, 1)[1] for line in shown.stdout.splitlines()}
+    assert float(lines["as TVM lowers it"]) == 0.0 and float(lines["with the C library"]) != 0.0, shown
+
+
+def test_without_the_own_scale_the_tiny_output_is_a_silent_pass(tmp_path):
+    """The same model with the user's own atol: their contract, kept; then nothing is found."""
+    path = _unary(tmp_path / "tiny.onnx", "Tanh", scale=1e-12)
+    report = ng.bisect(str(path), ZERO, Options(low=-1.0, high=1.0, budget="20", seed=0, atol=1e-6),
+                       workers=Workers(jobs=0))
+    assert report.exit_code == 0
+
+
+def test_an_output_below_the_default_atol_is_judged_at_its_own_scale():
+    tol = Tolerance()
+    values = np.array([1e-11, -3e-12], np.float32)
+    rtol, atol, scale = tol.for_values(0, "float32", values)
+    assert scale == pytest.approx(1e-11) and atol == pytest.approx(1e-16, rel=1e-3) and rtol == 1e-5
+    assert tol.for_values(0, "float32", np.array([1.0, 1e-12], np.float32))[1:] == (1e-6, None)
+    assert Tolerance(atol=1e-6).for_values(0, "float32", values)[1:] == (1e-6, None)  # the user's own atol
+    floor = tol.for_values(0, "float32", np.array([1e-44], np.float32))[1]  # subnormal: no less than 4 spacings
+    assert floor >= 4 * float(np.spacing(np.float32(1e-44)))
+
+
+def test_edges_are_the_values_where_operators_change_behaviour_inside_the_range():
+    edges = edge_values("float32", -4.0, 4.0)
+    assert {-3.5, -0.5, 0.5, 3.5} <= set(edges["ties"]) and edges["thresholds"] == []
+    wide = edge_values("float32", -100.0, 100.0)
+    assert any(abs(v - 44.3614) < 1e-3 for v in wide["thresholds"])  # exp(2x) overflows: tanh's identity
+    assert any(abs(v - 88.7228) < 1e-3 for v in wide["thresholds"])  # exp overflows
+    assert min(abs(v) for v in wide["powers of two"] if v) < 1e-40  # subnormals
+    half = edge_values("float16", -20.0, 20.0)
+    assert any(abs(v - 11.09) < 0.01 for v in half["thresholds"])
+    for kind, values in wide.items():
+        assert all(-100.0 <= v <= 100.0 for v in values), kind  # the range is the user's contract
+    assert edge_values("int64", 0, 3, integer=True) == {"integers": [0, 1, 2, 3]}
+
+
+def _calls():
+    """Relax calls of the operators numguard has a meaning for, as TVM's frontends emit them."""
+    from tvm import relax
+    from tvm.script import relax as R
+
+    x = relax.Var("x", R.Tensor((2, 3, 4, 4), "float32"))
+    m = relax.Var("m", R.Tensor((4, 6), "float32"))
+    w = relax.Var("w", R.Tensor((6, 5), "float32"))
+    k = relax.Var("k", R.Tensor((5, 3, 3, 3), "float32"))
+    g = relax.Var("g", R.Tensor((4,), "float32"))
+    c = relax.Var("c", R.Tensor((3,), "float32"))
+    op = relax.op
+    unary = [op.abs, op.negative, op.exp, op.tanh, op.sigmoid, op.sin, op.cos, op.floor, op.ceil, op.round,
+             op.sign, op.erf, op.nn.relu, op.nn.gelu, op.nn.gelu_tanh, op.nn.silu, op.square]
+    calls = [(f(x), [x]) for f in unary]
+    calls += [(op.add(x, x), [x]), (op.multiply(x, x), [x]), (op.subtract(x, x), [x]), (op.maximum(x, x), [x]),
+              (op.divide(x, op.abs(x)), None), (op.matmul(m, w), [m, w]), (op.nn.softmax(x, axis=-1), [x]),
+              (op.nn.log_softmax(x, axis=1), [x]), (op.mean(x, axis=[2, 3], keepdims=True), [x]),
+              (op.sum(x, axis=[1]), [x]), (op.variance(x, axis=[-1], keepdims=True), [x]),
+              (op.max(x, axis=[0]), [x]), (op.argmax(x, axis=2), [x]), (op.permute_dims(x, [0, 2, 3, 1]), [x]),
+              (op.reshape(x, (6, 16)), [x]), (op.strided_slice(x, axes=[2], begin=[1], end=[3]), [x]),
+              (op.nn.layer_norm(x, g, g, axes=[-1]), [x, g]), (op.nn.conv2d(x, k, padding=[1, 1]), [x, k]),
+              (op.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2]), [x]),
+              (op.nn.avg_pool2d(x, pool_size=[3, 3], padding=[1, 1]), [x]),
+              (op.nn.group_norm(x, c, c, num_groups=3, channel_axis=1, axes=[2, 3]), [x, c]),
+              (op.nn.leakyrelu(x, 0.2), [x]), (op.clip(x, -0.5, 0.5), [x]),
+              (op.where(op.greater(x, op.zeros_like(x)), x, op.negative(x)), None),
+              (op.nn.adaptive_avg_pool2d(x, [1, 1]), [x]), (op.concat([x, x], axis=1), [x]),
+              (op.image.resize2d(x, (8, 8), method="linear", coordinate_transformation_mode="half_pixel"), [x])]
+    return [(call, params) for call, params in calls if params is not None]
+
+
+@pytest.mark.parametrize("index", range(len(_calls())))
+def test_every_meaning_agrees_with_stock_tvms_kernel(index):
+    """Stock TVM 0.27's kernels are right on ordinary inputs: a meaning that disagrees with one is wrong
+    (and would blame a correct legalization). Each operator alone, on random arguments."""
+    from tvm_numguard.judge.components.alone import run_alone
+    from tvm_numguard.judge.components.meaning import meaning_of
+    from tvm_numguard.judge.components.rule import fault_of, spread_over
+    from tvm_numguard.judge.components.values import widened
+
+    call, params = _calls()[index]
+    rng = np.random.default_rng(index)
+    values = [rng.uniform(-2.0, 2.0, [int(d) for d in p.ty.shape.values]).astype("float32") for p in params]
+    readable = [_resolve(a, params, values) for a in call.args]
+    meaning = meaning_of(call)
+    truth = np.asarray(_first(meaning.evaluate(widened(readable))))
+    honest = np.asarray(_first(meaning.evaluate(readable)))
+    tvm_out = run_alone(call, readable, "llvm")
+    spread = None if meaning.exact else spread_over(meaning.evaluate, widened(readable), truth, "float32")
+    assert not fault_of(honest, tvm_out, truth, Tolerance(), spread).found, meaning.op
+
+
+def _resolve(expr, params, values):
+    """A call's argument as the components read it: a parameter's value, a tuple's items, a shape's ints."""
+    from tvm_numguard.judge.components.meaning import python_value
+
+    if any(expr.same_as(p) for p in params):
+        return values[[p.same_as(expr) for p in params].index(True)]
+    if hasattr(expr, "fields"):
+        return [_resolve(f, params, values) for f in expr.fields]
+    if hasattr(expr, "values"):
+        return [int(v) for v in expr.values]
+    return python_value(expr)
+
+
+def _first(value):
+    return value[0] if isinstance(value, (tuple, list)) else value
