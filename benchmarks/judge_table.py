@@ -50,7 +50,7 @@ QUICK_DEFECTS = ("onnx_gemm_alpha", "onnx_layernorm_eps", "onnx_gather_negative"
                  "torch_slice_negative", "torch_var_correction", "torch_cumsum_negdim")
 TARGET_CAUGHT, TARGET_FALSE_ALARMS = 0.95, 0
 FALSE_ALARM_VERDICTS = ("import", "unjudged")
-COLUMNS = "abcdef"
+COLUMNS = "abcdefg"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -63,6 +63,11 @@ SPECIALS = {  # name -> (input shape, dtype, low, high)
 # one (its addmm and conv2d converters compute with out_dtype float32, then add the float16 bias)
 TORCH_BLOCKS = ("conv-bn-relu:float32", "mlp-gelu:float32", "conv-relu-nobias:float16", "conv-relu:float32",
                 "mlp-gelu-nobias:float16", "encoder:float32", "attention:float32", "gru:float32", "lstm:float32")
+# transformers blocks from configurations (random weights, no download: patches/unseen/models.py), exported to
+# ONNX and as a torch program, in float32 and float16 (issue 52); a format TVM 0.27 does not import is counted
+# as such, not judged (float16 .pt2 blocks with a biased Linear: the addmm converter's out_dtype float32)
+TRANSFORMER_BLOCKS = ("bert", "gpt2", "vit", "llama", "mistral", "t5")
+TRANSFORMER_FORMATS = ("onnx:float32", "onnx:float16", "pt2:float32", "pt2:float16")
 
 
 def corpus(quick: bool = False, light: bool = False) -> list:
@@ -76,6 +81,9 @@ def corpus(quick: bool = False, light: bool = False) -> list:
                for name, (_, _, low, high) in SPECIALS.items()]
     blocks = TORCH_BLOCKS[:3] if quick else TORCH_BLOCKS
     models += [CleanModel(f"torch/{spec.replace(':', '-')}", "torch", f"torch:{spec}") for spec in blocks]
+    if not quick:
+        models += [CleanModel(f"transformers/{name}-{fmt.replace(':', '-')}", "transformers", f"hf:{name}:{fmt}")
+                   for name in TRANSFORMER_BLOCKS for fmt in TRANSFORMER_FORMATS]
     wheel = [m for m in onnx_cases() if _wheel_name(m.name) not in KNOWN_DEFECTS]
     models += [CleanModel(f"wheel/{_wheel_name(m.name)}", "wheel", m.source, m.low if m.low is not None else 0.0,
                           m.high if m.high is not None else 1.0, m.ranges, m.shapes)
@@ -116,6 +124,11 @@ def load(model: CleanModel, directory: str):
         path = _save_onnx(special_model(rest), directory, f"special-{rest}")
     elif kind == "torch":
         path = torch_block(*rest.split(":"), directory=directory)
+    elif kind == "hf":
+        from patches.unseen.models import torch_block as transformer_block
+
+        name, fmt, dtype = rest.split(":")
+        path = transformer_block(directory, name=name, fmt=fmt, half=dtype == "float16")
     else:
         return CorpusModel(model.name, model.source, model.low, model.high, model.ranges, model.shapes).load(directory)
     return load_model(path, shapes)

@@ -15,6 +15,10 @@ input range where the defect shows.
 - ``f`` (torch): a model mixing dtypes: a branch computed in float16 by an
   explicit ``.to(torch.float16)``, so ``.double()`` of the program is no
   float64 model.
+- ``g``: context a's model, with the planted node's conversion ending in a
+  reshape (no kernel of its own: the node's value is a view): the converter of
+  the planted operator gets two reshapes appended (``ends_in_reshape``), so the
+  node at fault must be named through them, not its consumer.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ CONTEXTS = {
     "d": "discontinuous op after it",
     "e": "an op ONNX Runtime has no float64 kernel for",
     "f": "mixed float16/float32 torch model",
+    "g": "a conversion that ends in a reshape",
 }
-FRAMEWORK_CONTEXTS = {"onnx": "abcde", "torch": "abcdf"}
+FRAMEWORK_CONTEXTS = {"onnx": "abcdeg", "torch": "abcdfg"}
 DISCONTINUOUS = ("floor", "greater", "argmax", "cast_int")
 NO_FLOAT64_OP = "Erf"  # ONNX Runtime 1.32's CPU provider registers Erf for float only
 
@@ -95,7 +100,7 @@ def _onnx_model(module, name: str, context: str, path: str) -> str:
 
 def _onnx_outputs(g: OnnxGraph, module, name: str, context: str, p: str) -> list:
     scaled = g.node("Mul", [p, g.const(2.0)])
-    if context in "ab":
+    if context in "abg":
         return [scaled]
     if context == "c":
         shape = g.shape_of(module.SHAPE, p)
@@ -132,6 +137,38 @@ def _torch_model(module, name: str, context: str, path: str) -> tuple:
     program = torch.export.export(wrapped, (example.to(dtype),))
     torch.export.save(program, path)
     return path, planted_key(path, module.TARGET)
+
+
+def planted_in(name: str, context: str):
+    """The defect ``name`` planted for ``context``: its own plant, and in context g the planted
+    operator's stock converter (or the planted one) ending in two reshapes (a view of its result)."""
+    import contextlib
+
+    module = load(name)
+    if context != "g":
+        return module.planted()
+    stack = contextlib.ExitStack()
+    stack.enter_context(module.planted())
+    stack.enter_context(ends_in_reshape(module))
+    return stack
+
+
+def ends_in_reshape(module):
+    """The converter of ``module``'s operator with its result flattened and shaped back."""
+    from tvm import relax
+
+    from ._plant import onnx_converter, torch_converter
+
+    def reshaped(bb, out):
+        out = bb.normalize(out)
+        shape = [int(d) for d in out.ty.shape.values]
+        return bb.emit(relax.op.reshape(bb.emit(relax.op.reshape(out, [-1])), shape))
+
+    if module.FRONTEND == "onnx":
+        return onnx_converter(module.OP, lambda original: lambda cls, bb, inputs, attr, params: reshaped(
+            bb, original(bb, inputs, attr, params)))
+    return torch_converter(module.TARGET, lambda importer, original: lambda node: reshaped(
+        importer.block_builder, original(node)))
 
 
 def planted_key(path: str, target: str) -> str:

@@ -23,7 +23,7 @@ import traceback
 from . import load
 from .clean import CleanModel, options_range
 from .clean import load as load_clean
-from .contexts import build
+from .contexts import build, planted_in
 
 PIPELINE = "zero"  # a reference and an optimized build that compute the same: the import question alone
 UNBUILT = "not importable"  # a clean model TVM 0.27 does not import or build: no row to judge, not counted
@@ -48,7 +48,7 @@ def judge_defect(name: str, context: str, budget: str) -> dict:
     row = {"kind": "defect", "defect": name, "context": context}
     with tempfile.TemporaryDirectory() as directory:
         cell = build(name, context, directory)
-        with load(name).planted():  # active while numguard imports the model, and after
+        with planted_in(name, context):  # active while numguard imports the model, and after
             model = load_model(cell.path)
             judgement = _judgement(model, {"low": cell.low, "high": cell.high}, budget)
     module = load(name)

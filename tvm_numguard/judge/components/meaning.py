@@ -385,6 +385,27 @@ def _one_hot(v, a):
     return np.moveaxis(hot, -1, axis) if axis != -1 else hot
 
 
+@meaning("relax.sort")
+def _sort(v, a):
+    x = np.asarray(v[0])
+    out = np.sort(x, axis=int(a.axis) % x.ndim)
+    return np.flip(out, axis=int(a.axis) % x.ndim) if a.descending else out
+
+
+@meaning("relax.topk")
+def _topk(v, a):
+    """The k largest (or smallest) values along the axis, in order, and their indices (at a tie, the
+    first; a tie's indices may differ between correct implementations: the values are what is compared)."""
+    x = np.asarray(v[0])
+    axis = int(a.axis) % x.ndim
+    k = int(a.k) if a.k and int(a.k) >= 1 else x.shape[axis]
+    order = np.argsort(-x if a.largest else x, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    values = np.take_along_axis(x, indices, axis=axis)
+    indices = indices.astype(np.dtype(a.dtype or "int32"))
+    return {"values": values, "indices": indices}.get(a.ret_type, (values, indices))
+
+
 # -- linear algebra and networks -----------------------------------------------------------------
 
 @meaning("relax.matmul")

@@ -11,6 +11,7 @@ import numpy as np
 from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, moved, note_list
 
 _NARROW_TYPES = (10, 16)  # ONNX's FLOAT16 and BFLOAT16
+_FLOAT_TYPES = (1, 10, 11, 16)  # ONNX's FLOAT, FLOAT16, DOUBLE and BFLOAT16
 
 
 def open_session(model, what: str):
@@ -43,7 +44,10 @@ class OnnxRuntime(Framework):
             self._model = onnx.load(os.fspath(source)) if isinstance(source, (str, os.PathLike)) else source
         except Exception as err:  # protobuf raises several unrelated types
             raise FrameworkError(f"ONNX Runtime cannot read the model: {first_line(err, 240)}") from None
-        self._session = open_session(self._model, "float32")
+        try:
+            self._session = open_session(self._model, "float32")
+        except FrameworkError as err:  # no kernel for a node's dtype or opset: its float64 truth may still run
+            self._session = err
         self._truth = None  # made on first use: most checks never need it
         self._nodes = None  # NodeByNode, where the float64 copy is refused
         self._why_nodes = ""
@@ -85,6 +89,8 @@ class OnnxRuntime(Framework):
 
     def run(self, inputs, grafts=None):
         """The model's outputs on ``inputs``; each tensor named in ``grafts`` takes the given value."""
+        if isinstance(self._session, FrameworkError):
+            raise self._session
         if not grafts:
             return self._run(self._session, inputs)
         values = self.values(inputs, grafts)
@@ -109,8 +115,11 @@ class OnnxRuntime(Framework):
 
     def moved_truth(self, inputs, seed, scale):
         narrow = self._narrow_values()
-        if not narrow:
+        if not narrow and not self._integer_inputs(inputs):
             return super().moved_truth(inputs, seed, scale)
+        # no float input to move (token ids): every value the model computes in float moves instead,
+        # as any implementation's roundings move it; one framework's exact-by-luck result is no bound
+        narrow = narrow or self._float_values()
         from .onnx_truth import NodeByNode
 
         if self._moving is None:
@@ -123,20 +132,31 @@ class OnnxRuntime(Framework):
             raise FrameworkError("no float64 run of the model reaches an output")
         return outputs
 
+    def _integer_inputs(self, inputs) -> bool:
+        """Whether no input of the model holds a float (nothing to move but what the model computes)."""
+        return all(np.asarray(v).dtype.kind in "iub" for v in self._by_model_names(inputs).values())
+
+    def _float_values(self) -> frozenset:
+        """The node outputs the model computes in a float (ONNX shape inference)."""
+        return frozenset(name for name, elem in self._value_types().items() if elem in _FLOAT_TYPES)
+
     def _narrow_values(self) -> frozenset:
         """The node outputs the model declares float16 or bfloat16 (ONNX shape inference)."""
         if self._narrow is None:
-            import onnx
-
-            try:
-                inferred = onnx.shape_inference.infer_shapes(self._model)
-            except Exception:  # a model shape inference refuses: its values are not known narrow
-                inferred = self._model
-            graph = inferred.graph
-            types = {v.name: v.type.tensor_type.elem_type for v in list(graph.value_info) + list(graph.output)}
-            self._narrow = frozenset(name for node in graph.node for name in node.output
-                                     if types.get(name) in _NARROW_TYPES)
+            self._narrow = frozenset(name for name, elem in self._value_types().items() if elem in _NARROW_TYPES)
         return self._narrow
+
+    def _value_types(self) -> dict:
+        """{node output: its ONNX element type} (ONNX shape inference; {} where it refuses the model)."""
+        import onnx
+
+        try:
+            inferred = onnx.shape_inference.infer_shapes(self._model)
+        except Exception:  # a model shape inference refuses: its values' types are not known
+            return {}
+        graph = inferred.graph
+        types = {v.name: v.type.tensor_type.elem_type for v in list(graph.value_info) + list(graph.output)}
+        return {name: types[name] for node in graph.node for name in node.output if name in types}
 
     @property
     def truth_name(self) -> str:

@@ -64,6 +64,8 @@ class FrameworkWatch:
         self._outputs = Recent()  # (inputs,) -> the framework's outputs
         self._tol = None
         self._discontinuous: Optional[bool] = None
+        # why the model's float64 truth stands in for the framework's own run (None: the framework runs it)
+        self.stand_in: Optional[str] = None
 
     @property
     def active(self) -> bool:
@@ -92,14 +94,44 @@ class FrameworkWatch:
         if remembered is not None:
             return remembered
         try:
-            outputs = self.framework.run(inputs)
+            outputs = self.framework.run(inputs) if self.stand_in is None else self._truth_rounded(inputs)
         except FrameworkError as err:
-            self.failure = str(err)
-            self.session.progress(f"{self.framework.name} set aside: {err}")
-            return None
+            outputs = self._stand_in(inputs, err)
+            if outputs is None:
+                return None
         self._learn_tolerance(inputs)
         self._outputs.add((inputs,), outputs)
         return outputs
+
+    def _stand_in(self, inputs, err: FrameworkError) -> Optional[list]:
+        """Where the framework cannot run the model (ONNX Runtime has no kernel for a node's dtype: a
+        float16 ScatterElements with reduction add), the model node by node in float64, rounded to the
+        model's dtypes, stands in for its run; None (and the framework set aside) where that fails too."""
+        why = f"{self.framework.name} cannot run the model: {err}"
+        try:
+            outputs = self._truth_rounded(inputs)
+        except FrameworkError as truth_err:
+            self.failure = f"{why}; nor does any float64 run reach its outputs: {truth_err}"
+            self.session.progress(f"{self.framework.name} set aside: {self.failure}")
+            return None
+        self.stand_in = why
+        self.session.progress(f"{why}; its node-by-node float64 truth, rounded to the model's dtypes, stands in")
+        return outputs
+
+    @property
+    def stand_in_note(self) -> Optional[str]:
+        """What the report says where the model's float64 truth stood in for the framework's own run."""
+        if self.stand_in is None:
+            return None
+        return f"{self.stand_in}; the model's node-by-node float64 truth, rounded to its dtypes, stood in for it"
+
+    def _truth_rounded(self, inputs) -> list:
+        """The truth on ``inputs`` in the dtypes TVM's reference returns (FrameworkError where an output has none)."""
+        truth = self.framework.truth(inputs)
+        reference = self.session.runs.reference_outputs(inputs)
+        if any(t is None for t in truth) or len(truth) != len(reference):
+            raise FrameworkError("no float64 run reaches every output")
+        return [np.asarray(t).astype(np.asarray(r).dtype) for t, r in zip(truth, reference)]
 
     def observe(self, inputs: Mapping[str, np.ndarray]) -> Observation:
         """The session's observation, its score raised to the import question's where that is worse."""
@@ -136,11 +168,13 @@ class FrameworkWatch:
         theirs = self.outputs(witness)
         lowering = self.lowering(witness)
         if theirs is None:
-            return ImportJudgement(self.framework.name, "unanswered", reason=self.failure, lowering=lowering)
+            # a framework that runs nothing of the model, and no float64 truth: nothing says TVM is right
+            verdict = "unanswered" if isinstance(self.framework, NoFramework) else "unjudged"
+            return ImportJudgement(self.framework.name, verdict, reason=self.failure, lowering=lowering)
         tol = self.tol
         mine = self.session.runs.reference_outputs(witness)
         if agreement_score(theirs, mine, tol) <= 1.0:
-            return ImportJudgement(self.framework.name, "agrees", lowering=lowering,
+            return ImportJudgement(self.framework.name, "agrees", lowering=lowering, reason=self.stand_in_note,
                                    outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
         if len(theirs) != len(mine):
             return ImportJudgement(self.framework.name, "import", f"TVM's import returns {len(mine)} outputs, the "
@@ -150,7 +184,8 @@ class FrameworkWatch:
         outputs = compare_outputs_with_framework(theirs, mine, tol, truth, spread)
         verdict = ("import" if any(o.tvm_at_fault for o in outputs)
                    else "unjudged" if any(o.not_judged for o in outputs) else "benign")
-        said = dict(framework=self.framework.name, truth=name, truth_note=note, outputs=outputs, lowering=lowering)
+        said = dict(framework=self.framework.name, truth=name, truth_note=self.stand_in_note or note, outputs=outputs,
+                    lowering=lowering)
         if verdict == "benign" and any(o.tvm_at_fault for o in compare_outputs_with_framework(theirs, mine, tol, truth)):
             local = self._local_fault(witness, said)  # the spread is what excuses: it must hold node by node too
             if local is not None:
