@@ -57,7 +57,8 @@ def headline(data: dict) -> str:
 
 # a component's headline: what is at fault, in TVM's words
 COMPONENT_HEADLINES = {
-    "conversion": "CONVERSION: TVM's frontend converts {node} into Relax that computes another formula ({subject})",
+    "conversion": "CONVERSION: TVM's frontend converts {node} into Relax that computes other numbers than the node "
+                  "({subject})",
     "legalization": "LEGALIZATION: {subject} computes other numbers than the operator means, at {node}",
     "codegen": "CODEGEN: {subject} computes other numbers than the intrinsic, at {node}",
 }

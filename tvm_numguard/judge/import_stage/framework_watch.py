@@ -173,6 +173,10 @@ class FrameworkWatch:
             return ImportJudgement(self.framework.name, verdict, reason=self.failure, lowering=lowering)
         tol = self.tol
         mine = self.session.runs.reference_outputs(witness)
+        narrowed = narrowed_outputs(theirs, mine)
+        if narrowed and agreement_score(theirs, mine, tol) <= 1.0:  # a finding of its own, whatever the numbers
+            return ImportJudgement(self.framework.name, "import", narrowed, lowering=lowering,
+                                   outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
         if agreement_score(theirs, mine, tol) <= 1.0:
             return ImportJudgement(self.framework.name, "agrees", lowering=lowering, reason=self.stand_in_note,
                                    outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
@@ -374,6 +378,17 @@ class FrameworkWatch:
         rounded = [o.astype(np.asarray(r).dtype) if o.dtype == np.float64 and np.asarray(r).dtype.kind == "f" else o
                    for o, r in zip(outputs, reference)]
         return compare_outputs(rounded, reference, self.tol).score
+
+
+def narrowed_outputs(theirs: list, mine: list) -> Optional[str]:
+    """Where TVM returns an output in a narrower float than the model (float32 for a float64 model):
+    what it computed in, said as a finding (None: none narrowed)."""
+    widths = {"bfloat16": 16, "float16": 16, "float32": 32, "float64": 64}
+    found = [f"output {i}: TVM computes it in {np.asarray(m).dtype}, the model is {np.asarray(t).dtype}"
+             for i, (t, m) in enumerate(zip(theirs, mine))
+             if widths.get(np.asarray(m).dtype.name, 0) < widths.get(np.asarray(t).dtype.name, 0)
+             and np.asarray(m).dtype.kind == "f"]
+    return "; ".join(found) + " (a narrowed output)" if found else None
 
 
 EXONERATED_REASON = ("every node where TVM differs from the framework computes, on TVM's own values of its arguments, "
