@@ -170,6 +170,7 @@ def test_every_context_names_its_planted_node_and_the_torch_mixed_one_is_no_floa
     for context in contexts.contexts_for("torch_softmax_dim"):
         cell = contexts.build("torch_softmax_dim", context, str(tmp_path))
         assert cell.key == "_softmax"
+    cell = contexts.build("torch_softmax_dim", "f", str(tmp_path))
     doubled = torch.export.load(cell.path).module().double()  # context f: a float16 branch inside
     try:
         outputs = doubled(torch.rand(4, 8, dtype=torch.float64))

@@ -8,7 +8,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, moved, note_list
+from .runtimes import Framework, FrameworkError, InputsRefused, first_line, is_narrow_float, moved, note_list
 
 _NARROW_TYPES = (10, 16)  # ONNX's FLOAT16 and BFLOAT16
 _FLOAT_TYPES = (1, 10, 11, 16)  # ONNX's FLOAT, FLOAT16, DOUBLE and BFLOAT16
@@ -89,6 +89,7 @@ class OnnxRuntime(Framework):
 
     def run(self, inputs, grafts=None):
         """The model's outputs on ``inputs``; each tensor named in ``grafts`` takes the given value."""
+        self._refuse_undeclared(inputs)
         if isinstance(self._session, FrameworkError):
             raise self._session
         if not grafts:
@@ -96,6 +97,17 @@ class OnnxRuntime(Framework):
         values = self.values(inputs, grafts)
         known = {**values, **dict(grafts), **self._by_model_names(inputs)}
         return [np.asarray(known[o.name]) for o in self._model.graph.output]
+
+    def _refuse_undeclared(self, inputs) -> None:
+        """InputsRefused where an input's shape moves a dimension the model fixes."""
+        declared = {i.name: [d.dim_value if d.HasField("dim_value") else None for d in i.type.tensor_type.shape.dim]
+                    for i in self._model.graph.input}
+        for name, value in self._by_model_names(inputs).items():
+            dims = declared.get(name)
+            shape = np.shape(value)
+            if dims is not None and (len(dims) != len(shape) or any(d not in (None, s) for d, s in zip(dims, shape))):
+                raise InputsRefused(f"the model fixes input '{name}' at {dims}, given {list(shape)}: "
+                                    "ONNX Runtime has no answer for another size")
 
     def truth(self, inputs):
         if self._truth is None:

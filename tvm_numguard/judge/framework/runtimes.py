@@ -34,6 +34,11 @@ class FrameworkError(Exception):
     """The framework cannot answer (no float64 kernels, a run that fails)."""
 
 
+class InputsRefused(FrameworkError):
+    """The inputs are not ones the model declares (a dimension the model fixes given another size,
+    ``--fix-shapes``): the model's framework has no answer for them, and no truth does either."""
+
+
 @dataclasses.dataclass(frozen=True)
 class NoFramework:
     """No framework runs this model; ``reason`` says why, in one line."""
@@ -119,4 +124,4 @@ def note_list(what: str, labels: Sequence[str], limit: int = 3) -> str:
     return f"{what}: {', '.join(labels[:limit])}{more}"
 
 
-__all__ = ["Framework", "FrameworkError", "NoFramework", "is_narrow_float", "moved", "note_list", "first_line"]
+__all__ = ["Framework", "FrameworkError", "InputsRefused", "NoFramework", "is_narrow_float", "moved", "note_list", "first_line"]

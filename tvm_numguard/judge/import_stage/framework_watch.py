@@ -9,6 +9,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..framework import FrameworkError, NoFramework
+from ..framework.runtimes import InputsRefused
 from ...build.observation import Observation
 from ...locate.searches import random_candidate
 from ...base.compare import compare_outputs, is_finite_outputs
@@ -66,6 +67,7 @@ class FrameworkWatch:
         self._discontinuous: Optional[bool] = None
         # why the model's float64 truth stands in for the framework's own run (None: the framework runs it)
         self.stand_in: Optional[str] = None
+        self.refused = False  # the framework refused the inputs themselves (a size the model fixes)
 
     @property
     def active(self) -> bool:
@@ -108,6 +110,10 @@ class FrameworkWatch:
         float16 ScatterElements with reduction add), the model node by node in float64, rounded to the
         model's dtypes, stands in for its run; None (and the framework set aside) where that fails too."""
         why = f"{self.framework.name} cannot run the model: {err}"
+        if isinstance(err, InputsRefused):  # inputs the model does not take: nothing answers for them
+            self.failure, self.refused = str(err), True
+            self.session.progress(f"{self.framework.name} set aside: {err}")
+            return None
         try:
             outputs = self._truth_rounded(inputs)
         except FrameworkError as truth_err:
@@ -169,7 +175,7 @@ class FrameworkWatch:
         lowering = self.lowering(witness)
         if theirs is None:
             # a framework that runs nothing of the model, and no float64 truth: nothing says TVM is right
-            verdict = "unanswered" if isinstance(self.framework, NoFramework) else "unjudged"
+            verdict = "unanswered" if isinstance(self.framework, NoFramework) or self.refused else "unjudged"
             return ImportJudgement(self.framework.name, verdict, reason=self.failure, lowering=lowering)
         tol = self.tol
         mine = self.session.runs.reference_outputs(witness)
