@@ -77,8 +77,11 @@ class Command:
 
 
 def deliver(report, outputs: Outputs) -> int:
-    """Keep the witness of every violation, write the report, show the summary."""
-    if report.violation:
+    """Keep the witness of every violation, write the report, show the summary. A
+    witness kept before it was judged is named in the report whatever the verdict."""
+    ctx = click.get_current_context(silent=True)
+    kept = getattr(getattr(ctx, "obj", None), "witness_path", None) if ctx is not None else None
+    if report.violation or kept == outputs.witness_path:
         report.save_witness(outputs.witness_path)
     diagnostics = held_back()
     if diagnostics:
@@ -109,14 +112,14 @@ def held_back() -> list:
 
 
 def keep_witness(outputs: Outputs, console: Console):
-    """Write a violation's witness as soon as it is found: a bisection that is
-    interrupted (Ctrl-C, a crash inside TVM) must not lose it."""
+    """Write a violation's witness as soon as it is found: a phase after it
+    that is interrupted (Ctrl-C, a crash inside TVM) must not lose it."""
     path = outputs.witness_path
 
     def keep(witness) -> None:
         write_witness(path, witness)
         console.witness_path = path
-        console.progress(f"witness saved to {path} (kept whatever happens to the bisection)")
+        console.progress(f"witness saved to {path} (kept whatever happens next)")
     return keep
 
 
