@@ -263,7 +263,8 @@ class Replay(Command):
 FIX_EXIT_CODES = """\b
 Exit codes:
   0  a verified fix was written (or there was nothing to fix: no file written)
-  1  no fix verifies (the document written says why)
+  1  no fix verifies (the document written says why), or TVM's import
+     differs from the model and no pass does (no file: nothing to apply)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
   5  TVM cannot import the model (an operator its frontend has no converter for)
@@ -300,8 +301,7 @@ class Fix(Command):
         with console.interruptible():
             outcome = find_fix(model, config, options, context)
             if outcome.nothing_to_fix:
-                click.echo("numguard fix: no violation on the searched inputs: nothing to fix (no fix written)")
-                return 0
+                return nothing_to_fix(outcome)
             cost = None
             if outcome.narrowings and not no_cost:
                 console.progress("measuring the cost of safety (unsafe, narrow fix, pass off)")
@@ -314,6 +314,20 @@ class Fix(Command):
             write_atomic(outputs.html, fix_html(document).encode())
         click.echo(fix_summary(document, invoked_as(), fix_path))
         return 0 if outcome.verified else 1
+
+
+def nothing_to_fix(outcome) -> int:
+    """No pass to fix: say so, and an import finding met beside (exit 1: a finding no fix mends)."""
+    from ..fixes.fix_file import imports_json
+    from ..report.fix import import_lines
+
+    if outcome.imports is None:
+        click.echo("numguard fix: no violation on the searched inputs: nothing to fix (no fix written)")
+        return 0
+    click.echo("numguard fix: no pass changes what the model computes on the searched inputs (against TVM's "
+               "reference build): no pass to fix (no fix written)\n"
+               + "\n".join(import_lines(imports_json(outcome.imports), fixed=False)))
+    return 1
 
 
 COMMANDS = (Bisect(), Search(), Trace(), Passes(), Replay(), Fix())

@@ -312,4 +312,5 @@ def fix_line(fix: dict) -> str:
         else:
             parts.append(f"{culprit['event']} kept from acting at "
                          + ", ".join(p["binding"] or p["function"] for p in culprit["places"]))
-    return "; ".join(parts) + (f" ({fix['file']})" if fix.get("file") else "")
+    unverified = "; NOT verified when numguard fix wrote it" if fix.get("verified") is False else ""
+    return "; ".join(parts) + (f" ({fix['file']}{unverified})" if fix.get("file") else unverified)
