@@ -279,7 +279,7 @@ def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fi
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with numguard.guard(0, 3, rtol=1e-2, atol=1e-2, progress=None, fix=fix, seed=1,
-                                cache=str(tmp_path / "cache")) as g:
+                                cache=str(tmp_path / "cache"), budget="30", time_limit=None) as g:
                 ex = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
         message = " ".join(str(w.message) for w in caught)
         section = g.report[0].data["guard"]
@@ -382,7 +382,7 @@ def test_the_guard_narrows_a_user_pass_applied_before_the_compile():
     mod = three_exps()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with numguard.guard(0.0, 20.0, progress=None, budget="40") as g:
+        with numguard.guard(0.0, 20.0, progress=None, budget="40", time_limit=None) as g:
             ex = tvm.compile(make_pass()(mod), "llvm")
     section = g.report[0].data["guard"]
     assert section["returned"] == "narrow fix", [str(w.message) for w in caught]
