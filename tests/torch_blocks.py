@@ -89,10 +89,16 @@ def llama_block(path, seed: int = 0) -> str:
     return export(LlamaBlock(), torch.randn(1, 4, 16), path)
 
 
-def unet(path, seed: int = 0, dtype=torch.float32) -> str:
-    """The UNet (x: 1x4x8x8) as a .pt2 at ``path``, computing in ``dtype``."""
+def unet(path, seed: int = 0, dtype=torch.float32, norms=None) -> str:
+    """The UNet (x: 1x4x8x8) as a .pt2 at ``path``, computing in ``dtype``; ``norms``: the dtype its
+    GroupNorms keep their parameters in, where it is another (float32 norms in a float16 net, as
+    mixed-precision training leaves them: torch normalizes a float16 input with float32 parameters)."""
     torch.manual_seed(seed)
-    return export(UNet(), torch.randn(1, 4, 8, 8), path, dtype)
+    module = UNet().eval().to(dtype)
+    for norm in (module.norm_in, module.norm, module.norm_down) if norms is not None else ():
+        norm.to(norms)
+    torch.export.save(torch.export.export(module, (torch.randn(1, 4, 8, 8).to(dtype),)), str(path))
+    return str(path)
 
 
 def unet_onnx(path, seed: int = 0, dtype=torch.float16) -> str:

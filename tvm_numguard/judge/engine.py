@@ -285,7 +285,7 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     progress = session.progress
     invalid = invalid_causes(session)
     found = searched.result
-    require_valid_witness(found, ranges, invalid)
+    require_valid_witness(found, ranges, invalid, session.runs.invalid_samples)
     witness = found.best_inputs
     comparison = session.runs.compare(session.optimized, witness)
     nondeterminism, pass_note = judgeable(session, witness, comparison, watch)
@@ -395,18 +395,39 @@ def invalid_causes(session: ShadowSession) -> list:
     return causes
 
 
-def require_valid_witness(found, ranges, invalid) -> None:
+def require_valid_witness(found, ranges, invalid, samples=()) -> None:
+    """Raise InvalidReferenceError where no input the search tried was valid: the reference
+    build gives NaN/Inf on every one; ``samples``: some of those inputs (given inputs that
+    hold NaN/Inf themselves are said to, not blamed on the model's domain)."""
     if found.best_inputs is not None:
         return
     span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
     why = ""
     if invalid:
         why = " (" + "; ".join(f"{c.op} at {c.binding}: needs {c.domain}" for c in invalid[:3]) + ")"
+    held = non_finite_inputs(samples[0]) if found.search == "given" and samples else []
+    if held:
+        raise InvalidReferenceError(f"the given inputs hold NaN/Inf themselves ({'; '.join(held)}), and the reference "
+                                    "build gives NaN/Inf on them: give finite inputs (a witness numguard saves is)")
     if found.search == "given":  # nothing was searched: the caller's own inputs are what is wrong
         raise InvalidReferenceError(f"the reference build gives NaN/Inf on the given inputs{why}: they are outside "
                                     "the model's domain, not a compiler defect")
     raise InvalidReferenceError(f"the reference build gives NaN/Inf on every one of {found.evaluations} searched "
                                 f"inputs in {span}{why}: the input range is wrong, not the compiler")
+
+
+def non_finite_inputs(inputs: Mapping[str, np.ndarray]) -> list:
+    """``"x: 3 NaN, 1 Inf of 64 elements"`` for each float input of ``inputs`` that holds NaN or Inf."""
+    said = []
+    for name, value in inputs.items():
+        value = np.asarray(value)
+        if value.dtype.kind != "f":
+            continue
+        nan, inf = int(np.isnan(value).sum()), int(np.isinf(value).sum())
+        if nan or inf:
+            counts = ", ".join(f"{n} {what}" for n, what in ((nan, "NaN"), (inf, "Inf")) if n)
+            said.append(f"{name}: {counts} of {value.size} elements")
+    return said
 
 
 def coerce_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:
