@@ -343,3 +343,24 @@ def test_the_origin_is_where_the_error_starts_growing_not_the_first_value_past_t
     assert first_past["op"] == "relax.matmul" and first_past["changed"] is False, first_past  # the old origin
     assert [n["matched"] for n in nodes if n["op"] == "relax.rsqrt"] == rsqrts  # both, on the way
     assert all(n["on_path"] for n in nodes if n["op"] in ("relax.rsqrt", "relax.matmul"))
+
+
+def test_the_localization_of_the_culprit_is_never_silent(monkeypatch):
+    """Issue 55.1: trace's localization builds two snapshots plainly and captures every kernel
+    (minutes for a float16 model on a CPU): it runs inside a wait that says what it waits for."""
+    from tvm_numguard.api.trace import tracer
+    from tvm_numguard.api.trace.origin import Localization
+    from tvm_numguard.base import progress
+
+    said = []
+
+    def localized(*args):
+        current = getattr(progress._current, "waits", None)
+        said.append(current[-1][0] if current else None)
+        return Localization(None, None, {"nodes": [], "edges": []}, "not localized in this test")
+
+    monkeypatch.setattr(tracer, "_localize_relax", localized)
+    report = ng.trace(DEMO, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+                      ng.Options(low=0.0, high=1.0, budget="5"), progress=lambda message: None)
+    assert report.finding.trace.culprit == "ToMixedPrecision#0"
+    assert len(said) == 1 and said[0] is not None and said[0].startswith("localizing ToMixedPrecision#0"), said

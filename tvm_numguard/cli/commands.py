@@ -291,7 +291,8 @@ class Fix(Command):
     def run(self, outputs, options, config, workers, model, fix_path="numguard-fix.json", no_cost=False) -> int:
         from ..build.context import RunContext
         from ..fixes import find_fix, fix_document
-        from ..fixes.cost import cost_table
+        from ..base.progress import waiting
+        from ..fixes.cost import RUNS, cost_table
         from ..fixes.fix_file import FIX_SCHEMA
         from ..report.fix import fix_html, fix_summary
         from ..report.schemas import validate
@@ -305,8 +306,10 @@ class Fix(Command):
             cost = None
             if outcome.narrowings and not no_cost:
                 console.progress("measuring the cost of safety (unsafe, narrow fix, pass off)")
-                cost = cost_table(model.mod, config, outcome.plan, list(outcome.narrowings.values()),
-                                  outcome.first.witness, model.input_names(), workers)
+                with waiting(console.progress, "the cost of safety: three builds, their VMs and "
+                             f"{RUNS} timed runs of each"):
+                    cost = cost_table(model.mod, config, outcome.plan, list(outcome.narrowings.values()),
+                                      outcome.first.witness, model.input_names(), workers)
         document = fix_document(outcome, model, config, options, cost, fix_path)
         validate(document, FIX_SCHEMA)
         write_atomic(fix_path, (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())

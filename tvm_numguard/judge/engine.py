@@ -283,7 +283,9 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     hears of a violation before the oracle judges it (which takes a build);
     ``oracle``: TVM's float64 build, when the search made it already."""
     progress = session.progress
-    invalid = invalid_causes(session)
+    with waiting(progress, "naming the operators that left their domain on the invalid inputs (a build of the "
+                 "model with each one's argument kept)"):
+        invalid = invalid_causes(session)
     found = searched.result
     require_valid_witness(found, ranges, invalid, session.runs.invalid_samples)
     witness = found.best_inputs
