@@ -560,3 +560,23 @@ def test_a_narrow_fix_keeps_its_row_its_places_provenance_and_says_nothing_when_
     assert "narrow " in text and "note" not in text  # slower when safe: the pass buys speed, nothing to say
     assert "kept from acting at 1 place;" in text and "place(s)" not in text  # a count said, not place(s)
     assert "ONNX Exp node" in fix_html(document)  # the place's provenance (it was read as 'origin' before)
+
+
+@pytest.mark.slow  # two bisects of the UNet, one of them run as printed (~40 s)
+def test_a_pass_verify_line_beside_an_import_finding_asks_the_pass_question_alone(tmp_path, capsys,
+                                                                                  script_not_on_path):
+    """Issue 55.3: where TVM's import differs as well as the pass, the verify line with the pass
+    switched off said 'expect: clean' and exited 1 (the import's finding stands): it asks the pass
+    question alone (--no-framework), and runs clean as printed."""
+    from torch_blocks import unet
+
+    code, out, err = run_cli(capsys, "bisect", unet(tmp_path / "unet.pt2"), "--pipeline",
+                             "regress_passes:make_sigmoid_fp16,zero", "--low", "-1", "--high", "1", "--rtol", "1e-4",
+                             "--atol", "1e-5", "--budget", "20", "--save-inputs", str(tmp_path / "w.npz"))
+    assert code == 1 and out.startswith("numguard bisect: IMPORT:") and "SigmoidFP16#0" in out, out + err
+    (verify,) = [line.split("verify", 1)[1].strip() for line in out.splitlines() if line.startswith("  verify ")]
+    command, _, expect = verify.partition("   (expect: ")
+    assert "--no-framework" in command and "--disable SigmoidFP16#0" in command.replace("'", "")
+    assert expect.startswith("clean; the import's finding stands beside it")
+    verified = run_printed(command, tmp_path, importable=[os.path.dirname(os.path.abspath(__file__))])
+    assert verified.returncode == 0 and "numguard bisect: clean" in verified.stdout, verified.stderr[-2000:]

@@ -51,8 +51,8 @@ def fix_lines(data: dict, program: str = "numguard") -> list:
         lines += _guard_lines(cfg)
         # where TVM's import differs too, that stays a finding with the pass off: the pass question is asked alone
         beside = "import" in data.get("at_fault", [])
-        lines.append("  verify    " + verify_command(data, blame.disable, program, without_framework=beside)
-                     + ("   (expect: clean; the import's finding stands beside it)" if beside else "   (expect: clean)"))
+        expect = "   (expect: clean; the import's finding stands beside it)" if beside else "   (expect: clean)"
+        lines.append("  verify    " + verify_command(data, blame.disable, program, without_framework=beside) + expect)
     return wrap_lines(lines)
 
 
