@@ -127,7 +127,7 @@ def test_a_pass_called_directly_gets_delete_the_call_and_that_works(tmp_path):
     """)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumericalRiskWarning)
-        with numguard.guard(0.0, 1.0, action="report", budget="20") as g:
+        with numguard.guard(0.0, 1.0, action="report", budget="20", time_limit=None) as g:
             exec(program, {"mod": numguard.load_model(DEMO).mod})
     (report,) = g.report
     summary = g.report.summary()
@@ -169,7 +169,7 @@ def _guarded(path: str, source: str) -> tuple:
         f.write(source)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumericalRiskWarning)
-        with numguard.guard(0.0, 1.0, action="report", budget="20") as g:
+        with numguard.guard(0.0, 1.0, action="report", budget="20", time_limit=None) as g:
             exec(compile(source, path, "exec"), {"mod": numguard.load_model(DEMO).mod})
     return g.report[0], g.report.summary()
 

@@ -135,7 +135,7 @@ def test_the_guard_aims_its_short_search_and_reports_the_warning():
     said = []
     with python_warnings.catch_warnings():
         python_warnings.simplefilter("ignore", NumericalRiskWarning)
-        with ng.guard(low, high, rtol=1e-2, atol=1e-2, budget="20", progress=said.append, jobs=0) as g:
+        with ng.guard(low, high, rtol=1e-2, atol=1e-2, budget="20", progress=said.append, jobs=0, time_limit=None) as g:
             tvm.compile(relax.transform.ToMixedPrecision()(model.mod), "llvm")
     (entry,) = g.report
     assert entry.violation and entry.culprit == "ToMixedPrecision#0"

@@ -156,7 +156,7 @@ def test_cli_check_exit_codes_and_json(tmp_path, capsys):
     assert data["command"] == "check" and data["possible_defect"] and data["warnings"][0]["module"] == "pipeline"
     code, stdout, err = run_cli(capsys, "check", path, "--low", "-1", "--high", "1", "--pipeline",
                                 "ToMixedPrecision,zero")
-    assert code == 0 and stdout.startswith("CLEAN")
+    assert code == 0 and stdout.startswith("ROUNDING RISK")  # no range warning; float16 rounding passes rtol
     assert_one_line_error(*run_cli(capsys, "check", path, "--low", "1")[::2], "give both --low and --high")
 
 
@@ -265,7 +265,20 @@ def test_check_says_it_bounds_ranges_and_estimates_float16_rounding_against_rtol
     assert code == 0 and "not rounding" in out
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("rounding"))
     assert "float16" in line and "0.000488 relative" in line and "expect a violation" in line, line
+    # issue 55.5: no range warning, but a violation expected: the headline does not say CLEAN above it
+    assert out.startswith("ROUNDING RISK: 0 warning(s)"), out
     code, out, _ = run_cli(capsys, *args, "--rtol", "1e-2")
-    assert "within the tolerance" in out
+    assert "within the tolerance" in out and out.startswith("CLEAN: 0 warning(s)"), out
     code, out, _ = run_cli(capsys, *args[:-2], "--pipeline", "default")
     assert "not rounding" in out and "  rounding" not in out
+
+
+def test_a_llama_block_under_mixed_precision_is_no_clean_check(tmp_path, capsys):
+    """Issue 55.5: 'CLEAN' and then 'expect a violation on ordinary inputs'. The Llama block's
+    ranges are fine in float16, its rounding is not: the headline says which."""
+    from torch_blocks import llama_block
+
+    code, out, _ = run_cli(capsys, "check", llama_block(tmp_path / "llama.pt2"), "--low", "-2", "--high", "2",
+                           "--pipeline", "ToMixedPrecision,default")
+    assert code == 0 and out.startswith("ROUNDING RISK: 0 warning(s)"), out
+    assert "CLEAN" not in out and "expect a violation on ordinary inputs" in out

@@ -6,6 +6,7 @@ import stat
 import subprocess
 import sys
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -59,7 +60,9 @@ def test_witness_is_kept_when_the_bisection_is_interrupted(capsys, tmp_path, mon
     witness = tmp_path / "w.npz"
     code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline",
                              "ToMixedPrecision,default", "--save-inputs", str(witness), "-v")
-    assert code == 130 and f"numguard: interrupted; the witness of the violation found is kept in {witness}" in err
+    last = err.strip().splitlines()[-1]  # the phase it stopped in, then where the witness is
+    assert code == 130 and last.startswith("numguard: interrupted while violation (score "), last
+    assert last.endswith(f"; the witness of the violation found is kept in {witness}"), last
     assert f"witness saved to {witness}" in err
     inputs = read_witness(str(witness))
     model = load_model(DEMO)
@@ -405,3 +408,32 @@ def test_a_negative_seed_or_a_bad_opt_level_is_bad_input_named_by_its_flag(capsy
                           "--opt-level must be an integer from 0 to 4")
     with pytest.raises(ValueError, match="^seed must be a whole number >= 0"):
         __import__("tvm_numguard").Options(low=0.0, high=1.0, seed=-1)
+
+
+def test_given_inputs_that_hold_nan_are_said_to_hold_it(tmp_path, capsys):
+    """Issue 55.5: NaN in --inputs was reported as the inputs being outside the model's domain."""
+    from torch_blocks import unet
+
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 4, 8, 8)).astype("float32")
+    x[0, 1, 2, 3] = np.nan
+    np.savez(tmp_path / "w.npz", x=x)
+    code, _, err = run_cli(capsys, "bisect", unet(tmp_path / "unet.pt2"), "--low", "-1", "--high", "1",
+                           "--pipeline", "zero", "--inputs", str(tmp_path / "w.npz"))
+    assert_one_line_error(code, err, "the given inputs hold NaN/Inf themselves (x: 1 NaN of 256 elements)")
+    assert "domain" not in err
+
+
+def test_a_torch_import_failure_names_the_operator_not_its_printed_object(tmp_path, capsys):
+    """Issue 55.5: TVM prints an operator in an error as its whole object (ir.Op(span=None, ..., some 500
+    characters), and the one line was cut inside it. A float16 UNet whose GroupNorms keep float32
+    parameters: TVM's torch frontend refuses the mixed group_norm, and the line names it."""
+    import torch
+    from torch_blocks import unet
+
+    path = unet(tmp_path / "unet.pt2", dtype=torch.float16, norms=torch.float32)
+    code, out, err = run_cli(capsys, "bisect", path, "--low", "-1", "--high", "1", "--pipeline", "zero")
+    assert code == 1 and out == "", err
+    first = err.splitlines()[0]
+    assert first.endswith(f"cannot import {path}: relax.nn.group_norm expects that all inputs must have the same "
+                          "dtype, but got T.float32 and T.float16"), first
+    assert "ir.Op(" not in err and "..." not in first

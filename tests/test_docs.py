@@ -65,7 +65,7 @@ def test_every_field_of_real_reports_is_documented():
                ng.search(DEMO, config, options.replace(search="random,evolve"))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with ng.guard(0.0, 1.0, budget="12") as g:
+        with ng.guard(0.0, 1.0, budget="12", time_limit=None) as g:
             tvm.compile(tvm.relax.transform.ToMixedPrecision()(ng.load_model(DEMO).mod), "llvm")
     reports.append(g.report[0])
     seen = set()

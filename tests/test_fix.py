@@ -2,6 +2,7 @@
 search (numguard fix), the file (fixes.load, --apply-fix) and the guard."""
 
 import json
+import os
 import shlex
 import warnings
 
@@ -278,7 +279,7 @@ def test_the_guard_returns_the_narrowly_fixed_build_or_the_pass_off(tmp_path, fi
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with numguard.guard(0, 3, rtol=1e-2, atol=1e-2, progress=None, fix=fix, seed=1,
-                                cache=str(tmp_path / "cache")) as g:
+                                cache=str(tmp_path / "cache"), budget="30", time_limit=None) as g:
                 ex = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
         message = " ".join(str(w.message) for w in caught)
         section = g.report[0].data["guard"]
@@ -381,7 +382,7 @@ def test_the_guard_narrows_a_user_pass_applied_before_the_compile():
     mod = three_exps()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with numguard.guard(0.0, 20.0, progress=None, budget="40") as g:
+        with numguard.guard(0.0, 20.0, progress=None, budget="40", time_limit=None) as g:
             ex = tvm.compile(make_pass()(mod), "llvm")
     section = g.report[0].data["guard"]
     assert section["returned"] == "narrow fix", [str(w.message) for w in caught]
@@ -447,16 +448,84 @@ def test_a_cast_the_model_has_itself_is_not_the_pass_round_trip():
 
 
 def test_fix_says_an_import_difference_it_meets_and_exits_1(tmp_path, capsys):
-    # MeanVarianceNormalization's one-pass variance: TVM's import is at fault, no pass is
+    # MeanVarianceNormalization's one-pass variance: TVM's import is at fault, no pass is: no fix
+    # file (one with no culprit would change nothing where applied), and the import said (exit 1)
     from test_framework import mvn_model
 
     fix = tmp_path / "fix.json"
     code, out, _ = run_cli(capsys, "fix", mvn_model(tmp_path / "mvn.onnx"), "--pipeline", "zero", "--low", "900",
                            "--high", "1100", "--budget", "20", "-o", str(fix))
     assert code == 1, out
-    assert "nothing to fix" not in out
-    document = json.loads(fix.read_text())
-    assert not document["verified"] and "TVM's import" in document["reason"]
+    assert out.startswith("numguard fix: no pass changes what the model computes") and "no fix written" in out
+    assert "  import    TVM's import computes other numbers" in out and "MeanVarianceNormalization" in out
+    assert not fix.exists()
+
+
+def _sigmoid_fix(tmp_path, model: str, verified: bool, culprits: list) -> str:
+    """A fix document for the UNet under the float16 sigmoid pass, as numguard fix writes one."""
+    from tvm_numguard.report.schemas import header, validate
+    from tvm_numguard.fixes.fix_file import FIX_SCHEMA
+    from tvm_numguard.ir.model import load_model
+
+    loaded = load_model(model)
+    document = {**header("fix"), "model": {"path": model, "sha256": loaded.sha256},
+                "configuration": {"pipeline": UNET_PIPELINE, "tir_pipeline": "default", "target": "llvm",
+                                  "opt_level": 3},
+                "verified": verified, "nothing_to_fix": False,
+                "reason": None if verified else "no fix verified in 8 searches", "verification": None,
+                "culprits": culprits, "imports": None, "cost": None, "verify_command": None}
+    validate(document, FIX_SCHEMA)
+    path = tmp_path / f"fix-{len(culprits)}.json"
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+UNET_PIPELINE = "regress_passes:make_sigmoid_fp16,ToMixedPrecision,zero"
+
+
+def test_an_empty_fix_is_refused_and_an_unverified_one_said_and_carried_by_every_printed_line(tmp_path, capsys):
+    """Issue 55.3: applying a fix file with no culprit changed nothing and said nothing; an
+    unverified one was applied silently, and the verify and replay lines dropped --apply-fix."""
+    from torch_blocks import unet
+
+    model = unet(tmp_path / "unet.pt2")
+    check = ["bisect", model, "--pipeline", UNET_PIPELINE, "--low", "-1", "--high", "1", "--budget", "5",
+             "--no-framework"]
+    empty = _sigmoid_fix(tmp_path, model, False, [])
+    code, _, err = run_cli(capsys, *check, "--apply-fix", empty)
+    assert_one_line_error(code, err, "holds no culprit to apply", "no fix verified in 8 searches")
+    off = [{"event": "SigmoidFP16#0", "remedy": "off", "rewrites": 1, "kept": 0, "follows": 0, "places": []}]
+    unverified = _sigmoid_fix(tmp_path, model, False, off)
+    code, out, err = run_cli(capsys, *check, "--apply-fix", unverified)
+    assert code == 1 and "culprit   ToMixedPrecision#0" in out, out  # the sigmoid is off: the convs are left
+    assert f"numguard: note: the fix {unverified} was NOT verified when numguard fix wrote it" in err
+    assert "fix       applied: SigmoidFP16#0 switched off" in out and "NOT verified when numguard fix wrote it" in out
+    printed = [line for line in out.splitlines() if line.startswith(("  verify ", "  replay "))]
+    assert len(printed) == 2 and all(f"--apply-fix {unverified}" in line for line in printed), printed
+
+
+@pytest.mark.slow  # a whole numguard fix on a UNet (about 90 s on 2 busy cores); the fast tier decides it alone
+def test_fix_mends_the_pass_beside_an_import_finding_and_verifies_it_against_the_reference(tmp_path, capsys,
+                                                                                           script_not_on_path):
+    """Issue 55.3: a UNet whose GroupNorm TVM imports with another variance (an import finding) under a
+    pass that computes sigmoid in float16: the fix of the pass is found and verified against TVM's
+    reference build, and the import finding is reported beside it; the verify line runs as printed."""
+    from torch_blocks import unet
+
+    model, fix = unet(tmp_path / "unet.pt2"), str(tmp_path / "fix.json")
+    code, out, err = run_cli(capsys, "fix", model, "--pipeline", "[regress_passes:make_sigmoid_fp16],zero",
+                             "--low", "-1", "--high", "1", "--rtol", "1e-4", "--atol", "1e-5", "--budget", "20",
+                             "--no-cost", "-o", fix)
+    assert code == 0, out + err
+    assert out.startswith("numguard fix: verified") and "culprit   SigmoidFP16#0: kept from acting at" in out
+    assert "  import    TVM's import computes other numbers than the model" in out and "GroupNorm" in out
+    document = json.load(open(fix))
+    assert document["verified"] and document["culprits"] and document["imports"]["origin"]
+    (verify,) = [line.split("verify", 1)[1].strip() for line in out.splitlines() if line.startswith("  verify ")]
+    assert verify.startswith(script_not_on_path + " bisect ") and "--no-framework" in verify
+    assert f"--apply-fix {fix}" in verify
+    verified = run_printed(verify, tmp_path, importable=[os.path.dirname(os.path.abspath(__file__))])
+    assert verified.returncode == 0 and "numguard bisect: clean" in verified.stdout, verified.stderr[-2000:]
 
 
 def _fix_document(remedies, times, target="llvm"):
@@ -491,3 +560,23 @@ def test_a_narrow_fix_keeps_its_row_its_places_provenance_and_says_nothing_when_
     assert "narrow " in text and "note" not in text  # slower when safe: the pass buys speed, nothing to say
     assert "kept from acting at 1 place;" in text and "place(s)" not in text  # a count said, not place(s)
     assert "ONNX Exp node" in fix_html(document)  # the place's provenance (it was read as 'origin' before)
+
+
+@pytest.mark.slow  # two bisects of the UNet, one of them run as printed (~40 s)
+def test_a_pass_verify_line_beside_an_import_finding_asks_the_pass_question_alone(tmp_path, capsys,
+                                                                                  script_not_on_path):
+    """Issue 55.3: where TVM's import differs as well as the pass, the verify line with the pass
+    switched off said 'expect: clean' and exited 1 (the import's finding stands): it asks the pass
+    question alone (--no-framework), and runs clean as printed."""
+    from torch_blocks import unet
+
+    code, out, err = run_cli(capsys, "bisect", unet(tmp_path / "unet.pt2"), "--pipeline",
+                             "regress_passes:make_sigmoid_fp16,zero", "--low", "-1", "--high", "1", "--rtol", "1e-4",
+                             "--atol", "1e-5", "--budget", "20", "--save-inputs", str(tmp_path / "w.npz"))
+    assert code == 1 and out.startswith("numguard bisect: IMPORT:") and "SigmoidFP16#0" in out, out + err
+    (verify,) = [line.split("verify", 1)[1].strip() for line in out.splitlines() if line.startswith("  verify ")]
+    command, _, expect = verify.partition("   (expect: ")
+    assert "--no-framework" in command and "--disable SigmoidFP16#0" in command.replace("'", "")
+    assert expect.startswith("clean; the import's finding stands beside it")
+    verified = run_printed(command, tmp_path, importable=[os.path.dirname(os.path.abspath(__file__))])
+    assert verified.returncode == 0 and "numguard bisect: clean" in verified.stdout, verified.stderr[-2000:]

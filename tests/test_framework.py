@@ -233,7 +233,7 @@ def test_the_guard_refuses_an_import_difference_when_given_the_model(tmp_path):
     mod = from_onnx(source, keep_params_in_input=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with ng.guard(900, 1100, model=source, progress=None, budget="20") as guard:
+        with ng.guard(900, 1100, model=source, progress=None, budget="20", time_limit=None) as guard:
             tvm.compile(mod, "llvm")
     messages = [str(w.message) for w in caught if issubclass(w.category, ng.NumericalRiskWarning)]
     assert any("cannot change the frontend" in m and "MeanVarianceNormalization" in m for m in messages), messages
@@ -241,7 +241,7 @@ def test_the_guard_refuses_an_import_difference_when_given_the_model(tmp_path):
     # without the model, the guard has nothing to compare the import with
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with ng.guard(900, 1100, progress=None, budget="5") as guard:
+        with ng.guard(900, 1100, progress=None, budget="5", time_limit=None) as guard:
             tvm.compile(mod, "llvm")
     assert guard.report[0].imports is None
     assert not any("frontend" in str(w.message) for w in caught)

@@ -69,7 +69,7 @@ def test_guard_disables_an_in_place_pass_in_the_pipeline():
     pipeline = tvm.transform.Sequential([inplace_softmax.make_pass(), relax.get_pipeline("zero"),
                                          relax.get_pipeline("default")])
     with pytest.warns(NumericalRiskWarning, match=CULPRIT):
-        with numguard.guard(0.0, 100.0, budget="30") as g:
+        with numguard.guard(0.0, 100.0, budget="30", time_limit=None) as g:
             ex = tvm.compile(mod, "llvm", relax_pipeline=pipeline)
     (entry,) = g.report
     assert entry.violation and entry.culprit == CULPRIT
@@ -85,7 +85,7 @@ def test_guard_disables_an_in_place_pass_in_the_pipeline():
 def test_guard_judges_an_in_place_pass_applied_before_the_compile():
     mod = inplace_softmax.make_model()
     with pytest.warns(NumericalRiskWarning, match=CULPRIT):
-        with numguard.guard(0.0, 100.0, budget="30", fix="off") as g:
+        with numguard.guard(0.0, 100.0, budget="30", fix="off", time_limit=None) as g:
             rewritten = inplace_softmax.make_pass()(mod)  # edits ``mod`` itself, as it would unguarded
             ex = tvm.compile(rewritten, "llvm")
     (entry,) = g.report

@@ -98,3 +98,48 @@ def test_ctrl_c_exits_130_and_says_where_the_witness_is(capsys, tmp_path, at, ke
     assert lines[-1].startswith("numguard: interrupted")
     assert "Traceback" not in err and out == ""
     assert (witness in lines[-1]) == kept and os.path.exists(witness) == kept
+
+
+@pytest.fixture(scope="module")
+def float16_unet(tmp_path_factory):
+    """A float16 UNet as ONNX: its float16 GroupNorms differ from ONNX Runtime's float32 ones, so a
+    check of it goes on to localize the import's first differing node (issue 55: minutes on a real UNet)."""
+    from torch_blocks import unet_onnx
+
+    return unet_onnx(tmp_path_factory.mktemp("unet") / "unet16.onnx")
+
+
+def test_ctrl_c_while_localizing_the_first_node_keeps_the_witness_and_no_step_is_silent(
+        capsys, tmp_path, monkeypatch, float16_unet):
+    """The search's violation is kept before it is judged (the witness reached the CLI only after the
+    import's judgement and its localization), and every build of the localization runs inside a wait
+    that says what it waits for: the plain build of TVM's import, then the precision stage's, where
+    a Ctrl-C comes."""
+    from tvm_numguard.base import progress
+    from tvm_numguard.judge.import_stage import first_node, precision
+
+    waits = []
+
+    def noting(module, interrupt: bool):
+        built = module.compile_plain
+
+        def compile_plain(*args, **kwargs):
+            current = getattr(progress._current, "waits", None)
+            waits.append((module.__name__.rsplit(".", 1)[-1], current[-1][0] if current else None))
+            if interrupt:
+                signal.raise_signal(signal.SIGINT)
+            return built(*args, **kwargs)
+        monkeypatch.setattr(module, "compile_plain", compile_plain)
+
+    noting(first_node, interrupt=False)
+    noting(precision, interrupt=True)
+    witness = str(tmp_path / "w.npz")
+    code, out, err = run_cli(capsys, "bisect", float16_unet, "--low", "0", "--high", "1", "--pipeline", "default",
+                             "--budget", "20", "--save-inputs", witness)
+    assert code == 130, out + err
+    last = [ln for ln in err.splitlines() if ln.strip()][-1]
+    assert last.startswith("numguard: interrupted while the precision stage"), last
+    assert last.endswith(f"the witness of the violation found is kept in {witness}") and os.path.exists(witness)
+    assert [where for where, _ in waits] == ["first_node", "precision"], waits
+    assert waits[0][1].startswith("the first node: TVM's import built plainly") and waits[1][1].startswith(
+        "the precision stage"), waits

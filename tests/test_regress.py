@@ -20,6 +20,7 @@ from tvm_numguard.ir.pipeline import CompileConfig
 from tvm_numguard.testing.regress import RegressRow, RegressRun, RowRequest, collect, regress
 from tvm_numguard.testing.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION
 from tvm_numguard.build.workers import Workers
+from tvm_numguard.report.schemas import REGRESS_SCHEMA, validate
 
 from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: F401 (a fixture)
 
@@ -145,6 +146,7 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
     assert code == 1, err
     assert "patches/exp_range" in stdout and "violation" in stdout and "fired on 2 of 2" in stdout  # tiny/mlp ends in an Exp
     data = json.loads(out.read_text())
+    validate(data, REGRESS_SCHEMA)  # issue 55.5: regress --json had no shipped schema
     assert data["exit_code"] == 1 and data["summary"]["patches.exp_range:make_pass"]["violation"] == 1
     (row,) = [r for r in data["rows"] if r["verdict"] == "violation"]
     assert row["model"] == "patches/exp_range" and row["culprit"] == ["FastExpCutoff#0"]
@@ -228,3 +230,25 @@ def test_the_summary_tells_the_fired_rate_on_generated_models(capsys):
                                 "--target-pass", "FoldConstant", "--jobs", "0", "-q")
     assert code == 0, err
     assert "FoldConstant: fired on 2 of 3 model(s) (2 of the 2 generated)" in stdout
+
+
+def test_regress_json_of_a_pass_authors_pass_follows_its_shipped_schema(tmp_path, capsys):
+    """Issue 55.5: regress --json had no schema. A PyExprMutator that computes rsqrt in float16 over a
+    Llama block (it violates) and a UNet (no rsqrt: it fires on nothing there): the document validates,
+    and a document that breaks it (an unknown verdict, a row missing its score) does not."""
+    import jsonschema
+    from torch_blocks import llama_block, unet
+
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(capsys, "regress", "--pass", "regress_passes:make_rsqrt_fp16", "--models",
+                           llama_block(tmp_path / "llama.pt2"), "--models", unet(tmp_path / "unet.pt2"),
+                           "--low", "-2", "--high", "2", "--budget", "10", "--json", str(out),
+                           "--out", str(tmp_path / "w"), "--jobs", "0", "-q")
+    assert code == 1, err
+    data = json.loads(out.read_text())
+    validate(data, REGRESS_SCHEMA)
+    assert [(r["model"].rsplit("/", 1)[-1], r["verdict"], r["fired"]) for r in data["rows"]] == [
+        ("llama.pt2", "violation", True), ("unet.pt2", "clean", False)]
+    for broken in ({**data["rows"][0], "verdict": "fine"}, {k: v for k, v in data["rows"][0].items() if k != "score"}):
+        with pytest.raises(jsonschema.ValidationError):
+            validate({**data, "rows": [broken]}, REGRESS_SCHEMA)

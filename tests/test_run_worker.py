@@ -178,7 +178,7 @@ def test_the_guard_judges_a_gpu_compile_after_cuda_started_here(cuda_started, mo
     mod = ng.load_model(MLP).mod
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with ng.guard(0.0, 1.0, fix="off", jobs=1) as guarded:
+        with ng.guard(0.0, 1.0, fix="off", jobs=1, budget="20", time_limit=None) as guarded:
             executable = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
     assert not [w for w in caught if issubclass(w.category, GuardWarning) and "not judged" in str(w.message)]
     (entry,) = guarded.report
@@ -257,7 +257,7 @@ def test_a_guard_that_runs_nothing_here_checks_and_returns_a_safe_build(vms_made
     monkeypatch.setattr(guard_module, "is_gpu", lambda target: True)
     mod = ng.load_model(MLP).mod
     with pytest.warns(Warning):
-        with ng.guard(0.0, 1.0, fix="off", jobs=1) as guarded:
+        with ng.guard(0.0, 1.0, fix="off", jobs=1, budget="20", time_limit=None) as guarded:
             executable = tvm.compile(relax.transform.ToMixedPrecision()(mod), "llvm")
     (entry,) = guarded.report
     assert entry.culprit == "ToMixedPrecision#0" and entry.data["guard"]["returned"] == "culprit disabled"

@@ -152,7 +152,7 @@ def test_the_guard_switches_the_planted_rule_off_and_says_why_it_is_not_narrower
     target = tvm.target.Target("llvm")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with ng.guard(0, 1, progress=None, fix="narrow") as g:
+        with ng.guard(0, 1, progress=None, fix="narrow", budget="40", time_limit=None) as g:
             tvm.compile(load_model(MLP).mod, target, relax_pipeline=relax_pipeline(PLANTED, target))
     section = g.report[0].data["guard"]
     assert section["returned"] == "culprit disabled" and section["disabled"] == HALF_SUMS  # the marker is not said

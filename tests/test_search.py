@@ -136,10 +136,12 @@ def test_stop_at_stops_early_and_without_it_the_budget_is_spent():
 
 
 def test_seconds_budget_stops_the_search():
+    # the search runs until its seconds are spent, then stops: bounded generously above
+    # (a loaded machine may hold the process back), never by the machine's speed
     started = time.perf_counter()
     found = EvolveSearch(Budget(seconds=0.3)).run(on_x(window_bug), X, UNIT, 0)
-    assert 0.3 <= time.perf_counter() - started < 2.0
-    assert found.evaluations == len(found.history) > 10
+    assert 0.3 <= time.perf_counter() - started < 60.0
+    assert found.stopped_by == "time" and found.evaluations == len(found.history) >= 1
 
 
 # -- staying in range, dtypes, reproducibility -------------------------------

@@ -221,7 +221,9 @@ def test_sigterm_ends_a_bisect_within_three_seconds_with_143_and_leaves_nothing(
         _, err = child.communicate(timeout=60)
         took = time.perf_counter() - sent
         assert child.returncode == 143 and took <= 3.0, (took, err[-500:])
-        assert err.strip().splitlines()[-1].startswith("numguard: terminated (SIGTERM); the witness")
+        last = err.strip().splitlines()[-1]  # the phase it stopped in, then where the witness is
+        assert last.startswith("numguard: terminated (SIGTERM) while ") and "bisecting" in last, last
+        assert "; the witness of the violation found is kept in " in last, last
         assert wait_until(lambda: not marked(marker), 3.0), f"left running: {marked(marker)}"
         assert not (tmp_path / "report.json").exists()  # whole or absent, and the run did not finish
         assert not [f for f in os.listdir(tmp_path) if f.startswith(".numguard-")]  # no half-written file

@@ -120,9 +120,9 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
     from tvm import relax
 
     mod = ng.load_model(MLP).mod
-    with ng.guard(0.0, 1.0, budget="3", jobs=2) as named:
+    with ng.guard(0.0, 1.0, budget="3", jobs=2, time_limit=3600) as named:
         tvm.compile(mod, "llvm", relax_pipeline="default")
-    # with a time limit (the default's), a run is made where it can be stopped at the limit
+    # with a time limit (an hour here: generous, as every test's), a run is made where it can be stopped at the limit
     assert named.report[0].data["guard"]["builds"] == \
         "workers (2; the reference in one more); every run in a worker (stopped there at the time limit)"
     assert named.report[0].data["workers"]["reference"] == "worker"
@@ -133,7 +133,7 @@ def test_the_guard_builds_in_workers_only_what_a_worker_can_recreate():
     def my_pipeline(m):  # a closure of this process: no worker can rebuild it from text
         return relax.get_pipeline("default")(m)
 
-    with ng.guard(0.0, 1.0, budget="3", jobs=2) as closure:
+    with ng.guard(0.0, 1.0, budget="3", jobs=2, time_limit=3600) as closure:
         tvm.compile(mod, "llvm", relax_pipeline=my_pipeline)
     entry = closure.report[0].data
     assert entry["guard"]["builds"].startswith("in-process: the pipeline holds pass objects of this process")

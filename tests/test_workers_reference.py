@@ -113,7 +113,7 @@ def test_a_guarded_compile_the_cache_will_likely_answer_forks_no_reference_worke
     monkeypatch.setattr(service.BuildService, "__init__",
                         lambda self, *a, **k: (forks.append(k.get("jobs")), fork(self, *a, **k))[1])
     for _ in range(2):
-        with ng.guard(0.0, 1.0, budget="3", jobs=1, cache=str(tmp_path)) as g:
+        with ng.guard(0.0, 1.0, budget="3", jobs=1, cache=str(tmp_path), time_limit=None) as g:
             tvm.compile(mlp.mod, "llvm", relax_pipeline="default")
     assert g.report[0].data["guard"]["cached"]
     assert forks == [1]  # the first compile's reference worker; the cached one forked none
@@ -132,7 +132,7 @@ def test_a_guard_whose_reference_crashes_warns_and_returns_the_users_build(crash
 
     mod, default = make_model(), tvm.relax.get_pipeline("default")
     with pytest.warns(GuardWarning, match="reference build .* killed by SIGSEGV"):
-        with ng.guard(-1.0, 1.0, budget="2", jobs=1):
+        with ng.guard(-1.0, 1.0, budget="2", jobs=1, time_limit=None):
             executable = tvm.compile(mod, "llvm", relax_pipeline=lambda m: default(vendor_pipeline(m)))
     assert executable is not None  # the user's own compile, not judged; this process lives on
 

@@ -209,7 +209,7 @@ def first_line(err, limit: int = 300) -> str:
     ``--> file:line:col``), the first line that names an error (``tvm.error.``,
     ``TVMError``, ``...Error:``), the first line that is not a Python traceback's,
     and, for a bare ``assert`` with no message, where it failed."""
-    text = str(err).replace(_METADATA_NOTE, "")
+    text = _OP_REPR.sub(lambda found: found.group("name"), str(err).replace(_METADATA_NOTE, ""))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     diagnostic = next((ln for ln in lines if ln.lower().startswith("error:")), None)
     if diagnostic is not None:
@@ -242,3 +242,7 @@ def _clip(line: str, limit: int) -> str:
 _ERROR_STARTS = ("tvm.error.", "InternalError", "ValueError", "TVMError")
 # what TVMScript puts in the middle of messages that print IR
 _METADATA_NOTE = "# Metadata omitted. Use show_meta=True in script() method to show it."
+# how TVM 0.27 prints an operator inside a message (``ir.Op(span=None, ..., name="relax.nn.group_norm",
+# ..., support_level=10)``, some 500 characters): the line says its name instead
+_OP_REPR = re.compile(r'ir\.Op\((?:(?!ir\.Op\().)*?name="(?P<name>[^"]+)"(?:(?!ir\.Op\().)*?support_level=\d+\)',
+                      re.DOTALL)

@@ -85,6 +85,11 @@ def _exit_interrupted(signum, frame) -> None:
     os._exit(exit_code(signum))
 
 
+def kept(invocation: Invocation) -> str:
+    """What a command that ends on an error had found, where a witness was kept ("" where none was)."""
+    return f"; {invocation.found()}" if invocation.witness_path else ""
+
+
 def _run(argv, words: list, invocation: Invocation) -> int:
     """``main``'s body: every way a command ends, as a line and the exit code."""
     try:
@@ -101,7 +106,7 @@ def _run(argv, words: list, invocation: Invocation) -> int:
             click.echo(f"numguard: {held} line(s) that TVM or the frontend wrote to stderr were held back "
                        "(a --json report keeps them as diagnostics; -v shows them)", err=True)
     except UsageError as err:
-        click.echo(f"{ERROR} {err.said_with(FLAG)}", err=True)
+        click.echo(f"{ERROR} {err.said_with(FLAG)}{kept(invocation)}", err=True)
         return 2
     except ImportFailure as err:  # a finding about TVM's import, delivered like a verdict
         click.echo(f"numguard: IMPORT: {err.said_with(FLAG)}", err=True)
@@ -112,7 +117,7 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         click.echo(f"numguard: TVM cannot import the model: {err.said_with(FLAG)}", err=True)
         return EXIT_UNSUPPORTED
     except InternalError as err:
-        click.echo(f"{ERROR} internal error: {err}", err=True)
+        click.echo(f"{ERROR} internal error: {err}{kept(invocation)}", err=True)
         return 3
     except Interrupted as err:
         click.echo(f"numguard: {err}", err=True)
@@ -132,7 +137,7 @@ def _run(argv, words: list, invocation: Invocation) -> int:
         click.echo(f"{ERROR} {err.format_message()}", err=True)
         return 2
     except Exception as err:  # a bug of ours, or a failure nobody turned into a clear error
-        click.echo(f"{ERROR} internal error: {summarize_error(err)} ({BUG_REPORT})", err=True)
+        click.echo(f"{ERROR} internal error: {summarize_error(err)} ({BUG_REPORT}){kept(invocation)}", err=True)
         return 3
     return code if isinstance(code, int) else 0
 

@@ -78,8 +78,11 @@ class Command:
 
 
 def deliver(report, outputs: Outputs) -> int:
-    """Keep the witness of every violation, write the report, show the summary."""
-    if report.violation:
+    """Keep the witness of every violation, write the report, show the summary. A
+    witness kept before it was judged is named in the report whatever the verdict."""
+    ctx = click.get_current_context(silent=True)
+    kept = getattr(getattr(ctx, "obj", None), "witness_path", None) if ctx is not None else None
+    if report.violation or kept == outputs.witness_path:
         report.save_witness(outputs.witness_path)
     diagnostics = held_back()
     if diagnostics:
@@ -132,14 +135,14 @@ def held_back() -> list:
 
 
 def keep_witness(outputs: Outputs, console: Console):
-    """Write a violation's witness as soon as it is found: a bisection that is
-    interrupted (Ctrl-C, a crash inside TVM) must not lose it."""
+    """Write a violation's witness as soon as it is found: a phase after it
+    that is interrupted (Ctrl-C, a crash inside TVM) must not lose it."""
     path = outputs.witness_path
 
     def keep(witness) -> None:
         write_witness(path, witness)
         console.witness_path = path
-        console.progress(f"witness saved to {path} (kept whatever happens to the bisection)")
+        console.progress(f"witness saved to {path} (kept whatever happens next)")
     return keep
 
 
@@ -283,7 +286,8 @@ class Replay(Command):
 FIX_EXIT_CODES = """\b
 Exit codes:
   0  a verified fix was written (or there was nothing to fix: no file written)
-  1  no fix verifies (the document written says why)
+  1  no fix verifies (the document written says why), or TVM's import
+     differs from the model and no pass does (no file: nothing to apply)
   2  bad usage or input (one line on stderr says what)
   3  internal error in numguard (please report it)
   5  TVM cannot import the model (an operator its frontend has no converter for)
@@ -310,7 +314,8 @@ class Fix(Command):
     def run(self, outputs, options, config, workers, model, fix_path="numguard-fix.json", no_cost=False) -> int:
         from ..build.context import RunContext
         from ..fixes import find_fix, fix_document
-        from ..fixes.cost import cost_table
+        from ..base.progress import waiting
+        from ..fixes.cost import RUNS, cost_table
         from ..fixes.fix_file import FIX_SCHEMA
         from ..report.fix import fix_html, fix_summary
         from ..report.schemas import validate
@@ -320,13 +325,14 @@ class Fix(Command):
         with console.interruptible():
             outcome = find_fix(model, config, options, context)
             if outcome.nothing_to_fix:
-                click.echo("numguard fix: no violation on the searched inputs: nothing to fix (no fix written)")
-                return 0
+                return nothing_to_fix(outcome)
             cost = None
             if outcome.narrowings and not no_cost:
                 console.progress("measuring the cost of safety (unsafe, narrow fix, pass off)")
-                cost = cost_table(model.mod, config, outcome.plan, list(outcome.narrowings.values()),
-                                  outcome.first.witness, model.input_names(), workers)
+                with waiting(console.progress, "the cost of safety: three builds, their VMs and "
+                             f"{RUNS} timed runs of each"):
+                    cost = cost_table(model.mod, config, outcome.plan, list(outcome.narrowings.values()),
+                                      outcome.first.witness, model.input_names(), workers)
         document = fix_document(outcome, model, config, options, cost, fix_path)
         validate(document, FIX_SCHEMA)
         write_atomic(fix_path, (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())
@@ -334,6 +340,20 @@ class Fix(Command):
             write_atomic(outputs.html, fix_html(document).encode())
         click.echo(fix_summary(document, invoked_as(), fix_path))
         return 0 if outcome.verified else 1
+
+
+def nothing_to_fix(outcome) -> int:
+    """No pass to fix: say so, and an import finding met beside (exit 1: a finding no fix mends)."""
+    from ..fixes.fix_file import imports_json
+    from ..report.fix import import_lines
+
+    if outcome.imports is None:
+        click.echo("numguard fix: no violation on the searched inputs: nothing to fix (no fix written)")
+        return 0
+    click.echo("numguard fix: no pass changes what the model computes on the searched inputs (against TVM's "
+               "reference build): no pass to fix (no fix written)\n"
+               + "\n".join(import_lines(imports_json(outcome.imports), fixed=False)))
+    return 1
 
 
 COMMANDS = (Bisect(), Search(), Trace(), Passes(), Replay(), Fix())

@@ -17,6 +17,7 @@ from ..base.errors import Terminated
 from .signals import exit_code
 
 PROGRESS_PREFIX = "numguard: ["  # a progress line: "numguard: [  12.3s] building ..."
+PHASE_SHOWN = 120  # characters of the phase under way a stop's last line repeats (a bisection's plan is long)
 
 
 class Interrupted(Exception):
@@ -29,18 +30,27 @@ class Interrupted(Exception):
 
 class Invocation:
     """What one ``numguard`` command line shares between ``main`` and its
-    command (click's ``obj``): what TVM wrote to stderr (``captured``) and
-    where a violation's witness was kept, for the line a Ctrl-C or SIGTERM ends with."""
+    command (click's ``obj``): what TVM wrote to stderr (``captured``), where
+    a violation's witness was kept and the phase under way, for the line a
+    command that stops early ends with (Ctrl-C, SIGTERM, an error)."""
 
     def __init__(self):
         self.captured = None
         self.witness_path = None
+        self.phase = None  # the last phase the command said (a progress line above step level)
 
     def interrupted_line(self, signum: int = signal.SIGINT) -> str:
         """The last line of a command ended by ``signum`` (SIGINT or SIGTERM)."""
-        kept = (f"the witness of the violation found is kept in {self.witness_path}" if self.witness_path
-                else "no violation had been found yet")
-        return f"{'terminated (SIGTERM)' if signum == signal.SIGTERM else 'interrupted'}; {kept}"
+        stopped = 'terminated (SIGTERM)' if signum == signal.SIGTERM else 'interrupted'
+        phase = self.phase if not self.phase or len(self.phase) <= PHASE_SHOWN else self.phase[:PHASE_SHOWN] + " ..."
+        where = f" while {phase}" if phase else ""
+        return f"{stopped}{where}; {self.found()}"
+
+    def found(self) -> str:
+        """What was found before the command stopped, and where it is kept."""
+        if self.witness_path:
+            return f"the witness of the violation found is kept in {self.witness_path}"
+        return "no violation had been found yet"
 
 
 class Console:
@@ -83,6 +93,8 @@ class Console:
         self.invocation.witness_path = path
 
     def progress(self, message: str) -> None:
+        if not isinstance(message, Detail):  # what a stop says it was doing, also with -q
+            self.invocation.phase = message.strip()
         if self.quiet:
             return
         with self._lock:  # a waiting step's heartbeat comes from a thread of its own

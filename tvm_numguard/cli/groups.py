@@ -105,12 +105,14 @@ class CompileArgs(OptionGroup):
         from ..ir.pipeline import CompileConfig
 
         fix_path = values.pop("apply_fix", None)
-        fix, made_for = None, ""
+        fix, made_for, verified = None, "", None
         if fix_path:
             from ..fixes import load
 
-            loaded = load(fix_path)
-            fix, made_for = loaded.plan, loaded.model_sha256
+            loaded = load(fix_path).applicable()  # an empty fix is refused: it would change nothing, silently
+            fix, made_for, verified = loaded.plan, loaded.model_sha256, loaded.verified
+            if loaded.unverified_note():  # said where the user typed it, as a target's note is
+                click.echo(f"numguard: note: {loaded.unverified_note()}", err=True)
         from ..ir.targets import parse_target
 
         note = parse_target(values["target"]).note
@@ -121,7 +123,7 @@ class CompileArgs(OptionGroup):
                                disable=tuple(d.strip() for text in values.pop("disable") for d in text.split(",")
                                              if d.strip()),
                                fix=fix or None, fix_file=os.path.abspath(fix_path) if fix else "",
-                               fix_model=made_for if fix else "")
+                               fix_model=made_for if fix else "", fix_verified=verified if fix else None)
         config.validate()
         return config
 

@@ -189,7 +189,11 @@ class Regress(Command):
             result = regress(requests, models, workers, progress=console.progress, require_fired=run.require_fired,
                              row_timeout=workers.build_timeout or ROW_TIMEOUT, cluster=run.cluster)
         if outputs.json:
-            write_atomic(outputs.json, (json.dumps(result.to_json(), indent=2) + "\n").encode())
+            from ..report.schemas import REGRESS_SCHEMA, validate
+
+            document = result.to_json()
+            validate(document, REGRESS_SCHEMA)  # as every document numguard writes: its schema is shipped
+            write_atomic(outputs.json, (json.dumps(document, indent=2) + "\n").encode())
         program = invoked_as()
         if run.junit:
             write_atomic(run.junit, render_junit(result, program))

@@ -10,6 +10,14 @@ verified. It is not: its witness joins the blamed culprit's witnesses and the
 culprit is narrowed again (a culprit narrowed ``NARROW_ATTEMPTS`` times is
 switched off instead); a culprit switched off and still blamed, or a violation
 no pass is blamed for, ends the search unverified.
+
+A search that meets TVM's import computing other numbers than the model's
+framework keeps that finding (``FixOutcome.imports``: no pass fix mends a
+frontend, it is reported beside the fix) and from then on asks the pass
+question alone (``--no-framework``: the optimized build against TVM's
+reference build): a witness of the import hides the pass's, and the pass is
+fixed and verified against the reference. A first search that met only the
+import is made again so.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ class FixOutcome:
     reason: str = ""
     rounds: int = 1
     reached: tuple = ()  # pipeline warnings (new) the last verification reached
+    imports: Optional[object] = None  # the Finding where TVM's import differed from the framework
 
     @property
     def plan(self) -> FixPlan:
@@ -52,7 +61,9 @@ class FixOutcome:
 
     @property
     def nothing_to_fix(self) -> bool:
-        return not self.narrowings and not self.first.violation and not self.first.import_differs
+        """No pass to fix: nothing narrowed and no pass violation in the first search (an
+        import finding, which no pass fix mends, may be there beside: ``imports``)."""
+        return not self.narrowings and not self.first.violation
 
 
 def plan_of(narrowings: dict, without: Optional[str] = None) -> FixPlan:
@@ -93,6 +104,8 @@ class FixSearch:
         self.witnesses: dict = {}  # event -> the witnesses it was blamed on
         self.attempts: dict = {}  # event -> narrowings of it so far
         self.outcome: Optional[FixOutcome] = None
+        self.imports = None  # the Finding where TVM's import differed: the pass question is asked alone since
+        self.bisected = False  # whether the pass question's first search (the user's seed and budget) was made
 
     def run(self) -> FixOutcome:
         for round_ in range(MAX_ROUNDS):
@@ -105,24 +118,32 @@ class FixSearch:
 
     def round(self, round_: int) -> Optional[tuple]:
         """Search round ``round_``; (verified, reason) when the search ends, else None."""
-        options = self.options if round_ == 0 else verification_options(self.options, round_)
+        first = not self.bisected
+        options = self.options if first else verification_options(self.options, round_)
+        if self.imports is not None:  # no pass fix mends the import: the pass question alone, against the reference
+            options = dataclasses.replace(options, framework=False)
         fixed = dataclasses.replace(self.config, fix=plan_of(self.narrowings) or None)
-        if round_:
+        if not first:
             self.context.progress(f"verifying the fix on a fresh search (seed {options.seed}, "
                                   f"budget {options.budget})")
         session, ranges = engine.open_session(self.model, fixed, options, self.context)
         with session:
             finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "fix")
-            if self.outcome is None:
-                self.outcome = FixOutcome(finding, self.narrowings)
-            self.outcome.rounds, self.outcome.verification = round_ + 1, finding if round_ else None
-            return self.decide(finding, session, options.seed, first=round_ == 0)
+            if first:
+                self.outcome = FixOutcome(finding, self.narrowings, imports=self.imports)
+            self.outcome.rounds, self.outcome.verification = round_ + 1, None if first else finding
+            return self.decide(finding, session, options.seed, first=first)
 
     def decide(self, finding, session, seed: int, first: bool) -> Optional[tuple]:
         """What a round's ``finding`` means: (verified, reason) or None (the fix
         changed: narrowed further, widened, or a culprit added)."""
-        if finding.import_differs:  # every finding the search meets is in the fix's verdict
-            return False, import_reason(finding, seed)
+        if finding.import_differs and self.imports is None:
+            self.imports = self.outcome.imports = finding
+            self.context.progress(f"{import_reason(finding, seed)}: reported beside the fix; the pass question is "
+                                  "asked alone from here on, against TVM's reference build (--no-framework)")
+            if not finding.violation:
+                return None  # its witness may hide the pass's: the search is made again without the framework
+        self.bisected = True
         reached = [] if first else _new_warnings_reached(finding)
         if not finding.violation and not reached:
             return True, ""  # clean: verified (nothing to fix in the first round)
@@ -145,7 +166,7 @@ class FixSearch:
 
 
 def import_reason(finding, seed: int) -> str:
-    """Why no fix verifies where TVM's import differs from the model: no pass fix mends a frontend."""
+    """What a search met where TVM's import differs from the model: no pass fix mends a frontend."""
     origin = finding.imports.origin
     where = f" at {origin.node}" if origin is not None else ""
     return (f"TVM's import computes other numbers than the model's framework{where} on seed {seed}: "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import warnings
 from typing import Optional
 
 import tvm
@@ -27,10 +28,17 @@ from ..report.sections import replay_command
 FIX_SCHEMA = "fix-schema.json"
 
 
+class UnverifiedFixWarning(UserWarning):
+    """A fix applied that ``numguard fix`` did not verify when it wrote it (its document says why)."""
+
+
 def fix_document(outcome, model, config, options, cost: Optional[list], path: str) -> dict:
     """The document of a ``finder.FixOutcome`` (``cost``: its BuildCost rows, or
-    None) to be written at ``path``."""
+    None) to be written at ``path``; ``options``: the user's (the framework set
+    aside where the fix was found against TVM's reference build)."""
     verification = outcome.verification
+    if outcome.imports is not None:
+        options = dataclasses.replace(options, framework=False)
     return {
         **header("fix"),
         "model": {"path": model.source, "sha256": model.sha256, "main_hash": main_hash(model.mod)},
@@ -46,9 +54,21 @@ def fix_document(outcome, model, config, options, cost: Optional[list], path: st
             "verdict": verification.verdict, "score": to_json_number(verification.comparison.score),
             "rounds": outcome.rounds, "range_warnings_reached": list(outcome.reached)},
         "culprits": [n.to_json() for n in outcome.narrowings.values()],
+        "imports": imports_json(outcome.imports),
         "cost": None if cost is None else [row.to_json() for row in cost],
         "verify_command": verify_command(outcome, model, config, options, path) if outcome.verified else None,
     }
+
+
+def imports_json(finding) -> Optional[dict]:
+    """What the search met where TVM's import differs from the model's framework (a fix of
+    the passes beside it is found and verified against TVM's reference build), or None."""
+    if finding is None:
+        return None
+    judged, origin = finding.imports, finding.imports.origin
+    return {"framework": judged.framework, "verdict": judged.verdict, "seed": finding.options.seed,
+            "origin": origin.node if origin is not None else None,
+            "score": None if origin is None else to_json_number(origin.score)}
 
 
 def main_hash(mod: tvm.IRModule) -> str:
@@ -88,6 +108,29 @@ class Fix:
         self.plan = FixPlan.from_json(document["culprits"])
 
     @property
+    def verified(self) -> Optional[bool]:
+        """Whether ``numguard fix`` verified this fix when it wrote it (None: the document does not say)."""
+        return self.document.get("verified")
+
+    def applicable(self) -> "Fix":
+        """This fix, where it has a culprit to apply; a FixError saying so where it has none
+        (``numguard fix`` writes such a file when no pass fix could be found: applying it would
+        change nothing, silently)."""
+        if not self.plan.culprits:
+            why = self.document.get("reason") or "numguard fix found no pass to fix"
+            raise FixError(f"the fix {self.path or ''} holds no culprit to apply (its document says: {why}): "
+                           "nothing would change; see numguard fix's summary for what it found")
+        return self
+
+    def unverified_note(self) -> Optional[str]:
+        """One line where numguard fix did not verify this fix (None where it did, or does not say)."""
+        if self.verified is not False:
+            return None
+        why = self.document.get("reason") or "not said"
+        return (f"the fix {self.path or ''} was NOT verified when numguard fix wrote it ({why}); "
+                "it is applied as written")
+
+    @property
     def model_sha256(self) -> str:
         """The sha256 of the model file this fix was made for ("" where the document has none)."""
         return (self.document.get("model") or {}).get("sha256") or ""
@@ -96,7 +139,11 @@ class Fix:
         """A PassInstrument that applies the fix to one compilation (make one per
         compilation); it raises when the module lacks a place the fix names, and
         warns (``ForeignFixWarning``) when the module compiled is not the one the
-        fix was made for."""
+        fix was made for, and (``UnverifiedFixWarning``) when numguard fix did not
+        verify it; a fix with no culprit is refused (FixError)."""
+        self.applicable()
+        if self.unverified_note():
+            warnings.warn(self.unverified_note(), UnverifiedFixWarning, stacklevel=2)
         expected = (self.document.get("model") or {}).get("main_hash")
         return self.plan.instrument(strict=True, made_for=expected, name=self.path or "this fix")
 

@@ -90,6 +90,8 @@ class CompileConfig:
     fix_file: str = dataclasses.field(default="", compare=False)
     # the sha256 of the model file the fix was made for ("" unknown): a fix applied to another model is refused
     fix_model: str = dataclasses.field(default="", compare=False)
+    # whether numguard fix verified the fix when it wrote it (None: not said, as a fix made in Python)
+    fix_verified: Optional[bool] = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "disable", tuple(self.disable))
@@ -108,7 +110,7 @@ class CompileConfig:
         data = {f: getattr(self, f) for f in ("pipeline", "tir_pipeline", "target", "opt_level")}
         data["disable"] = list(self.disable)
         if self.fix:
-            data["fix"] = {"file": self.fix_file or None, "culprits": self.fix.to_json()}
+            data["fix"] = {"file": self.fix_file or None, "culprits": self.fix.to_json(), "verified": self.fix_verified}
         return data
 
     @classmethod
@@ -117,7 +119,7 @@ class CompileConfig:
         fix = data.get("fix")
         return cls(data["pipeline"], data["tir_pipeline"], data["target"], int(data["opt_level"]),
                    tuple(data.get("disable", ())), fix=FixPlan.from_json(fix["culprits"]) if fix else None,
-                   fix_file=(fix or {}).get("file") or "")
+                   fix_file=(fix or {}).get("file") or "", fix_verified=(fix or {}).get("verified"))
 
     def to_args(self) -> list:
         """The command-line arguments that give this configuration (the pipeline
@@ -129,7 +131,7 @@ class CompileConfig:
                 words += [FLAG[field], str(getattr(self, field))]
         for event_id in self.disable:
             words += [FLAG["disable"], event_id]
-        if self.fix and self.fix_file:
+        if self.fix_file:  # a fix read from a file is said back, whatever it holds
             words += [FLAG["fix"], self.fix_file]
         return words
 

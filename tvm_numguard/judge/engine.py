@@ -171,8 +171,10 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     one FixedInputs), judge the worst input found (oracle included) and, with
     ``bisect``, bisect a violation; the Finding says ``command`` made it.
 
-    The session's ``on_witness`` sees a violation's witness before the (long)
-    bisection, so a caller can keep it whatever happens next. ``budget``: the
+    The session's ``on_witness`` sees a violation's witness as soon as the
+    search has seen it (a score past 1, on either question), before it is
+    judged (the oracle, the framework's import judgement and its localization)
+    and bisected, so a caller keeps it whatever happens next. ``budget``: the
     budget to record (default: the options'). A check that bisects stops
     searching at a certain violation (CERTAIN_SCORE). ``every_search``: the
     Finding lists each search's result even when there was one."""
@@ -188,12 +190,13 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
         if stop_at is not None and results[-1].best_score > stop_at:
             break
     found = max(results, key=lambda r: r.best_score)
+    kept = keep_seen_violation(session, found)
     early: list = []  # the Bisection started before the oracle, or its result where it ran in full
     outcome_searched = SearchOutcome(found, options.budget if budget is None else budget,
                                      searches=results if len(results) > 1 or every_search else [])
     try:
         finding = judge(session, options, ranges, outcome_searched, command, watch=watch, oracle=oracle,
-                        before_oracle=functools.partial(bisect_beside_oracle, session, options, oracle, early)
+                        before_oracle=functools.partial(bisect_beside_oracle, session, options, oracle, early, kept)
                         if bisect else None)
     finally:
         oracle.close()
@@ -203,7 +206,7 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
         outcome = dataclasses.replace(outcome, reached=reached)
     finding = dataclasses.replace(finding, range_check=outcome)
     bisected = early[0] if early and isinstance(early[0], BisectResult) else None
-    if finding.at_fault and session.context.on_witness is not None and bisected is None:
+    if finding.at_fault and session.context.on_witness is not None and bisected is None and not kept:
         session.context.on_witness(finding.witness)
     if finding.violation and bisect:
         return bisect_finding(finding, session, options, early[0] if early else None)
@@ -215,17 +218,33 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     return finding
 
 
-def bisect_beside_oracle(session: ShadowSession, options: Options, oracle: Oracle, early: list, witness) -> None:
+def keep_seen_violation(session: ShadowSession, found) -> bool:
+    """Hand the search's worst input to ``on_witness`` where the search saw a
+    violation there (a score past 1: the builds, or TVM and the framework,
+    differ), before anything judges it: judging may take minutes (a float16
+    model's oracle, the import's localization) and a stop then must not lose it.
+    Whether it was handed over."""
+    if session.context.on_witness is None or found.best_inputs is None or not (found.best_score or 0.0) > 1.0:
+        return False
+    session.progress(f"the search found a violation (score {found.best_score:.3g}): its witness is kept "
+                     "before it is judged")
+    session.context.on_witness(found.best_inputs)
+    return True
+
+
+def bisect_beside_oracle(session: ShadowSession, options: Options, oracle: Oracle, early: list, kept: bool,
+                         witness) -> None:
     """Before the oracle judges a witness the builds differ on: the bisection
     in full (its BisectResult into ``early``) while the oracle is built and run
     in a worker, so the culprit comes first; where no worker can be forked, only
     the bisection's first round, built by the workers while the oracle is built
     here (a Bisection into ``early``). An unrecorded session is recorded (and
-    its workers forked anew) only once the oracle says the difference is real."""
+    its workers forked anew) only once the oracle says the difference is real;
+    ``kept``: the search's witness was kept already."""
     if not session.recorded:
         return
     if options.oracle and oracle.start(witness, session.context.workers):
-        if session.context.on_witness is not None:  # kept whatever happens to the bisection
+        if session.context.on_witness is not None and not kept:  # kept whatever happens to the bisection
             session.context.on_witness(witness)
         score = session.runs.compare(session.optimized, witness).score
         session.progress(f"the builds differ (score {score:.3g}); the float64 oracle judges it in a worker "
@@ -264,9 +283,11 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     hears of a violation before the oracle judges it (which takes a build);
     ``oracle``: TVM's float64 build, when the search made it already."""
     progress = session.progress
-    invalid = invalid_causes(session)
+    with waiting(progress, "naming the operators that left their domain on the invalid inputs (a build of the "
+                 "model with each one's argument kept)"):
+        invalid = invalid_causes(session)
     found = searched.result
-    require_valid_witness(found, ranges, invalid)
+    require_valid_witness(found, ranges, invalid, session.runs.invalid_samples)
     witness = found.best_inputs
     comparison = session.runs.compare(session.optimized, witness)
     nondeterminism, pass_note = judgeable(session, witness, comparison, watch)
@@ -285,7 +306,10 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
             judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
         if judgement.available and not judgement.real_violation:
             verdict = "benign"
-    imports = watch.judge(witness) if watch is not None else None
+    imports = None
+    if watch is not None:  # the framework's float64 truth and its spread run the model node by node: minutes
+        with waiting(progress, f"{watch.framework.name} judging TVM's import on the witness (its float64 truth)"):
+            imports = watch.judge(witness)
     search = dataclasses.replace(searched, invalid_causes=invalid, outputs_constant=session.runs.outputs_constant)
     return Finding(command=command, model=ModelInfo.of(session.model), config=session.config, options=options,
                    ranges=ranges, events=list(session.events), optional=frozenset(e.id for e in session.optional),
@@ -373,18 +397,39 @@ def invalid_causes(session: ShadowSession) -> list:
     return causes
 
 
-def require_valid_witness(found, ranges, invalid) -> None:
+def require_valid_witness(found, ranges, invalid, samples=()) -> None:
+    """Raise InvalidReferenceError where no input the search tried was valid: the reference
+    build gives NaN/Inf on every one; ``samples``: some of those inputs (given inputs that
+    hold NaN/Inf themselves are said to, not blamed on the model's domain)."""
     if found.best_inputs is not None:
         return
     span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
     why = ""
     if invalid:
         why = " (" + "; ".join(f"{c.op} at {c.binding}: needs {c.domain}" for c in invalid[:3]) + ")"
+    held = non_finite_inputs(samples[0]) if found.search == "given" and samples else []
+    if held:
+        raise InvalidReferenceError(f"the given inputs hold NaN/Inf themselves ({'; '.join(held)}), and the reference "
+                                    "build gives NaN/Inf on them: give finite inputs (a witness numguard saves is)")
     if found.search == "given":  # nothing was searched: the caller's own inputs are what is wrong
         raise InvalidReferenceError(f"the reference build gives NaN/Inf on the given inputs{why}: they are outside "
                                     "the model's domain, not a compiler defect")
     raise InvalidReferenceError(f"the reference build gives NaN/Inf on every one of {found.evaluations} searched "
                                 f"inputs in {span}{why}: the input range is wrong, not the compiler")
+
+
+def non_finite_inputs(inputs: Mapping[str, np.ndarray]) -> list:
+    """``"x: 3 NaN, 1 Inf of 64 elements"`` for each float input of ``inputs`` that holds NaN or Inf."""
+    said = []
+    for name, value in inputs.items():
+        value = np.asarray(value)
+        if value.dtype.kind != "f":
+            continue
+        nan, inf = int(np.isnan(value).sum()), int(np.isinf(value).sum())
+        if nan or inf:
+            counts = ", ".join(f"{n} {what}" for n, what in ((nan, "NaN"), (inf, "Inf")) if n)
+            said.append(f"{name}: {counts} of {value.size} elements")
+    return said
 
 
 def coerce_given_inputs(model: Model, inputs: Mapping[str, np.ndarray]) -> dict:

@@ -39,10 +39,23 @@ def fix_summary(document: dict, command: str, path: str) -> str:
         lines.append("  cost of safety (median of {} runs, TVM time evaluator):".format(document["cost"][0]["runs"]))
         lines.extend("    " + row for row in cost_rows(shown_cost(document)))
         lines.extend(f"  note      {note}" for note in cost_notes(document))
+    lines.extend(import_lines(document.get("imports")))
     lines.append(f"  fix       {path}")
     if document.get("verify_command"):
         lines.append(f"  verify    {as_invoked(document['verify_command'], command)}")
     return "\n".join(lines)
+
+
+def import_lines(imports, fixed: bool = True) -> list:
+    """What the search met beside the passes: TVM's import differing from the model's framework;
+    ``fixed``: a fix of the passes was searched for beside it (against TVM's reference build)."""
+    if not imports:
+        return []
+    where = f" at {imports['origin']}" if imports.get("origin") else ""
+    return [f"  import    TVM's import computes other numbers than the model ({imports['framework']}){where} on seed "
+            f"{imports['seed']}: no pass fix mends a frontend (numguard bisect reports it)"
+            + ("; the passes' fix is found and verified against TVM's reference build (--no-framework)"
+               if fixed else "")]
 
 
 def switches_everything_off(document: dict) -> bool:

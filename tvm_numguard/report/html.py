@@ -14,7 +14,7 @@ from .propagation_svg import propagation_dot, propagation_svg
 from .imports import IMPORT_WORDS, import_lines
 from .plot import pass_errors_png
 from .stages import COMPARES, LOWERING_NOTE, said, stage_scores, tone
-from .text import num
+from .text import num, origin_rule
 
 FOLD_AT = 160  # characters: longer runs inside a line (an inlined constant's values) are folded
 
@@ -114,7 +114,8 @@ def _origin(trace: dict) -> str:
     parts = [
         f"<p>The error starts at <b id='origin'>{_e(origin['value'])}</b> "
         f"(operator <code>{_e(origin['op'])}</code>, kernel <code>{_e(origin['kernel'])}</code>), "
-        f"score {_score(origin)} on the witness; it was <code>{_e(origin['value_before'])}</code> "
+        f"score {_score(origin)} on the witness{_e(origin_rule(origin))}; it was "
+        f"<code>{_e(origin['value_before'])}</code> "
         f"(<code>{_e(origin['op_before'])}</code>) before the pass.</p>",
         f"<p>In your model: <b id='source'>{_e(origin.get('provenance') or 'not known')}</b></p>",
         f"<p>Before the pass:</p><pre>{_e(_fold(origin['binding_before']))}</pre>",

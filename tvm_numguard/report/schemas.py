@@ -44,6 +44,7 @@ def kind_of(document: Mapping) -> Optional[str]:
 
 REPORT_SCHEMA = "schema.json"  # bisect, search, trace and guard reports
 CHECK_SCHEMA = "check-schema.json"  # numguard check's document
+REGRESS_SCHEMA = "regress-schema.json"  # numguard regress --json's document
 
 
 @functools.lru_cache(maxsize=None)

@@ -256,16 +256,26 @@ def trace_lines(traced: dict) -> str:
     if origin:
         where = f"; in your model: {origin['provenance']}" if origin.get("provenance") else ""
         lines.append(f"  origin    {origin['value']} ({origin['op']}, kernel {origin['kernel']}), "
-                     f"score {num(origin['score'])}{where}")
+                     f"score {num(origin['score'])}{origin_rule(origin)}{where}")
         lines.append(f"            before the pass: {shorten(origin['binding_before'], 100)}")
         lines.append(f"            after the pass: {shorten(origin['binding_after'], 100)}")
     else:
         lines.append(f"  origin    none: {traced.get('reason')}")
     graph, matching = traced["graph"], traced.get("matching") or {}
     on_path = sum(1 for n in graph["nodes"] if n["on_path"])
-    lines.append(f"  spread    {len(graph['nodes'])} values downstream of the origin, {on_path} on a path to a "
+    lines.append(f"  spread    {len(graph['nodes'])} values on the error's way, {on_path} on a path to a "
                  f"violating output; {matching.get('matched', 0)}/{matching.get('values', 0)} values matched")
     return "\n".join(lines)
+
+
+def origin_rule(origin: dict) -> str:
+    """How the origin was named: where the error starts growing, or (where no changed value adds a
+    material error, or the changes cannot be told) the first value past the tolerance."""
+    if origin.get("rule") == "grows":
+        return f" (its arguments {num(origin['arguments_score'])}: the error starts here)"
+    if origin.get("rule"):
+        return " (the first value past the tolerance: no value the pass changed adds a material error)"
+    return ""
 
 
 def searches_line(results: list) -> str:
@@ -305,4 +315,5 @@ def fix_line(fix: dict) -> str:
         else:
             parts.append(f"{culprit['event']} kept from acting at "
                          + ", ".join(p["binding"] or p["function"] for p in culprit["places"]))
-    return "; ".join(parts) + (f" ({fix['file']})" if fix.get("file") else "")
+    unverified = "; NOT verified when numguard fix wrote it" if fix.get("verified") is False else ""
+    return "; ".join(parts) + (f" ({fix['file']}{unverified})" if fix.get("file") else unverified)

@@ -13,6 +13,10 @@ cut short once started; one made in a worker (a run, whose first creates the
 VM, which on a float16 model can take minutes; a bisection probe; the
 reference) is waited for only as long as the limit leaves, then stopped there
 (``stopped``).
+
+Both read the time from a ``clock`` (seconds, ``time.perf_counter`` unless the
+guard is given another: ``guard(clock=...)``), so that what a limit does is
+tested on a clock the test moves, not on how fast the machine happens to be.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from __future__ import annotations
 import sys
 import time
 from typing import Callable, Optional
+
+Clock = Callable[[], float]  # seconds, from any start: only differences are read
 
 from ...base.progress import Detail, Heartbeat
 
@@ -52,15 +58,15 @@ class LateProgress:
     far are told then, then every phase and step as it comes); ``restart`` at
     each compile."""
 
-    def __init__(self, after: float = 5.0):
-        self.after = after
+    def __init__(self, after: float = 5.0, clock: Clock = time.perf_counter):
+        self.after, self.clock = after, clock
         self.restart()
 
     def restart(self) -> None:
-        self.started, self.phases, self.talking = time.perf_counter(), [], False
+        self.started, self.phases, self.talking = self.clock(), [], False
 
     def __call__(self, message: str) -> None:
-        elapsed = time.perf_counter() - self.started
+        elapsed = self.clock() - self.started
         line = f"{PREFIX} [{elapsed:6.1f}s] {message.strip()}"
         if not self.talking:
             if elapsed < self.after:
@@ -76,10 +82,12 @@ class LateProgress:
 class Deadline:
     """A progress callback in front of ``progress`` that raises TimeLimitReached
     at the first step past ``seconds`` from now (None: no limit; ``"auto"``:
-    none until ``compiled`` says how long the compile as written took)."""
+    none until ``compiled`` says how long the compile as written took), as
+    ``clock`` tells the time."""
 
-    def __init__(self, seconds, progress: Callable[[str], None]):
-        self.started = time.perf_counter()
+    def __init__(self, seconds, progress: Callable[[str], None], clock: Clock = time.perf_counter):
+        self.clock = clock
+        self.started = clock()
         self.auto = seconds == "auto"
         self.seconds = None if self.auto else seconds
         self.at = None if self.seconds is None else self.started + self.seconds
@@ -93,7 +101,7 @@ class Deadline:
             self.at = self.started + self.seconds
 
     def left(self) -> Optional[float]:
-        return None if self.at is None else max(0.0, self.at - time.perf_counter())
+        return None if self.at is None else max(0.0, self.at - self.clock())
 
     def afford(self, seconds: float, step: str) -> None:
         """Raise TimeLimitReached now where ``step``, planned to take ``seconds``,
@@ -113,7 +121,7 @@ class Deadline:
         if isinstance(message, Heartbeat):  # from a waiting step's thread: the main thread meets the limit
             self.progress(message)
             return
-        if self.at is not None and time.perf_counter() > self.at:
+        if self.at is not None and self.clock() > self.at:
             raise TimeLimitReached(self.seconds, self.doing)
         if not isinstance(message, Detail):
             self.doing = message.strip()

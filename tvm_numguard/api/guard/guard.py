@@ -77,7 +77,7 @@ def guard(low: Optional[float] = None, high: Optional[float] = None, **settings)
         low, high: the input range of every input (or give ``ranges``).
         **settings: the keywords of ``GuardSettings`` (``ranges``, ``rtol``,
             ``atol``, ``action``, ``budget``, ``seed``, ``report_path``,
-            ``cache``, ``oracle``, ``progress``, ``jobs``, ``time_limit``, ``model``;
+            ``cache``, ``oracle``, ``progress``, ``jobs``, ``time_limit``, ``model``, ``clock``;
             ``fix`` fills its ``remedy``),
             validated here: a bad one fails before the first compile.
 
@@ -98,7 +98,8 @@ class Guard:
         self.report_path = settings.report_path
         self.cache = VerdictCache(settings.cache) if settings.cache else None
         self.time_limit = settings.time_limit
-        self.shown = LateProgress() if settings.progress == "auto" else (settings.progress or silent)
+        self.shown = (LateProgress(clock=settings.clock) if settings.progress == "auto"
+                      else (settings.progress or silent))
         self.progress = silent  # the judging under way's: the shown progress behind its deadline
         self.report = GuardReport()
         self.log = PassCallLog()
@@ -135,7 +136,7 @@ class Guard:
     def _judge_in_time(self, call: CaughtCall):
         if isinstance(self.shown, LateProgress):
             self.shown.restart()
-        self.progress = Deadline(self.time_limit, self.shown)
+        self.progress = Deadline(self.time_limit, self.shown, self.settings.clock)
         try:
             return self._judge_call(call)
         except TimeLimitReached as err:

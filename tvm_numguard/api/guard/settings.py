@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Callable, Mapping, Optional, Union
 
 from ...base.errors import UsageError
@@ -44,7 +45,10 @@ class GuardSettings:
     kept from acting only at the places that break the model: numguard fix's
     narrowing, verified like a disable; the whole pass off where no narrow
     set is clean) or ``"off"`` (the culprit switched off everywhere; ``"pass"``, its
-    name before 0.2, is taken too).
+    name before 0.2, is taken too); ``clock``: what the time limit and the
+    late progress read the time from (seconds; ``time.perf_counter``): a test
+    gives one it moves itself, so that what the guard does at its limit does
+    not depend on the machine's speed.
     """
 
     ranges: Optional[Mapping] = None
@@ -61,6 +65,7 @@ class GuardSettings:
     time_limit: object = "auto"
     model: Optional[object] = None
     remedy: str = "narrow"
+    clock: Callable[[], float] = time.perf_counter
 
     def __post_init__(self):
         if self.remedy == "pass":  # its name before 0.2, kept for guarded code written then
@@ -77,6 +82,8 @@ class GuardSettings:
                 and self.time_limit > 0):
             raise UsageError(f"time_limit must be a number of seconds > 0, 'auto' or None, got {self.time_limit!r}",
                              "time_limit")
+        if not callable(self.clock):
+            raise UsageError(f"clock must be a callable that returns seconds, got {self.clock!r}", "clock")
         self.workers  # noqa: B018 - a bad jobs fails here
 
     def options(self, low: Optional[float], high: Optional[float]) -> Options:

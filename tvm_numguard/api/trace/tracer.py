@@ -21,7 +21,8 @@ from ...ir.instrument.snapshot import EventSnapshot
 from ...locate.options import Options
 from ...ir.provenance import describe as describe_provenance, model_name
 from ...ir.pipeline import CompileConfig
-from ...base.progress import Progress
+from ...base.progress import Progress, waiting
+from ...locate.bisect.driver import probe_parts
 from ...report import Report
 from ...build.session import ShadowSession
 from ...ir.targets import local_target, target_of
@@ -82,12 +83,15 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
     if culprit is not None:
         progress(f"localizing the error of {culprit}")
         event = next(e for e in session.events if e.id == culprit)
-        if event.level == "relax":
-            localization = _localize_relax(session, event, witness, tol)
-        elif session.runs.elsewhere is not None:
-            localization = Localization(None, None, {"nodes": [], "edges": []}, TIR_NOT_LOCALIZED)
-        else:
-            localization = _localize_tir(session, culprit, witness, tol)
+        # two plain builds (float16 ones take minutes to make on a CPU), each run with every kernel's value kept
+        with waiting(progress, f"localizing {culprit}: the module before and after it built plainly and run with "
+                     "every kernel's value kept", 2 * sum(probe_parts(session))):
+            if event.level == "relax":
+                localization = _localize_relax(session, event, witness, tol)
+            elif session.runs.elsewhere is not None:
+                localization = Localization(None, None, {"nodes": [], "edges": []}, TIR_NOT_LOCALIZED)
+            else:
+                localization = _localize_tir(session, culprit, witness, tol)
     if localization.origin is not None:
         origin = localization.origin
         origin["provenance"] = describe_provenance(session.model.provenance, origin["value_before"], origin["op_before"])

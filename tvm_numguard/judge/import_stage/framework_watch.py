@@ -10,6 +10,8 @@ import numpy as np
 
 from ..framework import FrameworkError, NoFramework
 from ..framework.runtimes import InputsRefused
+from ...base.progress import afford, waiting
+from ...locate.bisect.driver import probe_parts
 from ...build.observation import Observation
 from ...locate.searches import random_candidate
 from ...base.compare import compare_outputs, is_finite_outputs
@@ -22,9 +24,9 @@ from .flips import explain_flips
 from .judgement import ImportJudgement
 from .first_node import Located, first_difference, folded_origin, is_discontinuous, origin_at
 from ..components import NodeCase, place, place_fault
-from ...base.progress import Detail, waiting
+from ...base.progress import Detail
 from .local_node import local_fault
-from .precision import explain_precision, narrow_dtype, widened_entries
+from .precision import MAX_ROUNDS, explain_precision, narrow_dtype, widened_entries
 
 # fresh inputs of the range a widening is verified on, beside the witness and the last searched ones
 FRESH_INPUTS = 4
@@ -211,7 +213,7 @@ class FrameworkWatch:
         (``flips.py``), or precision verified on the differing value's chain."""
         self.session.progress("TVM's import differs from the model's framework: finding the first node")
         tol = self.tol
-        located = Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
+        located = self._located(witness)
         origin, origin_note = first_difference(located, located.expected, tol)
         flips = ()
         if origin is not None and origin.discontinuous:
@@ -230,7 +232,11 @@ class FrameworkWatch:
             placed = self._placed(located, verdict, origin_note, said)
             if placed is not None:
                 return placed
-            outcome = self._precision(origin, witness, located)
+            self.session.progress(f"the precision stage (up to {MAX_ROUNDS} rounds of a plain build and runs): "
+                                  f"does TVM agree with the first differing node, {origin.node}, kept in float32?")
+            with waiting(self.session.progress, "the precision stage: TVM's import rebuilt with the differing values "
+                         "kept in float32, and run"):
+                outcome = self._precision(origin, witness, located)
             if outcome.explained:
                 widened = widened_entries(self.session.model, outcome.widened)
                 labels = list(dict.fromkeys(e.label for e in widened))  # a node's conversion may make several
@@ -270,7 +276,7 @@ class FrameworkWatch:
         inputs (``local_node.py``) as an import verdict; None where none is."""
         self.session.progress("the outputs' difference is within their conditioning: judging each differing node "
                               "on its own inputs")
-        located = Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
+        located = self._located(witness)
         origin, judged = local_fault(located, self.tol)
         if origin is None:  # a discontinuous node too, each on its own inputs by every component's truth
             return self._placed(located, "import", None, said)
@@ -280,6 +286,15 @@ class FrameworkWatch:
         case = NodeCase.of(located, origin.key, self.tol)
         placement = place(case) if case is not None else None
         return ImportJudgement(verdict="import", origin=origin, origin_note=note, placement=placement, **said)
+
+    def _located(self, witness) -> Located:
+        """TVM's and the framework's values of every node on ``witness``: a plain build of TVM's
+        import, its VM and a run, planned as the build as written took, said while it lasts."""
+        progress, planned = self.session.progress, sum(probe_parts(self.session))
+        afford(progress, planned, "the first node's plain build of TVM's import (a build, its VM and a run)")
+        with waiting(progress, "the first node: TVM's import built plainly and run with every kernel's value kept, "
+                     "beside the framework's values", planned):
+            return Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
 
     def _precision(self, origin, witness, located: Located):
         """The precision stage's PrecisionOutcome from ``origin`` on: verified on the
