@@ -124,10 +124,16 @@ def element_scores(r: np.ndarray, diff: np.ndarray, rtol: float, atol: float) ->
     return np.where(np.isnan(score), np.inf, score)
 
 
+def tolerances(index: int, ref: np.ndarray, tol: Tolerance) -> tuple:
+    """(rtol, atol, the output's own scale or None) for output ``index`` whose reference is ``ref``."""
+    if is_float(ref.dtype):
+        return tol.for_values(index, ref.dtype, ref)
+    return (*tol.for_output(index, ref.dtype), None)
+
+
 def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance, top_k: int = 5) -> OutputMetrics:
     ref, opt = np.asarray(ref), np.asarray(opt)
-    rtol, atol, own_scale = tol.for_values(index, ref.dtype, ref) if is_float(ref.dtype) else \
-        (*tol.for_output(index, ref.dtype), None)
+    rtol, atol, own_scale = tolerances(index, ref, tol)
     finding = None
     if ref.dtype != opt.dtype:
         finding = f"dtype changed: {ref.dtype} -> {opt.dtype}"
