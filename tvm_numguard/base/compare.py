@@ -151,24 +151,7 @@ def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance,
     over_a = diff > atol
     min_atol = float(np.max(diff[over_r])) if np.any(over_r) else 0.0
     min_rtol = float(np.max(rel[over_a])) if np.any(over_a) else 0.0
-    worst = []
-    if flat_score.size:
-        k = min(top_k, flat_score.size)
-        order = np.argsort(-flat_score, kind="stable")[:k]
-        for flat in order:
-            if flat_score[flat] == 0:
-                break
-            idx = [int(i) for i in np.unravel_index(int(flat), ref.shape)]
-            worst.append(
-                {
-                    "index": idx,
-                    "ref": float(r.ravel()[flat]),
-                    "opt": float(o.ravel()[flat]),
-                    "abs": float(diff.ravel()[flat]),
-                    "rel": float(rel.ravel()[flat]),
-                    "score": float(flat_score[flat]),
-                }
-            )
+    worst = _worst(flat_score, top_k, ref.shape, r, o, diff, rel)
     return OutputMetrics(
         index=index,
         shape=list(ref.shape),
@@ -192,6 +175,19 @@ def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance,
         finding=finding,
         own_scale=own_scale,
     )
+
+
+def _worst(flat_score, top_k: int, shape, r, o, diff, rel) -> list:
+    """The ``top_k`` elements with the highest scores (none of score 0), as the report lists them."""
+    worst = []
+    order = np.argsort(-flat_score, kind="stable")[:min(top_k, flat_score.size)] if flat_score.size else []
+    for flat in order:
+        if flat_score[flat] == 0:
+            break
+        worst.append({"index": [int(i) for i in np.unravel_index(int(flat), shape)], "ref": float(r.ravel()[flat]),
+                      "opt": float(o.ravel()[flat]), "abs": float(diff.ravel()[flat]),
+                      "rel": float(rel.ravel()[flat]), "score": float(flat_score[flat])})
+    return worst
 
 
 def ulp_distance(ref: np.ndarray, opt: np.ndarray) -> float:
