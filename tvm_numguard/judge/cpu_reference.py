@@ -23,12 +23,13 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from ..base.errors import summarize_error
+from ..base.words import TargetVerdict
 from ..build.compile import compile_model, run_build
 from ..ir.targets import parse_target
 from .import_stage.agreement import OutputAgreement, agreement_score, compare_outputs_with_framework
 
 CPU_TARGET = "llvm"
-CPU_VERDICTS = ("agrees", "benign", "target", "unanswered")
+CPU_VERDICTS = tuple(v.value for v in TargetVerdict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,14 +40,17 @@ class CpuJudgement:
     (the LLVM build on the framework's side)."""
 
     target: str
-    verdict: str
+    verdict: TargetVerdict
     reason: Optional[str] = None
     truth: Optional[str] = None
     outputs: tuple = ()
 
+    def __post_init__(self):
+        object.__setattr__(self, "verdict", TargetVerdict(self.verdict))
+
     @property
     def differs(self) -> bool:
-        return self.verdict == "target"
+        return self.verdict is TargetVerdict.TARGET
 
     def to_json(self) -> dict:
         return {"target": self.target, "reference": CPU_TARGET, "verdict": self.verdict, "reason": self.reason,

@@ -17,6 +17,7 @@ import dataclasses
 from typing import Callable, Mapping, Optional
 
 from ..base.frozen import freeze_fields
+from ..base.words import PassVerdict, Stage
 from ..locate.bisect.result import Blame, BisectResult, blame_of
 from ..ir.instrument.events import PassEvent
 from ..ir.model import InputSpec, model_args
@@ -31,12 +32,12 @@ from .import_stage import ImportJudgement
 from .cpu_reference import CpuJudgement
 from .determinism import Nondeterminism
 
-# the pass question's; "unjudged": nothing can be judged against the witness's reference (it is not
-# finite there, or the builds give other outputs on the same inputs: Finding.pass_note says which)
-VERDICTS = ("violation", "clean", "benign", "unjudged")
+# the pass question's (base/words.PassVerdict); "unjudged": nothing can be judged against the witness's
+# reference (it is not finite there, or the builds give other outputs on the same inputs: Finding.pass_note)
+VERDICTS = tuple(v.value for v in PassVerdict)
 # where a difference can come in, in the order a model meets them; "determinism": a build that gives
 # other outputs on the same inputs (a finding of its own: Finding.nondeterminism)
-STAGES = ("import", "pass", "target", "lowering", "determinism")
+STAGES = tuple(s.value for s in Stage)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,7 +127,7 @@ class Finding:
     witness: Optional[dict]  # input name -> numpy array
     comparison: Comparison  # optimized vs reference on the witness
     oracle: Optional[OracleJudgement]
-    verdict: str  # one of VERDICTS
+    verdict: PassVerdict
     bisection: Optional[BisectResult] = None
     counts: Optional[BuildCount] = None
     trace: Optional[object] = None  # trace.tracer.TraceResult
@@ -141,6 +142,7 @@ class Finding:
 
     def __post_init__(self):
         freeze_fields(self, "ranges", "events", "witness")
+        object.__setattr__(self, "verdict", PassVerdict(self.verdict))
 
     @property
     def violation(self) -> bool:
@@ -158,9 +160,9 @@ class Finding:
         check fails (exit 1) when any does. Lowering is never one: its error is a
         property of float32, reported, never a failure."""
         target_differs = self.cpu_reference is not None and self.cpu_reference.differs
-        return [stage for stage, bad in (("import", self.import_differs), ("pass", self.violation),
-                                         ("target", target_differs), ("determinism", self.nondeterminism is not None))
-                if bad]
+        return [stage for stage, bad in ((Stage.IMPORT, self.import_differs), (Stage.PASS, self.violation),
+                                         (Stage.TARGET, target_differs),
+                                         (Stage.DETERMINISM, self.nondeterminism is not None)) if bad]
 
     def attribution(self) -> dict:
         """Each stage's word: import (source.IMPORT_VERDICTS), pass (VERDICTS),

@@ -45,13 +45,12 @@ from ...base.frozen import freeze_fields
 from ...base.numbers import plain, unplain
 from ...base.compare import compare_output, is_finite_outputs
 from ...base.tolerance import Tolerance
-from ..elements import (CONDITIONING_ROUNDINGS, CONDITIONING_RUNS, K, SPREAD_SIGMAS, ElementJudgement,  # noqa: F401
-                        conditioning_scale, judge_elements, spread_of)
+from ...base.words import ImportVerdict
+# the per-element rule's names, as the import stage's modules and tests read them here
+from ..elements import CONDITIONING_RUNS, K, ElementJudgement, conditioning_scale, judge_elements, spread_of
 
-# what the import stage's verdict may be: "benign" as the pass question's; "precision": TVM
-# computes in the model's narrow dtype what the framework computes wider, and agrees once those
-# operators are kept in float32; "unjudged": they differ and no independent truth says who is right
-IMPORT_VERDICTS = ("agrees", "import", "precision", "benign", "unjudged", "unanswered")
+# what the import stage's verdict may be (base/words.ImportVerdict says each)
+IMPORT_VERDICTS = tuple(v.value for v in ImportVerdict)
 @dataclasses.dataclass(frozen=True)
 class OutputAgreement:
     """One output on the witness: TVM's reference against the framework.

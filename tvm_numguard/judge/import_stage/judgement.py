@@ -9,6 +9,7 @@ from typing import Optional
 
 from ...base.frozen import freeze_fields
 from ...base.numbers import plain, unplain
+from ...base.words import ImportVerdict
 from ..components.verdict import NodePlacement
 from .agreement import IMPORT_VERDICTS, OutputAgreement
 
@@ -111,7 +112,7 @@ class ImportJudgement:
     (conversion, legalization, code generation: ``judge/components``)."""
 
     framework: str
-    verdict: str
+    verdict: ImportVerdict
     reason: Optional[str] = None
     truth: Optional[str] = None
     truth_note: Optional[str] = None
@@ -127,6 +128,7 @@ class ImportJudgement:
     def __post_init__(self):
         if self.verdict not in IMPORT_VERDICTS:
             raise ValueError(f"import verdict {self.verdict!r} is not one of {', '.join(IMPORT_VERDICTS)}")
+        object.__setattr__(self, "verdict", ImportVerdict(self.verdict))
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "widened", tuple(self.widened))
         object.__setattr__(self, "flips", tuple(self.flips))
