@@ -223,3 +223,75 @@ def _resolve(expr, params, values):
 
 def _first(value):
     return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def test_stock_tvms_group_norm_is_its_legalization_not_the_frontend(tmp_path):
+    """docs/findings.md 4, a defect of stock TVM 0.27: topi.nn.group_norm's one-pass variance is NaN on
+    groups of 1000 + uniform[0, 1). The torch frontend's choice of relax.nn.group_norm is right."""
+    torch = pytest.importorskip("torch")
+    module = torch.nn.GroupNorm(2, 8).eval()
+    path = str(tmp_path / "gn.pt2")
+    torch.export.save(torch.export.export(module, (torch.rand(1, 8, 4, 4),)), path)
+    report, judgement = _judged(path, 1000.0, 1001.0)
+    blamed = _blamed(judgement)
+    assert blamed.component.value == "legalization" and "relax.nn.group_norm" in blamed.subject, blamed
+    assert judgement.placement.verdicts[0].outcome.value == "agrees"  # the conversion
+    assert report.summary().startswith("numguard bisect: LEGALIZATION")
+
+
+def test_a_conversion_that_ends_in_a_reshape_is_named_not_its_consumer(tmp_path):
+    """A converter whose result is a view (reshapes: no kernel of its own) is still the node at fault."""
+    from patches.imports.contexts import ends_in_reshape
+
+    module = imports.load("onnx_elu_alpha")
+    path = _unary(tmp_path / "elu.onnx", "Elu", alpha=0.5)
+
+    def planted():
+        import contextlib
+
+        stack = contextlib.ExitStack()
+        stack.enter_context(module.planted())
+        stack.enter_context(ends_in_reshape(module))
+        return stack
+
+    report, judgement = _judged(path, -3.0, 3.0, planted=planted)
+    assert judgement.origin.key == "p" and _blamed(judgement).component.value == "conversion"
+
+
+def test_where_onnx_runtime_has_no_kernel_the_models_float64_truth_stands_in(tmp_path):
+    """A float16 ScatterElements with reduction add: ONNX Runtime's CPU provider has no kernel for it. The
+    check was 'clean' with the import unanswered; the node-by-node float64 truth now judges TVM."""
+    idx = np.array([[0, 1, 0, 2], [2, 0, 1, 1]], np.int64)
+    nodes = [helper.make_node("ScatterElements", ["data", "idx", "x"], ["y"], axis=1, reduction="add")]
+    path = save_onnx(tmp_path / "scatter.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 4])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])],
+                     [numpy_helper.from_array(np.ones((2, 3), np.float16), "data"),
+                      numpy_helper.from_array(idx, "idx")], opset=18)
+    report, judgement = _judged(path, -1.0, 1.0, budget="5")
+    assert judgement.verdict == "agrees" and "stood in" in judgement.reason
+
+
+def test_a_framework_that_runs_nothing_and_no_truth_is_unjudged_not_clean(tmp_path, monkeypatch):
+    from tvm_numguard.judge.framework.ort import OnnxRuntime
+    from tvm_numguard.judge.framework.runtimes import FrameworkError
+
+    def refuse(self, inputs, *args, **kwargs):
+        raise FrameworkError("no kernel for this node")
+
+    monkeypatch.setattr(OnnxRuntime, "run", refuse)
+    monkeypatch.setattr(OnnxRuntime, "truth", refuse)
+    path = _unary(tmp_path / "m.onnx", "Tanh")
+    report, judgement = _judged(path, -1.0, 1.0, budget="3")
+    assert judgement.verdict == "unjudged" and report.exit_code == 1
+
+
+def test_a_float64_model_computed_in_float32_is_a_narrowing_conversion(tmp_path):
+    """A real defect of TVM 0.27's torch frontend: a float64 matmul imported as a float32 one (within
+    torch.testing's float64 tolerance of 1e-7; float64 is judged at float64's own)."""
+    torch = pytest.importorskip("torch")
+    module = torch.nn.Linear(16, 8, bias=False).double().eval()
+    path = str(tmp_path / "f64.pt2")
+    torch.export.save(torch.export.export(module, (torch.rand(4, 16, dtype=torch.float64),)), path)
+    report, judgement = _judged(path, -1.0, 1.0)
+    blamed = _blamed(judgement)
+    assert report.exit_code == 1 and blamed.component.value == "conversion" and "narrower" in blamed.reason
