@@ -589,6 +589,18 @@ def _rms_norm(v, a):
     return _affine(y, v[1], None, axes, x.ndim)
 
 
+def _per_channel(y, gamma, beta, axis: int, attrs):
+    """``y`` scaled by ``gamma`` and shifted by ``beta``, one value per channel along ``axis``
+    (where the operator's ``scale`` / ``center`` ask for them)."""
+    shape = [1] * y.ndim
+    shape[axis] = y.shape[axis]
+    if attrs.scale:
+        y = y * np.reshape(gamma, shape)
+    if attrs.center:
+        y = y + np.reshape(beta, shape)
+    return y
+
+
 @meaning("relax.nn.group_norm")
 def _group_norm(v, a):
     x = np.asarray(v[0])
@@ -596,29 +608,14 @@ def _group_norm(v, a):
     if axis != 1:
         raise NotImplementedError("group_norm over a channel axis other than 1")
     grouped = x.reshape((x.shape[0], groups, -1))
-    y = _normalize(grouped, (2,), a.epsilon).reshape(x.shape)
-    shape = [1] * x.ndim
-    shape[1] = x.shape[1]
-    if a.scale:
-        y = y * np.reshape(v[1], shape)
-    if a.center:
-        y = y + np.reshape(v[2], shape)
-    return y
+    return _per_channel(_normalize(grouped, (2,), a.epsilon).reshape(x.shape), v[1], v[2], 1, a)
 
 
 @meaning("relax.nn.instance_norm")
 def _instance_norm(v, a):
     x = np.asarray(v[0])
-    axis = int(a.channel_axis) % x.ndim
     axes = tuple(int(d) % x.ndim for d in a.axes)
-    y = _normalize(x, axes, a.epsilon)
-    shape = [1] * x.ndim
-    shape[axis] = x.shape[axis]
-    if a.scale:
-        y = y * np.reshape(v[1], shape)
-    if a.center:
-        y = y + np.reshape(v[2], shape)
-    return y
+    return _per_channel(_normalize(x, axes, a.epsilon), v[1], v[2], int(a.channel_axis) % x.ndim, a)
 
 
 @meaning("relax.nn.batch_norm")
@@ -631,11 +628,7 @@ def _batch_norm(v, a):
         axes = tuple(d for d in range(x.ndim) if d != axis)
         mean, var = np.mean(x, axis=axes), np.var(x, axis=axes)
     y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + np.asarray(a.epsilon, x.dtype))
-    if a.scale:
-        y = y * gamma.reshape(shape)
-    if a.center:
-        y = y + beta.reshape(shape)
-    return (y, mean, var)
+    return (_per_channel(y, gamma, beta, axis, a), mean, var)
 
 
 @meaning("relax.nn.dropout")
