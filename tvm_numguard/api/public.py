@@ -8,19 +8,17 @@ optional ``progress(message)`` callback (progress.py).
 
 from __future__ import annotations
 
-import time
 from typing import Callable, Mapping, Optional
 
 import numpy as np
 
-from ..judge import engine
+from ..check import engine
 from ..base.errors import BuildError, PipelineBuildError, first_line
 from ..locate.options import DEFAULT_SEARCHES, Options
 from ..ir.pipeline import CompileConfig
 from ..base.progress import Progress
 from ..report import Report
 from ..report.sections import event_row
-from ..locate import FixedInputs
 from ..build.session import ShadowSession
 from ..build.context import RunContext
 from ..build.workers import Workers
@@ -81,18 +79,9 @@ def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Opti
         UsageError: bad input (model, range, options), one line saying what.
         PipelineBreaksError: the pipeline as written does not build the model (the pass that breaks it named).
     """
-    started = time.perf_counter()
-    options = options or Options()
     context = RunContext.of(progress, on_build, on_witness, workers)
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
-    with session:
-        if inputs is not None:
-            searches = [FixedInputs(engine.coerce_given_inputs(session.model, inputs))]
-        else:
-            searches = engine.input_searches(options)
-        finding = engine.search_and_judge(session, options, ranges, searches, "bisect",
-                                          budget=options.budget if inputs is None else None)
-        return Report.from_finding(engine.finish(finding, session, started))
+    return Report.from_finding(engine.run(model, config or CompileConfig(), options or Options(), context, "bisect",
+                                          inputs=inputs))
 
 
 def search(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None,
@@ -112,14 +101,9 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
     Raises:
         UsageError, PipelineBreaksError: as for ``bisect``.
     """
-    started = time.perf_counter()
-    options = options or Options(search=DEFAULT_SEARCHES)
     context = RunContext.of(progress, on_build, workers=workers)
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
-    with session:
-        finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "search",
-                                          bisect=False, every_search=True)
-        return Report.from_finding(engine.finish(finding, session, started))
+    return Report.from_finding(engine.run(model, config or CompileConfig(), options or Options(search=DEFAULT_SEARCHES),
+                                          context, "search", bisect=False, every_search=True))
 
 
 def range_check(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None):

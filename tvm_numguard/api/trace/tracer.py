@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 import tvm
 
-from ...judge import engine
+from ...check import engine
 from ...judge.finding import Finding
 from ...ir.instrument.snapshot import EventSnapshot
 from ...locate.options import Options

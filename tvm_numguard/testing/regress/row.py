@@ -17,7 +17,7 @@ import shlex
 import time
 from typing import Optional
 
-from ...judge import engine
+from ...check import engine
 from ...base.errors import BuildError, InvalidReferenceError, ModelError, NumguardError, UnsupportedModel, summarize_error
 from ...ir.instrument.catalog import under_test_span
 from ...locate.options import Options

@@ -1,8 +1,13 @@
-"""The engine: search a session's range, judge the witness, bisect a violation.
+"""One check, told top-down: prepare the builds, search, judge each stage, locate the culprit.
 
-Every command starts the same way (``open_session``) and goes on the same way
-(``search_and_judge``: search, judge the witness, bisect a violation); what
-they return is a Finding. Nothing here prints: long work
+The area above the judge, the search and the builds: nothing below it calls
+up into it. ``run`` is a check as a reader follows it: ``open_session``
+prepares the builds (the pipeline as written, the reference), the searches
+look for the inputs where they differ (``search_range``), ``judge`` asks each
+stage of the witness (import, pass, target, determinism, lowering), a
+violation is bisected (``bisect_finding``), and ``finish`` counts the builds.
+Every command runs this sequence with its own settings (the guard, trace,
+fix and regress call its steps); what they return is a Finding. Nothing here prints: long work
 reports through ``progress(message)`` (a ``progress.Detail`` message is below
 phase level).
 """
@@ -19,32 +24,47 @@ import numpy as np
 from ..locate.bisect import Bisection, BisectionStopped, BisectResult, bisect_session
 from ..locate.bisect.driver import bisection_plan, probe_parts
 from ..locate.bisect.breaking_pass import bisect_build_failure
-from ..base.errors import FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError, summarize_error
-from .finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
+from ..base.errors import (FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError,
+                           summarize_error)
+from ..judge.finding import BuildCount, Finding, ModelInfo, RangeCheckOutcome, SearchOutcome
 from ..ir.model import Model, load_model
-from .rangecheck import check_domains
-from .rangecheck.check import RangeCheck
-from .rangecheck.indices import check_index_ranges, integer_note
+from ..judge.rangecheck import check_domains
+from ..judge.rangecheck.check import RangeCheck
+from ..judge.rangecheck.indices import check_index_ranges, integer_note
 from ..locate.options import Options
 from ..ir.pipeline import CompileConfig
 from ..base.progress import Detail, afford, waiting
 from ..locate import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
 from ..locate.aimed import Aim
 from ..ir.targets import CUDA_STARTED, cuda_started_here, local_target, parse_target, require_device
-from .framework import open_framework
-from .framework.probe import EndsProbe
-from .oracle import Oracle, judge as judge_by_oracle
+from ..judge.framework import open_framework
+from ..judge.framework.probe import EndsProbe
+from ..judge.oracle import Oracle, judge as judge_by_oracle
 from ..build.session import ShadowSession
-from .import_stage import FrameworkWatch
-from .import_stage.framework_watch import oracle_truth
-from .cpu_reference import judge_against_cpu, wants_cpu_reference
-from .determinism import judgeable
+from ..judge.import_stage import FrameworkWatch
+from ..judge.import_stage.framework_watch import oracle_truth
+from ..judge.cpu_reference import judge_against_cpu, wants_cpu_reference
+from ..judge.determinism import judgeable
 from ..build.context import RunContext
 
 # A search for a witness to bisect stops once a violation is this many times the
 # tolerance: far past rounding noise, a certain violation, and a bisection needs
 # one certain witness, not the worst (``numguard search`` looks for the worst).
 CERTAIN_SCORE = 10.0
+
+
+def run(model, config: CompileConfig, options: Options, context: RunContext, command: str, *,
+        inputs: Optional[Mapping[str, np.ndarray]] = None, bisect: bool = True, every_search: bool = False) -> Finding:
+    """One check of ``model``, top-down, as ``command`` runs it (``inputs``: those alone, no search)."""
+    started = time.perf_counter()
+    session, ranges = open_session(model, config, options, context)  # the builds: as written, the reference
+    with session:
+        searches = ([FixedInputs(coerce_given_inputs(session.model, inputs))] if inputs is not None
+                    else input_searches(options))
+        finding = search_and_judge(session, options, ranges, searches, command,  # search, judge, locate
+                                   budget=options.budget if inputs is None else None, bisect=bisect,
+                                   every_search=every_search)
+        return finish(finding, session, started)  # the builds counted, how they were made
 
 
 def as_model(model) -> Model:
@@ -151,7 +171,7 @@ def range_check(session: ShadowSession, ranges) -> tuple:
     model and pipeline, its warnings about the pipeline told as progress. The
     check is advice: one it cannot make (a pipeline that fails before
     legalizing) leaves the search unaimed, and says why."""
-    from .rangecheck.words import warning_line
+    from ..judge.rangecheck.words import warning_line
 
     progress = session.progress
     try:
