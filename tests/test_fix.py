@@ -573,7 +573,10 @@ def test_a_pass_verify_line_beside_an_import_finding_asks_the_pass_question_alon
     code, out, err = run_cli(capsys, "bisect", unet(tmp_path / "unet.pt2"), "--pipeline",
                              "regress_passes:make_sigmoid_fp16,zero", "--low", "-1", "--high", "1", "--rtol", "1e-4",
                              "--atol", "1e-5", "--budget", "20", "--save-inputs", str(tmp_path / "w.npz"))
-    assert code == 1 and out.startswith("numguard bisect: IMPORT:") and "SigmoidFP16#0" in out, out + err
+    # stock TVM's group_norm legalization is what differs from the framework here (issue 51: the
+    # component a maintainer would change, no longer 'IMPORT')
+    assert code == 1 and out.startswith("numguard bisect: LEGALIZATION: relax.nn.group_norm") and "SigmoidFP16#0" in out, \
+        out + err
     (verify,) = [line.split("verify", 1)[1].strip() for line in out.splitlines() if line.startswith("  verify ")]
     command, _, expect = verify.partition("   (expect: ")
     assert "--no-framework" in command and "--disable SigmoidFP16#0" in command.replace("'", "")
