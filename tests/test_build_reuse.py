@@ -103,3 +103,27 @@ def test_only_the_pipeline_as_written_keeps_its_relax_phase(mlp):
     written = compile_model(mlp.mod, config)
     skipping = compile_model(mlp.mod, config, BuildRequest(skip=frozenset(tir_events(written)[:1])), resume=written.relax_phase)
     assert written.relax_phase is not None and skipping.relax_phase is None  # one lowered module held, not one per build
+
+
+def test_a_witness_is_run_twice_for_determinism_once_whoever_asks():
+    """Issue 54, item 4: the judge asks whether the builds run alike on a
+    witness they differ on, and the bisection asks again before its first
+    probe; the second asking runs nothing (the reference ran twice where the
+    builds differ, then again for the bisection: about 0.6 plain compiles at
+    --jobs 2 on SqueezeNet)."""
+    from tvm_numguard.build.runs import Runs
+
+    second_runs = []
+    reference_run = Runs._reference_run
+
+    def counted(self, inputs, again=False):
+        if again:
+            second_runs.append(inputs)
+        return reference_run(self, inputs, again)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Runs, "_reference_run", counted)
+        report = ng.bisect(MLP, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+                           ng.Options(low=0.0, high=1.0, search="random", budget="3"), workers=Workers(jobs=0))
+    assert report.culprit == "ToMixedPrecision#0"
+    assert len(second_runs) == 1  # one determinism check of the witness, the judge's
