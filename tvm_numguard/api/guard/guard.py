@@ -296,9 +296,9 @@ class Guard:
         if self.report_path and report.witness is not None:
             report.save_witness(f"{os.path.splitext(self.report_path)[0]}.{index}.witness.npz")
         self.report.add(report, report.finding.guard)
-        if self.cache is not None:
+        if self.cache is not None:  # the document as made (tests/test_guard_cost.py validates it, not each compile)
             self.cache.put(key, {"verdict": report.verdict, "skip": sorted(skip), "fix": fix.to_json(),
-                                 "report": report.to_json()}, hint)
+                                 "report": report.data}, hint)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
 
