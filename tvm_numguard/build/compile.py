@@ -21,6 +21,7 @@ from ..ir.relax_ir import pristine
 from ..ir.pipeline import CompileConfig, pass_context, target_device
 from ..base.quiet import silenced_stderr
 from .interrupt_watch import InterruptWatch
+from .vm_link import Linking, VMLowered, lower_for_vm
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Build:
     """One compilation of a model, successful or not."""
 
     skip: frozenset
-    executable: Optional[object]
+    linked: Optional[object]  # the executable, once linked (``executable`` links a lazy build)
     events: list
     trace: list
     snapshots: dict
@@ -91,26 +92,54 @@ class Build:
     # what the configuration's fix could not do: places it lacks, culprit events that never ran
     fix_problems: tuple = ()
     vm_seconds: float = 0.0  # creating its VirtualMachine (0 until made)
+    lowered: Optional[VMLowered] = None  # lowered apart from its link (``vm_link``), kept for a second link
+    linking: Linking = Linking()  # how its machine code is made; ``lazy``: not yet, until asked for
 
     @property
     def ok(self) -> bool:
-        return self.executable is not None
+        """Built (a lazy build not linked yet counts: its lowering passed every pass)."""
+        return self.linked is not None or (self.error is None and self.linking.lazy and self.lowered is not None)
+
+    @property
+    def executable(self):
+        """The VM executable, linked now if the build was lazy (a link that
+        fails leaves it None and says why in ``error``)."""
+        if self.linked is None and self.linking.lazy and self.error is None and self.lowered is not None:
+            start = time.perf_counter()
+            try:
+                self.linked = self.lowered.link(self.linking.kernels, self.linking.alone)
+            except Exception as err:  # LLVM's code generation may fail too: the build does not build
+                self.error = summarize_error(err)
+            self.seconds += time.perf_counter() - start
+        return self.linked
+
+    def standalone(self):
+        """The executable as ``relax.build`` links it, one library of every
+        kernel (what a user is given: a build linked through a kernel cache may
+        hold another kernel of the same name in a library it does not look up)."""
+        if self.lowered is None or self.linking.alone or self.linking.kernels is None:
+            return self.executable
+        return self.lowered.relinked_alone()
 
     def vm(self):
         """The build's VirtualMachine (its first creation generates the machine
         code: as long as a build on a CNN)."""
         if self._vm is None:
+            executable = self.executable
+            if executable is None:
+                raise RuntimeError(f"does not build: {self.error}")
             start = time.perf_counter()
-            self._vm = relax.VirtualMachine(self.executable, self.device)
+            self._vm = relax.VirtualMachine(executable, self.device)
             self.vm_seconds = time.perf_counter() - start
         return self._vm
 
 
 def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["BuildRequest"] = None,
-                  resume: Optional[RelaxPhase] = None) -> Build:
+                  resume: Optional[RelaxPhase] = None, linking: Linking = Linking()) -> Build:
     """Compile ``mod`` with ``config`` as ``request`` asks (default: the pipeline
     as written, unrecorded); ``resume``: a ``RelaxPhase`` that ``serves`` the
-    request stands in for the Relax phase.
+    request stands in for the Relax phase; ``linking``: how the machine code is
+    made (default: as ``relax.build`` makes it, at once).
     Both phases run under one PassContext, so the recorder knows each event's
     level. A failure is ``Build.error``, never raised; the pipeline runs on a
     pristine copy of ``mod`` (a pass editing its input in place changes no
@@ -127,7 +156,7 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
     # module held, not one per build); a user's instrument may have acted on the phase
     keep_phase = not skip and not reference and not instruments
     start = time.perf_counter()
-    executable, error, lowered, relax_phase = None, None, None, None
+    executable, error, lowered, relax_phase, vm_lowered = None, None, None, None, None
     with InterruptWatch() as watch:
         try:
             relax_pass, tir_pass = config.relax_pass(target), config.tir_pass(target)
@@ -140,8 +169,7 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
                     relax_phase = RelaxPhase.of(lowered, ours.gate, ours.recorder) if keep_phase else None
                 for instrument in ours.all:
                     instrument.set_phase("tir")
-                executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass,
-                                         **config.build_options())
+                executable, vm_lowered = _tir_phase(lowered, target, tir_pass, config.build_options(), linking)
         except Exception as err:  # TVM raises many types; all mean "does not build"
             error, failure = summarize_error(err), err
     watch.reraise()  # even where a pass swallowed the KeyboardInterrupt
@@ -149,12 +177,29 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
         with silenced_stderr():  # the failed build's IR builders warn on stderr when freed
             del failure
             gc.collect()
-    built = executable is not None
-    return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), executable=executable,
+    built = error is None
+    return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), linked=executable,
                  events=ours.recorder.finish(), trace=ours.gate.trace, snapshots=ours.recorder.snapshots,
                  error=error, seconds=time.perf_counter() - start, device=target_device(target),
                  fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=request.record,
-                 relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference))
+                 relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference),
+                 lowered=vm_lowered, linking=linking if vm_lowered is not None else Linking())
+
+
+def _tir_phase(lowered: tvm.IRModule, target: tvm.target.Target, tir_pass, options: dict, linking: Linking) -> tuple:
+    """(executable or None, VMLowered or None): the build's TIR phase, in the
+    PassContext it runs in. In steps (``vm_link``) where ``linking`` asks for
+    them and ``relax.build`` would run no pass while it makes the machine code
+    (``tirx.disable_assert`` makes it run SkipAssert: an event of its own);
+    linked at once unless ``linking.lazy``."""
+    context = tvm.transform.PassContext.current()
+    steps = linking.in_steps and not bool(context.config.get("tirx.disable_assert", False))
+    vm_lowered = lower_for_vm(lowered, target, tir_pass, options) if steps else None
+    if vm_lowered is None:
+        return relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options), None
+    if linking.lazy:
+        return None, vm_lowered
+    return vm_lowered.link(linking.kernels, linking.alone), vm_lowered
 
 
 def relax_phase_events(mod: tvm.IRModule, config: CompileConfig) -> Optional[list]:
@@ -273,17 +318,19 @@ def legalized(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
         return relax.transform.LegalizeOps()(dispatched)
 
 
-def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
+def compile_plain(mod: tvm.IRModule, target: tvm.target.Target, kernels=None) -> Build:
     """``mod`` compiled on its own as ``tvm.compile(mod, target)`` compiles it
     (TVM's plain lowering, no gating, no record), under the caller's
     PassContext: for snapshots and chain modules, which are not the model a
     session was made for. Fingerprinted (``Build.fingerprint``) unless that
     context has instruments of its own, which a context of ours around the
-    build would enter again. A failure is ``Build.error``, never raised."""
+    build would enter again; ``kernels``: a session's ``KernelCache``, for
+    its machine code. A failure is ``Build.error``, never raised."""
     start = time.perf_counter()
-    executable, error, lowered = None, None, None
+    executable, error, lowered, vm_lowered = None, None, None, None
     tir_output = TirPipelineOutput()
     context = _context_with(tir_output)
+    linking = Linking(kernels)
     with InterruptWatch() as watch:
         try:
             if context is None:
@@ -293,13 +340,14 @@ def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
                     with target:
                         lowered = _plain_relax_pipeline(target)(pristine(mod))
                     tir_output.set_phase("tir")
-                    executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline="default")
+                    executable, vm_lowered = _tir_phase(lowered, target, "default", {}, linking)
         except Exception as err:  # a snapshot after the VM lowering may not build on its own
             error = summarize_error(err)
     watch.reraise()
     fingerprint = _fingerprint(lowered, tir_output.module) if executable is not None and context is not None else None
     return Build(frozenset(), executable, [], [], {}, error, time.perf_counter() - start,
-                 device=target_device(target), fingerprint=fingerprint)
+                 device=target_device(target), fingerprint=fingerprint, lowered=vm_lowered,
+                 linking=linking if vm_lowered is not None else Linking())
 
 
 def _context_with(instrument) -> Optional[tvm.transform.PassContext]:

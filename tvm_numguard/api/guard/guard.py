@@ -207,7 +207,8 @@ class Guard:
                     late.executable = session.optimized.executable
                 raise
         self._record(report, key, hint, skip, report.finding.guard.fix)
-        return self._act(report, report.finding.guard, build.executable)
+        # linked as relax.build links it: a build made through the session's kernel cache may not export
+        return self._act(report, report.finding.guard, build.standalone())
 
     def _judge(self, session: ShadowSession, kind: str, start: ReplayStart, ranges, started: float,
                builds: str) -> tuple:
@@ -373,7 +374,7 @@ class Guard:
         self.report.add(report, info)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
-        return self._act(report, info, build.executable)
+        return self._act(report, info, build.standalone())
 
 
 def _has_relax_main(mod) -> bool:
