@@ -248,3 +248,24 @@ def test_a_forked_worker_builds_with_the_kernels_its_parent_compiled():
         attempt = session.take(session.attempt(SkipRun(frozenset(tir[:1]), (x,))))
         here = compile_model(mlp.mod, ng.CompileConfig(), BuildRequest(session.close(tir[:1])))
         assert attempt.ok and _same_outputs(attempt.outputs[0], _outputs(here, ["x"], x))
+
+
+def test_a_fixs_trials_take_the_kernels_their_places_leave_from_earlier_builds():
+    """The guard's and ``numguard fix``'s narrowing builds the pipeline with
+    the culprit undone at some places, again and again: each trial compiles
+    only the kernels those places change."""
+    from tvm_numguard.fixes.narrowing import CleanWith, culprit_modules
+    from tvm_numguard.ir.narrow import rewrites
+
+    mlp = ng.load_model(MLP)
+    config = ng.CompileConfig(pipeline="ToMixedPrecision,default")
+    session = ShadowSession(mlp, config, context=RunContext(workers=Workers(jobs=0)))
+    with session:
+        session.prepare()
+        x = {"x": np.random.default_rng(6).uniform(0, 1, (1, 32)).astype("float32")}
+        before, after = culprit_modules(session, config, "ToMixedPrecision#0")
+        places = [place for place, ok in rewrites(before, after) if ok]
+        clean = CleanWith(session, config, "ToMixedPrecision#0", [x])
+        reused = session.kernels.reused
+        clean(places[:1]), clean(places[1:2])
+        assert clean.tests == 2 and session.kernels.reused > reused

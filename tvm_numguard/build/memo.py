@@ -50,6 +50,15 @@ class BuildMemo:
             known.executable  # noqa: B018 - a link that fails makes the build a failed one, as a build that failed
         return known
 
+    def configured(self, config: CompileConfig) -> Build:
+        """The model built as another configuration of it says (a narrow
+        fix's trial: the pipeline with a fix), its machine code through the
+        kernel cache (the kernels the fix leaves as they were come from earlier
+        builds), counted."""
+        build = compile_model(self._mod, config, linking=Linking(self.kernels))
+        self.note(build)
+        return build
+
     def known(self, skip: frozenset) -> Optional[Build]:
         """The build of the (closed) skip set ``skip`` made so far, failed or not, if any."""
         return self._builds.get(BuildRequest(skip).slot)
