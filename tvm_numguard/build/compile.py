@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import gc
 import time
@@ -15,60 +14,14 @@ from tvm import relax
 
 from ..base.errors import summarize_error
 from ..ir.instrument import EveryOptional, PassEvent, PassGate, PassRecorder
-from ..ir.instrument.events import EventPath
+from ..ir.instrument.checkpoint import Checkpoints, FastForward, restore
 from ..ir.instrument.fingerprint import TirPipelineOutput
 from ..ir.relax_ir import pristine
 from ..ir.pipeline import CompileConfig, pass_context, target_device
 from ..base.quiet import silenced_stderr
 from .interrupt_watch import InterruptWatch
+from .resume import RelaxPhase
 from .vm_link import Linking, VMLowered, lower_for_vm
-
-
-@dataclasses.dataclass(frozen=True)
-class RelaxPhase:
-    """Where a build stood when its Relax pipeline ended: the module it lowered
-    to and what its instruments had seen. A build that skips only TIR-phase
-    events runs the same Relax phase, so it starts from here instead (about
-    half of a build's time on SqueezeNet); the instruments resume from copies of
-    the state, so event ids, indices and the gate's trace are what a full
-    build gives."""
-
-    module: tvm.IRModule  # pristine: relax.build never sees this object
-    path: EventPath  # the instruments' event path at the phase change (they all see the same hooks)
-    events: tuple  # the recorder's events so far
-    trace: tuple  # the gate's trace lines so far
-    skipped: tuple  # the gate's skipped ids so far
-    relax_ids: frozenset  # every event id of the Relax phase, skipped ones too
-
-    @classmethod
-    def of(cls, lowered, gate: PassGate, recorder: PassRecorder) -> "RelaxPhase":
-        path, events = copy.deepcopy((recorder.path, recorder.events))
-        ids = frozenset(e.id for e in events) | frozenset(e.id for e in path.skipped_events)
-        if path.pending is not None:
-            ids |= {path.pending.id}
-        return cls(pristine(lowered), path, tuple(events), tuple(gate.trace), tuple(gate.skipped), ids)
-
-    def covers(self, skip: frozenset) -> bool:
-        """Whether a build skipping ``skip`` runs this Relax phase unchanged."""
-        return not (skip & self.relax_ids)
-
-    def serves(self, request: "BuildRequest") -> bool:
-        """Whether ``compile_model`` may start from here for ``request``: its
-        skip set leaves the phase unchanged, and it records no Relax snapshots,
-        has no user instruments (both need the phase to run) and is no
-        reference (which decides in the phase what it skips)."""
-        return (not request.record and not request.instruments and not request.reference
-                and self.covers(request.skip))
-
-    def resume(self, gate: PassGate, recorder: PassRecorder, instruments: Sequence) -> tvm.IRModule:
-        """Put the instruments (``instruments``: all of them, the gate and the
-        recorder included) where this phase left them; returns the module to build."""
-        for instrument in instruments:
-            instrument.path = copy.deepcopy(self.path)
-        recorder.events = list(copy.deepcopy(self.events))
-        gate.trace.extend(self.trace)
-        gate.skipped.extend(self.skipped)
-        return pristine(self.module)
 
 
 @dataclasses.dataclass
@@ -148,10 +101,13 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
     """
     request = request or BuildRequest()
     skip, reference, instruments = request.skip, request.reference, request.instruments
-    if resume is not None and not resume.serves(request):
-        raise ValueError("a build resumes from a Relax phase only to skip TIR-phase events, unrecorded, uninstrumented")
+    if resume is not None and not resume.can_start(request, config):
+        raise ValueError("a build starts inside the pipeline as written only where it skips optional events, "
+                         "unrecorded, uninstrumented, without a fix")
     target = config.make_target()
     ours = _Instruments.of(config, request)
+    # where the Relax phase of a build that skips a Relax event starts: that event's checkpoint
+    forward = _fast_forward(resume, request, config, ours)
     # kept for the pipeline as written only (what sessions resume from: one lowered
     # module held, not one per build); a user's instrument may have acted on the phase
     keep_phase = not skip and not reference and not instruments
@@ -160,19 +116,22 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
     with InterruptWatch() as watch:
         try:
             relax_pass, tir_pass = config.relax_pass(target), config.tir_pass(target)
-            with pass_context(config, [*ours.all, *instruments]):
-                if resume is not None:
+            with pass_context(config, [*([forward] if forward else []), *ours.all, *instruments]):
+                if resume is not None and forward is None:
                     lowered = resume.resume(ours.gate, ours.recorder, ours.all)
                 else:
                     with target:
-                        lowered = relax_pass(pristine(mod))
-                    relax_phase = RelaxPhase.of(lowered, ours.gate, ours.recorder) if keep_phase else None
-                for instrument in ours.all:
-                    instrument.set_phase("tir")
-                executable, vm_lowered = _tir_phase(lowered, target, tir_pass, config.build_options(), linking)
+                        lowered = relax_pass(resume.input_of(forward.checkpoint) if forward else pristine(mod))
+                    relax_phase = ours.relax_phase(lowered) if keep_phase else None
+                if forward is None or forward.reached:  # else the pipeline never got to the event again
+                    for instrument in ours.all:
+                        instrument.set_phase("tir")
+                    executable, vm_lowered = _tir_phase(lowered, target, tir_pass, config.build_options(), linking)
         except Exception as err:  # TVM raises many types; all mean "does not build"
             error, failure = summarize_error(err), err
     watch.reraise()  # even where a pass swallowed the KeyboardInterrupt
+    if forward is not None and not forward.reached:
+        return compile_model(mod, config, request, None, linking)
     if error is not None:
         with silenced_stderr():  # the failed build's IR builders warn on stderr when freed
             del failure
@@ -184,6 +143,18 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
                  fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=request.record,
                  relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference),
                  lowered=vm_lowered, linking=linking if vm_lowered is not None else Linking())
+
+
+def _fast_forward(resume: Optional[RelaxPhase], request: "BuildRequest", config,
+                  ours: "_Instruments") -> Optional[FastForward]:
+    """The instrument that runs the pipeline again from inside the Relax
+    phase of the pipeline as written, for a request that skips a Relax event
+    (``RelaxPhase.start_of``); None where the build starts elsewhere."""
+    checkpoint = resume.start_of(request, config) if resume is not None and not resume.serves(request) else None
+    if checkpoint is None:
+        return None
+    forward = FastForward(checkpoint, lambda at: restore(ours.all, ours.recorder, ours.gate, at, forward))
+    return forward
 
 
 def _tir_phase(lowered: tvm.IRModule, target: tvm.target.Target, tir_pass, options: dict, linking: Linking) -> tuple:
@@ -269,21 +240,27 @@ class _Instruments:
     recorder: PassRecorder
     tir_output: Optional[TirPipelineOutput]
     fixer: Optional[object] = None
+    checkpoints: Optional[Checkpoints] = None  # a recorded build's: where a build skipping a Relax event starts
 
     @classmethod
     def of(cls, config: CompileConfig, request: BuildRequest) -> "_Instruments":
         every_optional = EveryOptional(bracketed=config.under_test is not None) if request.reference else None
         # a full record (hashes, snapshots) is for the build as written; gated
         # builds only need their event list
-        return cls(PassGate(request.skip | frozenset(config.disable), every_optional),
-                   PassRecorder(keep_snapshots=request.record, hash_modules=request.record),
-                   TirPipelineOutput() if request.fingerprint else None,
-                   config.fix.instrument() if config.fix else None)
+        gate = PassGate(request.skip | frozenset(config.disable), every_optional)
+        recorder = PassRecorder(keep_snapshots=request.record, hash_modules=request.record)
+        return cls(gate, recorder, TirPipelineOutput() if request.fingerprint else None,
+                   config.fix.instrument() if config.fix else None,
+                   Checkpoints(recorder, gate) if request.record and not request.reference else None)
 
     @property
     def all(self) -> list:
-        return ([self.fixer] if self.fixer else []) + [self.gate, self.recorder] + (
-            [self.tir_output] if self.tir_output else [])
+        # the checkpoints first: they read what the recorder and the gate saw before each event
+        return ([self.checkpoints] if self.checkpoints else []) + ([self.fixer] if self.fixer else []) + [
+            self.gate, self.recorder] + ([self.tir_output] if self.tir_output else [])
+
+    def relax_phase(self, lowered) -> RelaxPhase:
+        return RelaxPhase.of(lowered, self.gate, self.recorder, self.checkpoints.taken if self.checkpoints else None)
 
     def fix_problems(self, skip: frozenset, reference: bool) -> tuple:
         """What the fix could not do in this build; a culprit the build skipped is not one."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ..ir.pipeline import CompileConfig
-from .compile import Build, BuildRequest, RelaxPhase, compile_model, compile_plain
+from .compile import Build, BuildRequest, compile_model, compile_plain
+from .resume import RelaxPhase
 from .tasks import RemoteBuild
 from .vm_link import Linking
 
@@ -40,7 +41,7 @@ class BuildMemo:
         otherwise a build remembered unlinked is linked now."""
         known = self._builds.get(request.slot)
         if known is None or not request.served_by(known):
-            resume = resume if resume is not None and resume.serves(request) else None
+            resume = resume if resume is not None and resume.can_start(request, self._config) else None
             linking = Linking(self.kernels, alone=not request.skip, lazy=lazy)
             known = compile_model(self._mod, self._config, request, resume, linking)
             self.note(known)
