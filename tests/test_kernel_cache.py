@@ -269,3 +269,34 @@ def test_a_fixs_trials_take_the_kernels_their_places_leave_from_earlier_builds()
         reused = session.kernels.reused
         clean(places[:1]), clean(places[1:2])
         assert clean.tests == 2 and session.kernels.reused > reused
+
+
+def test_a_build_in_steps_takes_its_fingerprint_from_its_lowering_without_an_instrument(monkeypatch):
+    """The TIR pipeline's output is at hand between the two steps: no
+    instrument follows every pass event to catch it (a guard's cached compile
+    pays for each instrument)."""
+    from tvm_numguard.build import compile as compile_module
+
+    made = []
+    real = compile_module.TirPipelineOutput
+    monkeypatch.setattr(compile_module, "TirPipelineOutput", lambda: made.append(1) or real())
+    mlp = ng.load_model(MLP)
+    steps = compile_model(mlp.mod, ng.CompileConfig(), BuildRequest(fingerprint=True),
+                          linking=Linking(KernelCache(), alone=True))
+    assert made == [] and steps.fingerprint
+    whole = compile_model(mlp.mod, ng.CompileConfig(), BuildRequest(fingerprint=True))
+    assert made == [1] and whole.fingerprint == steps.fingerprint
+
+
+def test_a_library_kept_for_later_builds_is_hashed_only_when_one_looks(monkeypatch):
+    from tvm_numguard.build import kernel_cache
+
+    hashed = []
+    real = kernel_cache._kernels
+    monkeypatch.setattr(kernel_cache, "_kernels", lambda host: hashed.append(host) or real(host))
+    mlp = ng.load_model(MLP)
+    cache = KernelCache()
+    compile_model(mlp.mod, ng.CompileConfig(), BuildRequest(), linking=Linking(cache, alone=True))
+    assert hashed == []  # a guard's cached compile builds this one only
+    compile_model(mlp.mod, ng.CompileConfig(), BuildRequest(frozenset(["FuseOps#0"])), linking=Linking(cache))
+    assert len(hashed) == 2 and cache.reused > 0

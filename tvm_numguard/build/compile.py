@@ -21,7 +21,7 @@ from ..ir.pipeline import CompileConfig, pass_context, target_device
 from ..base.quiet import silenced_stderr
 from .interrupt_watch import InterruptWatch
 from .resume import RelaxPhase
-from .vm_link import Linking, VMLowered, lower_for_vm
+from .vm_link import Linking, VMLowered, follows, lower_for_vm
 
 
 @dataclasses.dataclass
@@ -105,7 +105,9 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
         raise ValueError("a build starts inside the pipeline as written only where it skips optional events, "
                          "unrecorded, uninstrumented, without a fix")
     target = config.make_target()
-    ours = _Instruments.of(config, request)
+    steps = _in_steps(config, target, linking)
+    # a build in steps knows what its TIR pipeline returned (its fingerprint) without an instrument
+    ours = _Instruments.of(config, request, tir_output=request.fingerprint and not steps)
     # where the Relax phase of a build that skips a Relax event starts: that event's checkpoint
     forward = _fast_forward(resume, request, config, ours)
     # kept for the pipeline as written only (what sessions resume from: one lowered
@@ -126,7 +128,8 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
                 if forward is None or forward.reached:  # else the pipeline never got to the event again
                     for instrument in ours.all:
                         instrument.set_phase("tir")
-                    executable, vm_lowered = _tir_phase(lowered, target, tir_pass, config.build_options(), linking)
+                    executable, vm_lowered = _tir_phase(lowered, target, tir_pass, config.build_options(),
+                                                        linking if steps else Linking())
         except Exception as err:  # TVM raises many types; all mean "does not build"
             error, failure = summarize_error(err), err
     watch.reraise()  # even where a pass swallowed the KeyboardInterrupt
@@ -140,7 +143,8 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
     return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), linked=executable,
                  events=ours.recorder.finish(), trace=ours.gate.trace, snapshots=ours.recorder.snapshots,
                  error=error, seconds=time.perf_counter() - start, device=target_device(target),
-                 fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=request.record,
+                 fingerprint=ours.fingerprint(lowered, vm_lowered) if built and request.fingerprint else None,
+                 events_recorded=request.record,
                  relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference),
                  lowered=vm_lowered, linking=linking if vm_lowered is not None else Linking())
 
@@ -157,15 +161,23 @@ def _fast_forward(resume: Optional[RelaxPhase], request: "BuildRequest", config,
     return forward
 
 
+def _in_steps(config, target: tvm.target.Target, linking: Linking) -> bool:
+    """Whether a build of ``config`` lowers and links apart (``vm_link``):
+    where ``linking`` asks for it and ``lower_for_vm`` follows the call."""
+    if not linking.in_steps:
+        return False
+    try:
+        tir_pass = config.tir_pass(target)
+    except Exception:  # noqa: BLE001 - the build says why it does not build
+        return False
+    return follows(config.build_options(), tir_pass, dict(config.context_options().get("config") or {}))
+
+
 def _tir_phase(lowered: tvm.IRModule, target: tvm.target.Target, tir_pass, options: dict, linking: Linking) -> tuple:
     """(executable or None, VMLowered or None): the build's TIR phase, in the
-    PassContext it runs in. In steps (``vm_link``) where ``linking`` asks for
-    them and ``relax.build`` would run no pass while it makes the machine code
-    (``tirx.disable_assert`` makes it run SkipAssert: an event of its own);
-    linked at once unless ``linking.lazy``."""
-    context = tvm.transform.PassContext.current()
-    steps = linking.in_steps and not bool(context.config.get("tirx.disable_assert", False))
-    vm_lowered = lower_for_vm(lowered, target, tir_pass, options) if steps else None
+    PassContext it runs in: in steps (``vm_link``) where ``linking`` asks for
+    them (``_in_steps``), linked at once unless ``linking.lazy``."""
+    vm_lowered = lower_for_vm(lowered, target, tir_pass, options) if linking.in_steps else None
     if vm_lowered is None:
         return relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options), None
     if linking.lazy:
@@ -243,13 +255,13 @@ class _Instruments:
     checkpoints: Optional[Checkpoints] = None  # a recorded build's: where a build skipping a Relax event starts
 
     @classmethod
-    def of(cls, config: CompileConfig, request: BuildRequest) -> "_Instruments":
+    def of(cls, config: CompileConfig, request: BuildRequest, tir_output: bool = False) -> "_Instruments":
         every_optional = EveryOptional(bracketed=config.under_test is not None) if request.reference else None
         # a full record (hashes, snapshots) is for the build as written; gated
         # builds only need their event list
         gate = PassGate(request.skip | frozenset(config.disable), every_optional)
         recorder = PassRecorder(keep_snapshots=request.record, hash_modules=request.record)
-        return cls(gate, recorder, TirPipelineOutput() if request.fingerprint else None,
+        return cls(gate, recorder, TirPipelineOutput() if tir_output else None,
                    config.fix.instrument() if config.fix else None,
                    Checkpoints(recorder, gate) if request.record and not request.reference else None)
 
@@ -270,8 +282,11 @@ class _Instruments:
         unapplied = self.fixer.unapplied() if not skip and not reference and not self.gate.skipped else []
         return tuple(self.fixer.problems) + tuple(f"{e}: the compilation never ran this pass event" for e in unapplied)
 
-    def fingerprint(self, lowered) -> Optional[str]:
-        return _fingerprint(lowered, self.tir_output.module) if self.tir_output else None
+    def fingerprint(self, lowered, vm_lowered: Optional[VMLowered]) -> str:
+        """What the pipelines made: the TIR pipeline's output as the instrument
+        caught it, or as a build in steps kept it."""
+        tir = self.tir_output.module if self.tir_output else vm_lowered.tir_pipeline_output if vm_lowered else None
+        return _fingerprint(lowered, tir)
 
 
 def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule]) -> str:

@@ -34,13 +34,22 @@ import tvm
 import tvm_ffi
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(eq=False)
 class _Library:
-    """One compiled library: its runtime module, and each kernel it holds by name (hash, PrimFunc)."""
+    """One compiled library: its runtime module, and each kernel it holds by
+    name (hash, PrimFunc), hashed when a later build first looks (a guard's
+    cached compile keeps the build as written's library and never looks)."""
 
     module: object
-    kernels: dict
+    host: tvm.IRModule  # the kernels it was compiled from
     context: str
+    _kernels: dict = None
+
+    @property
+    def kernels(self) -> dict:
+        if self._kernels is None:
+            self._kernels = _kernels(self.host)
+        return self._kernels
 
 
 class KernelCache:
@@ -54,7 +63,7 @@ class KernelCache:
 
     def keep(self, module, host: tvm.IRModule, target_host: tvm.target.Target) -> None:
         """``module`` (compiled from every kernel of ``host``, as ``tirx.build`` does) for the builds to come."""
-        self._libraries.append(_Library(module, _kernels(host), _context(host, target_host)))
+        self._libraries.append(_Library(module, host, _context(host, target_host)))
 
     def libraries(self, host: tvm.IRModule, target_host: tvm.target.Target) -> list:
         """The libraries that hold ``host``'s kernels, to be linked in this
@@ -66,8 +75,8 @@ class KernelCache:
         missing = [name for name in needed if name not in resolved]
         if missing:
             functions = {gvar: func for gvar, func in host.functions.items() if gvar.name_hint in missing}
-            module = _codegen(tvm.IRModule(functions, attrs=host.attrs), target_host)
-            library = _Library(module, {name: needed[name] for name in missing}, context)
+            part = tvm.IRModule(functions, attrs=host.attrs)
+            library = _Library(_codegen(part, target_host), part, context, {name: needed[name] for name in missing})
             self._libraries.append(library)
             chosen.insert(0, library)
             self.compiled += len(missing)

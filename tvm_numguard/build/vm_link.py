@@ -26,6 +26,8 @@ import tvm
 from tvm import relax
 from tvm.relax import vm_build
 
+from ..ir.relax_ir import pristine
+
 # relax.build's own keywords besides the module, target and pipelines: a call with others builds through relax.build
 KNOWN_OPTIONS = frozenset({"params", "exec_mode", "system_lib"})
 
@@ -73,6 +75,7 @@ class VMLowered:
     params: dict
     relax_ext_libs: list
     tir_ext_libs: list
+    tir_pipeline_output: Optional[tvm.IRModule] = None  # what the TIR pipeline returned (a build's fingerprint)
 
     @property
     def kernels_apart(self) -> bool:
@@ -117,13 +120,21 @@ class VMLowered:
                                                           self.params))
 
 
+def follows(options: dict, tir_pipeline, context_config: dict) -> bool:
+    """Whether ``lower_for_vm`` follows ``relax.build`` for a call with these
+    keywords, TIR pipeline and PassContext settings (``tirx.disable_assert``
+    makes ``codegen_build`` run SkipAssert, a pass event of its own, once per library)."""
+    return (set(options) <= KNOWN_OPTIONS and (tir_pipeline is None or isinstance(tir_pipeline, str))
+            and not bool(context_config.get("tirx.disable_assert", False)))
+
+
 def lower_for_vm(mod: tvm.IRModule, target: tvm.target.Target, tir_pipeline, options: dict) -> Optional[VMLowered]:
     """``mod`` (the Relax pipeline's result) lowered as ``relax.build(mod,
     target, relax_pipeline=None, tir_pipeline=tir_pipeline, **options)`` lowers
     it; None where this replica does not follow that call (other keywords, a
     TIR pipeline that is not a name, device libraries without TIR): the caller
     builds with ``relax.build``. Errors are TVM's, raised."""
-    if not set(options) <= KNOWN_OPTIONS or not (tir_pipeline is None or isinstance(tir_pipeline, str)):
+    if not follows(options, tir_pipeline, dict(tvm.transform.PassContext.current().config)):
         return None
     params = dict(options.get("params") or {})
     attrs = dict(mod.attrs) if mod.attrs else {}
@@ -133,23 +144,24 @@ def lower_for_vm(mod: tvm.IRModule, target: tvm.target.Target, tir_pipeline, opt
     tir_mod = vm_build._filter_tir(vm_build._vmcodegen(builder, mod, exec_mode))
     tir_ext_libs = [m for m in ext_libs if vm_build._is_device_module(m)]
     relax_ext_libs = [m for m in ext_libs if not vm_build._is_device_module(m)]
-    host, devices, target_host = None, {}, None
+    host, devices, target_host, tir_output = None, {}, None, None
     if tir_mod is not None and len(tir_mod.get_global_vars()) > 0:
         tir_mod = vm_build._auto_attach_system_lib_prefix(tir_mod, target, options.get("system_lib"))
-        host, devices, target_host = _lower_tir(tir_mod, target, tir_pipeline)
+        host, devices, target_host, tir_output = _lower_tir(tir_mod, target, tir_pipeline)
     elif tir_ext_libs:
         return None  # relax.build warns on stdout there: its own words, not ours
     current = tvm.transform.PassContext.current()
     context = {"opt_level": current.opt_level, "config": dict(current.config)}
     return VMLowered(relax_mod=mod, exec_mode=exec_mode, context=context, builder=builder, target=target,
                      target_host=target_host, host=host, devices=devices, params=params,
-                     relax_ext_libs=relax_ext_libs, tir_ext_libs=tir_ext_libs)
+                     relax_ext_libs=relax_ext_libs, tir_ext_libs=tir_ext_libs, tir_pipeline_output=tir_output)
 
 
 def _lower_tir(mod: tvm.IRModule, target: tvm.target.Target, pipeline) -> tuple:
-    """(finalized host module, {target: finalized device module}, host target):
-    ``tvm.tirx.build(mod, target, pipeline)`` without its last step (the
-    machine code), written as TVM 0.27 writes it, for a given target."""
+    """(finalized host module, {target: finalized device module}, host target,
+    what the pipeline returned): ``tvm.tirx.build(mod, target, pipeline)``
+    without its last step (the machine code), written as TVM 0.27 writes it,
+    for a given target."""
     from tvm_ffi import DLDeviceType
 
     target = tvm.target.Target(target)
@@ -165,7 +177,8 @@ def _lower_tir(mod: tvm.IRModule, target: tvm.target.Target, pipeline) -> tuple:
     else:
         pipeline, finalize_host, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
     mod = pipeline(mod)
+    output = pristine(mod)  # what ir/instrument/fingerprint.TirPipelineOutput keeps of relax.build
     host, devices = tirx_build().split_host_device_mods(mod)
     host = finalize_host()(host)
     devices = {device: finalize_device()(device_mod) for device, device_mod in devices.items()}
-    return host, devices, target_host
+    return host, devices, target_host, output

@@ -370,7 +370,7 @@ class Guard:
                 return None
         info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True,
                                    prelude_calls=list(start.calls))
-        report = Report(entry["report"]).with_section("guard", info.to_json())
+        report = Report({**entry["report"], "guard": info.to_json()})  # one pass over the document, not two
         self.report.add(report, info)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
