@@ -159,3 +159,25 @@ def test_a_witness_is_run_twice_for_determinism_once_whoever_asks():
                            ng.Options(low=0.0, high=1.0, search="random", budget="3"), workers=Workers(jobs=0))
     assert report.culprit == "ToMixedPrecision#0"
     assert len(second_runs) == 1  # one determinism check of the witness, the judge's
+
+
+def test_a_build_as_written_recorded_again_is_the_build_made_first_with_its_record(mlp):
+    """A guard's first build keeps no record; before bisecting the pipeline is
+    built again recording its events. The same executable (equal fingerprints)
+    is not linked again: the first build stays, with its VM, its runs on the
+    witness and its determinism, and takes the record (on a float16 ViT the
+    second build's VM and two runs were 30 s of a guard's 120 s)."""
+    session = ShadowSession(mlp, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+                            context=RunContext(workers=Workers(jobs=0)))
+    with session:
+        session.prepare_optimized(record=False)
+        session.prepare_reference()
+        first = session.optimized
+        witness = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in mlp.inputs}
+        assert session.runs.nondeterministic_builds(witness) == ()
+        assert all(e.changed is None for e in first.events)
+        session.ensure_recorded()
+        assert session.optimized is first and session.runs.determinism_known(witness)
+        assert any(e.changed for e in session.optional) and first.relax_phase is not None
+        assert session.known_build(frozenset()) is first
+        assert Bisection(session, witness).run().culprit == "ToMixedPrecision#0"

@@ -66,6 +66,24 @@ class Build:
             self.seconds += time.perf_counter() - start
         return self.linked
 
+    def made_as(self, other: "Build") -> bool:
+        """Whether this build and ``other`` made the same executable: equal
+        fingerprints, taken now from what each kept of its lowering where none was asked for."""
+        mine, theirs = self.known_fingerprint(), other.known_fingerprint()
+        return mine is not None and mine == theirs
+
+    def known_fingerprint(self) -> Optional[str]:
+        """``fingerprint``, or (a build in steps that was not asked for one) taken from its lowering now."""
+        if self.fingerprint is None and self.error is None and self.lowered is not None:
+            self.fingerprint = _fingerprint(self.lowered.relax_mod, self.lowered.tir_pipeline_output)
+        return self.fingerprint
+
+    def take_record(self, recorded: "Build") -> None:
+        """What ``recorded`` (the same executable, built again recording its
+        events) kept: its events, trace, snapshots and Relax phase."""
+        self.events, self.trace, self.snapshots = recorded.events, recorded.trace, recorded.snapshots
+        self.events_recorded, self.relax_phase = recorded.events_recorded, recorded.relax_phase
+
     def standalone(self):
         """The executable as ``relax.build`` links it, one library of every
         kernel (what a user is given: a build linked through a kernel cache may

@@ -64,9 +64,13 @@ class BuildMemo:
         """The build of the (closed) skip set ``skip`` made so far, failed or not, if any."""
         return self._builds.get(BuildRequest(skip).slot)
 
-    def remember(self, skip: frozenset, build: Build) -> None:
-        """``build`` (made elsewhere) answers a request to skip ``skip``, unless one already does."""
-        self._builds.setdefault(BuildRequest(skip).slot, build)
+    def remember(self, skip: frozenset, build: Build, replace: bool = False) -> None:
+        """``build`` (made elsewhere) answers a request to skip ``skip``, unless
+        one already does (``replace``: from now on all the same)."""
+        if replace:
+            self._builds[BuildRequest(skip).slot] = build
+        else:
+            self._builds.setdefault(BuildRequest(skip).slot, build)
 
     def module(self, mod, target) -> Build:
         """``mod`` built alone with the plain lowering, memoized by structure."""

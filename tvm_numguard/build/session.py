@@ -246,12 +246,17 @@ class ShadowSession:
         afford(self.progress, self.optimized.seconds, "recording the pipeline's pass events (a build)")
         with waiting(self.progress, "TVM compiling the pipeline as written again, recording its passes",
                      self.optimized.seconds):
-            build = self.build(frozenset(), record=True)
+            # linked only if it is another executable: the same pipeline most likely makes the same one
+            build = self.build(frozenset(), record=True, fingerprint=True, lazy=True)
         if build.ok and [e.id for e in build.events] == [e.id for e in self.events]:
             self.attempts.changed()  # workers forked before lack the snapshots
-            self.optimized = build
-            self.runs.use(build)
-            self.events = build.events
+            if build.made_as(self.optimized):  # the build made stays, with its runs, VM and determinism
+                self.optimized.take_record(build)
+                self.memo.remember(frozenset(), self.optimized, replace=True)
+            else:
+                self.optimized = build
+                self.runs.use(build)
+            self.events = self.optimized.events
             self.optional = optional_events(self.events)
         self.recorded = True
 
