@@ -48,7 +48,7 @@ class BuildMemo:
             if known.ok or request.slot not in self._builds:
                 self._builds[request.slot] = known
         if not lazy:
-            known.executable  # noqa: B018 - a link that fails makes the build a failed one, as a build that failed
+            known.executable  # noqa: B018 - linked now: a link that fails makes it a failed build
         return known
 
     def configured(self, config: CompileConfig) -> Build:
