@@ -1,22 +1,37 @@
 #!/bin/bash
 # Every benchmark of benchmarks/, with light settings, on the checkout CHECKOUT
-# (a worktree of another commit, for a before/after comparison run in the same
-# session); one log per benchmark in OUTDIR, each ending with its exit code and
-# seconds. Uses this checkout's .venv.
+# and on the commit before it (or BASE), side by side: the two take turns
+# benchmark by benchmark, so that what else loads the machine falls on both
+# alike. One log each in OUTDIR/head and OUTDIR/base, each ending with its exit
+# code and seconds, and OUTDIR/NAME.side-by-side (base left, head right);
+# OUTDIR/summary lists both exit codes and times. Uses this checkout's .venv.
 #
-#   git worktree add /tmp/before <commit>
-#   benchmarks/run_all.sh /tmp/before /tmp/bench/before
-#   benchmarks/run_all.sh "$PWD" /tmp/bench/after
+#   benchmarks/run_all.sh "$PWD" /tmp/bench            # against HEAD~1
+#   benchmarks/run_all.sh "$PWD" /tmp/bench main       # against main
+#   ONLY="bisect_cost guard_overhead" benchmarks/run_all.sh "$PWD" /tmp/bench
 set -u
-co=$(cd "$1" && pwd); out=$2; mkdir -p "$out"
+co=$(cd "$1" && pwd); out=$(mkdir -p "$2" && cd "$2" && pwd); base=${3:-HEAD~1}
 py=$(cd "$(dirname "$0")/.." && pwd)/.venv/bin/python
-export PYTHONPATH=$co
-cd "$co"
+commit=$(git -C "$co" rev-parse --verify "$base^{commit}") || exit 2
+src="$out/base-src"
+git -C "$co" worktree remove --force "$src" 2>/dev/null
+git -C "$co" worktree add --detach "$src" "$commit" > /dev/null || exit 2
+trap 'git -C "$co" worktree remove --force "$src"' EXIT
+mkdir -p "$out/head" "$out/base"
+echo "base $commit ($base), head $(git -C "$co" rev-parse HEAD) plus its uncommitted changes" > "$out/summary"
+one() {  # one(TREE, LOGDIR, NAME, ARGS...)
+  tree=$1; logs=$2; name=$3; shift 3; s=$(date +%s)
+  (cd "$tree" && PYTHONPATH=$tree timeout 1500 "$py" "benchmarks/$name.py" "$@" > "$logs/$name.log" 2>&1)
+  echo "rc=$? seconds=$(( $(date +%s) - s )) load=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$logs/$name.log"
+}
 run() {
-  name=$1; shift; s=$(date +%s)
-  timeout 1500 "$py" "benchmarks/$name.py" "$@" > "$out/$name.log" 2>&1
-  echo "rc=$? seconds=$(( $(date +%s) - s ))" >> "$out/$name.log"
-  echo "$name done $(( $(date +%s) - s ))s"
+  name=$1; shift
+  case " ${ONLY:-$name} " in *" $name "*) ;; *) return ;; esac
+  one "$src" "$out/base" "$name" "$@"
+  one "$co" "$out/head" "$name" "$@"
+  diff -y -W 240 "$out/base/$name.log" "$out/head/$name.log" > "$out/$name.side-by-side"
+  printf '%-20s base %-40s head %s\n' "$name" "$(tail -1 "$out/base/$name.log")" "$(tail -1 "$out/head/$name.log")" \
+    | tee -a "$out/summary"
 }
 run bisect_cost --repeat 1
 run check_cost --models squeezenet --generated 20

@@ -4,7 +4,9 @@ Prints, from one run: the pass events (optional, changed, Relax-level changed),
 the builds trace used (shadow builds of the bisection, snapshot builds of the
 per-pass table, gated TIR builds), and the time of the whole trace relative to
 one plain ``tvm.compile`` of the same pipeline, with one and with two worker
-processes (``--jobs``), and the wall time of two over one. Unchanged events must cost no
+processes (``--jobs``), and the wall time of two over one, beside its floor measured in
+the same run (the pipeline as written and the reference each compiled and its VM made,
+one after the other: no trace of the model does less). Unchanged events must cost no
 build: the snapshot builds must be exactly one per Relax event that changed
 the module, plus one of the input module; exit code 0 iff so.
 
@@ -24,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import tvm_numguard as ng  # noqa: E402
-from bisect_cost import plain_compile_seconds  # noqa: E402  (benchmarks/ is the script's folder)
+from bisect_cost import floor_seconds, plain_compile_seconds  # noqa: E402  (benchmarks/ is the script's folder)
 from tvm_numguard.testing import light_model  # noqa: E402
 from tvm_numguard.build.workers import Workers  # noqa: E402
 
@@ -44,7 +46,8 @@ def main() -> int:
         shape = tuple(int(d) for d in args.shape.split(","))
         model = ng.load_model(path, shapes={probe.inputs[0].name: shape}, import_at_shapes=True)
     config = ng.CompileConfig(pipeline=args.pipeline)
-    plain, _ = plain_compile_seconds(model, config)  # (tvm.compile, its first VM): the compile alone is the unit
+    plain, plain_vm = plain_compile_seconds(model, config)  # (tvm.compile, its first VM): the compile alone is the unit
+    floor = (plain + plain_vm + floor_seconds(model, config)) / plain
     walls = {}
     for jobs in (1, 2):
         start = time.perf_counter()
@@ -75,13 +78,13 @@ def main() -> int:
     print(f"inputs evaluated   {data['search']['evaluations']}")
     print(f"time               plain compile {plain:.2f} s; trace --jobs 1 {walls[1]:.1f} s "
           f"({walls[1] / plain:.1f}x), --jobs 2 {walls[2]:.1f} s ({walls[2] / plain:.1f}x); "
-          f"--jobs 2 / --jobs 1 {walls[2] / walls[1]:.2f}")
+          f"--jobs 2 / --jobs 1 {walls[2] / walls[1]:.2f}; floor {floor:.1f}x")
     print(f"matching           {traced['matching']['matched']}/{traced['matching']['values']} values "
           f"({100 * traced['matching']['share']:.0f}%)")
     print(f"unchanged events cost no build: {'yes' if ok else 'NO'}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"model": args.model, "pipeline": args.pipeline, "plain_s": plain, "trace_s": seconds,
+            json.dump({"model": args.model, "pipeline": args.pipeline, "plain_s": plain, "trace_s": seconds, "floor": floor,
                        "ratio": seconds / plain, "trace_jobs2_s": walls[2], "jobs2_over_jobs1": walls[2] / walls[1], "builds": total, "shadow_builds": shadow_builds,
                        "snapshot_builds": traced["snapshot_builds"], "relax_changed": len(relax_changed),
                        "ok": ok}, f, indent=2)

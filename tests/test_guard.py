@@ -417,14 +417,14 @@ def test_time_limit_ends_the_check_and_says_what_was_not_finished(mlp):
         numguard.guard(LOW, HIGH, time_limit=0)
 
 
-@pytest.mark.parametrize("oracle, step", [(False, "running both builds again on the witness"),
+@pytest.mark.parametrize("oracle, step", [(False, "a bisection probe"),
                                           (True, r"the float64 oracle \(a build, its VM and a run\)")])
 def test_a_step_planned_past_the_limit_is_not_started(mlp, monkeypatch, oracle, step):
     """A step made here is not cut short once started, so one that cannot end in time
     is not started: here every VM is made to look as slow to make as a float16 build's
     on a CPU (1000 s, planned, not waited for), and the check stops before the float64
-    oracle, which is built here, or without it before the bisection's first step (the
-    guard's build recorded for the bisection has a VM of its own to make)."""
+    oracle, which is built here, or without it before the bisection's first probe (the
+    guard's build recorded for the bisection is the build it made first, whose VM is made)."""
     from tvm_numguard.build.compile import Build
 
     made = Build.vm

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import gc
 import time
@@ -15,59 +14,14 @@ from tvm import relax
 
 from ..base.errors import summarize_error
 from ..ir.instrument import EveryOptional, PassEvent, PassGate, PassRecorder
-from ..ir.instrument.events import EventPath
+from ..ir.instrument.checkpoint import Checkpoints, FastForward, restore
 from ..ir.instrument.fingerprint import TirPipelineOutput
 from ..ir.relax_ir import pristine
 from ..ir.pipeline import CompileConfig, pass_context, target_device
 from ..base.quiet import silenced_stderr
 from .interrupt_watch import InterruptWatch
-
-
-@dataclasses.dataclass(frozen=True)
-class RelaxPhase:
-    """Where a build stood when its Relax pipeline ended: the module it lowered
-    to and what its instruments had seen. A build that skips only TIR-phase
-    events runs the same Relax phase, so it starts from here instead (about
-    half of a build's time on SqueezeNet); the instruments resume from copies of
-    the state, so event ids, indices and the gate's trace are what a full
-    build gives."""
-
-    module: tvm.IRModule  # pristine: relax.build never sees this object
-    path: EventPath  # the instruments' event path at the phase change (they all see the same hooks)
-    events: tuple  # the recorder's events so far
-    trace: tuple  # the gate's trace lines so far
-    skipped: tuple  # the gate's skipped ids so far
-    relax_ids: frozenset  # every event id of the Relax phase, skipped ones too
-
-    @classmethod
-    def of(cls, lowered, gate: PassGate, recorder: PassRecorder) -> "RelaxPhase":
-        path, events = copy.deepcopy((recorder.path, recorder.events))
-        ids = frozenset(e.id for e in events) | frozenset(e.id for e in path.skipped_events)
-        if path.pending is not None:
-            ids |= {path.pending.id}
-        return cls(pristine(lowered), path, tuple(events), tuple(gate.trace), tuple(gate.skipped), ids)
-
-    def covers(self, skip: frozenset) -> bool:
-        """Whether a build skipping ``skip`` runs this Relax phase unchanged."""
-        return not (skip & self.relax_ids)
-
-    def serves(self, request: "BuildRequest") -> bool:
-        """Whether ``compile_model`` may start from here for ``request``: its
-        skip set leaves the phase unchanged, and it records no Relax snapshots,
-        has no user instruments (both need the phase to run) and is no
-        reference (which decides in the phase what it skips)."""
-        return (not request.record and not request.instruments and not request.reference
-                and self.covers(request.skip))
-
-    def resume(self, gate: PassGate, recorder: PassRecorder, instruments: Sequence) -> tvm.IRModule:
-        """Put the instruments (``instruments``: all of them, the gate and the
-        recorder included) where this phase left them; returns the module to build."""
-        for instrument in instruments:
-            instrument.path = copy.deepcopy(self.path)
-        recorder.events = list(copy.deepcopy(self.events))
-        gate.trace.extend(self.trace)
-        gate.skipped.extend(self.skipped)
-        return pristine(self.module)
+from .resume import RelaxPhase
+from .vm_link import Linking, VMLowered, follows, lower_for_vm
 
 
 @dataclasses.dataclass
@@ -75,7 +29,7 @@ class Build:
     """One compilation of a model, successful or not."""
 
     skip: frozenset
-    executable: Optional[object]
+    linked: Optional[object]  # the executable, once linked (``executable`` links a lazy build)
     events: list
     trace: list
     snapshots: dict
@@ -91,26 +45,72 @@ class Build:
     # what the configuration's fix could not do: places it lacks, culprit events that never ran
     fix_problems: tuple = ()
     vm_seconds: float = 0.0  # creating its VirtualMachine (0 until made)
+    lowered: Optional[VMLowered] = None  # lowered apart from its link (``vm_link``), kept for a second link
+    linking: Linking = Linking()  # how its machine code is made; ``lazy``: not yet, until asked for
 
     @property
     def ok(self) -> bool:
-        return self.executable is not None
+        """Built (a lazy build not linked yet counts: its lowering passed every pass)."""
+        return self.linked is not None or (self.error is None and self.linking.lazy and self.lowered is not None)
+
+    @property
+    def executable(self):
+        """The VM executable, linked now if the build was lazy (a link that
+        fails leaves it None and says why in ``error``)."""
+        if self.linked is None and self.linking.lazy and self.error is None and self.lowered is not None:
+            start = time.perf_counter()
+            try:
+                self.linked = self.lowered.link(self.linking.kernels, self.linking.alone)
+            except Exception as err:  # LLVM's code generation may fail too: the build does not build
+                self.error = summarize_error(err)
+            self.seconds += time.perf_counter() - start
+        return self.linked
+
+    def made_as(self, other: "Build") -> bool:
+        """Whether this build and ``other`` made the same executable: equal
+        fingerprints, taken now from what each kept of its lowering where none was asked for."""
+        mine, theirs = self.known_fingerprint(), other.known_fingerprint()
+        return mine is not None and mine == theirs
+
+    def known_fingerprint(self) -> Optional[str]:
+        """``fingerprint``, or (a build in steps that was not asked for one) taken from its lowering now."""
+        if self.fingerprint is None and self.error is None and self.lowered is not None:
+            self.fingerprint = _fingerprint(self.lowered.relax_mod, self.lowered.tir_pipeline_output)
+        return self.fingerprint
+
+    def take_record(self, recorded: "Build") -> None:
+        """What ``recorded`` (the same executable, built again recording its
+        events) kept: its events, trace, snapshots and Relax phase."""
+        self.events, self.trace, self.snapshots = recorded.events, recorded.trace, recorded.snapshots
+        self.events_recorded, self.relax_phase = recorded.events_recorded, recorded.relax_phase
+
+    def standalone(self):
+        """The executable as ``relax.build`` links it, one library of every
+        kernel (what a user is given: a build linked through a kernel cache may
+        hold another kernel of the same name in a library it does not look up)."""
+        if self.lowered is None or self.linking.alone or self.linking.kernels is None:
+            return self.executable
+        return self.lowered.relinked_alone()
 
     def vm(self):
         """The build's VirtualMachine (its first creation generates the machine
         code: as long as a build on a CNN)."""
         if self._vm is None:
+            executable = self.executable
+            if executable is None:
+                raise RuntimeError(f"does not build: {self.error}")
             start = time.perf_counter()
-            self._vm = relax.VirtualMachine(self.executable, self.device)
+            self._vm = relax.VirtualMachine(executable, self.device)
             self.vm_seconds = time.perf_counter() - start
         return self._vm
 
 
 def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["BuildRequest"] = None,
-                  resume: Optional[RelaxPhase] = None) -> Build:
+                  resume: Optional[RelaxPhase] = None, linking: Linking = Linking()) -> Build:
     """Compile ``mod`` with ``config`` as ``request`` asks (default: the pipeline
     as written, unrecorded); ``resume``: a ``RelaxPhase`` that ``serves`` the
-    request stands in for the Relax phase.
+    request stands in for the Relax phase; ``linking``: how the machine code is
+    made (default: as ``relax.build`` makes it, at once).
     Both phases run under one PassContext, so the recorder knows each event's
     level. A failure is ``Build.error``, never raised; the pipeline runs on a
     pristine copy of ``mod`` (a pass editing its input in place changes no
@@ -119,42 +119,88 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
     """
     request = request or BuildRequest()
     skip, reference, instruments = request.skip, request.reference, request.instruments
-    if resume is not None and not resume.serves(request):
-        raise ValueError("a build resumes from a Relax phase only to skip TIR-phase events, unrecorded, uninstrumented")
+    if resume is not None and not resume.can_start(request, config):
+        raise ValueError("a build starts inside the pipeline as written only where it skips optional events, "
+                         "unrecorded, uninstrumented, without a fix")
     target = config.make_target()
-    ours = _Instruments.of(config, request)
+    steps = _in_steps(config, target, linking)
+    # a build in steps knows what its TIR pipeline returned (its fingerprint) without an instrument
+    ours = _Instruments.of(config, request, tir_output=request.fingerprint and not steps)
+    # where the Relax phase of a build that skips a Relax event starts: that event's checkpoint
+    forward = _fast_forward(resume, request, config, ours)
     # kept for the pipeline as written only (what sessions resume from: one lowered
     # module held, not one per build); a user's instrument may have acted on the phase
     keep_phase = not skip and not reference and not instruments
     start = time.perf_counter()
-    executable, error, lowered, relax_phase = None, None, None, None
+    executable, error, lowered, relax_phase, vm_lowered = None, None, None, None, None
     with InterruptWatch() as watch:
         try:
             relax_pass, tir_pass = config.relax_pass(target), config.tir_pass(target)
-            with pass_context(config, [*ours.all, *instruments]):
-                if resume is not None:
+            with pass_context(config, [*([forward] if forward else []), *ours.all, *instruments]):
+                if resume is not None and forward is None:
                     lowered = resume.resume(ours.gate, ours.recorder, ours.all)
                 else:
                     with target:
-                        lowered = relax_pass(pristine(mod))
-                    relax_phase = RelaxPhase.of(lowered, ours.gate, ours.recorder) if keep_phase else None
-                for instrument in ours.all:
-                    instrument.set_phase("tir")
-                executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass,
-                                         **config.build_options())
+                        lowered = relax_pass(resume.input_of(forward.checkpoint) if forward else pristine(mod))
+                    relax_phase = ours.relax_phase(lowered) if keep_phase else None
+                if forward is None or forward.reached:  # else the pipeline never got to the event again
+                    for instrument in ours.all:
+                        instrument.set_phase("tir")
+                    executable, vm_lowered = _tir_phase(lowered, target, tir_pass, config.build_options(),
+                                                        linking if steps else Linking())
         except Exception as err:  # TVM raises many types; all mean "does not build"
             error, failure = summarize_error(err), err
     watch.reraise()  # even where a pass swallowed the KeyboardInterrupt
+    if forward is not None and not forward.reached:
+        return compile_model(mod, config, request, None, linking)
     if error is not None:
         with silenced_stderr():  # the failed build's IR builders warn on stderr when freed
             del failure
             gc.collect()
-    built = executable is not None
-    return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), executable=executable,
+    built = error is None
+    return Build(skip=frozenset(ours.gate.skipped) if reference else frozenset(skip), linked=executable,
                  events=ours.recorder.finish(), trace=ours.gate.trace, snapshots=ours.recorder.snapshots,
                  error=error, seconds=time.perf_counter() - start, device=target_device(target),
-                 fingerprint=ours.fingerprint(lowered) if built else None, events_recorded=request.record,
-                 relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference))
+                 fingerprint=ours.fingerprint(lowered, vm_lowered) if built and request.fingerprint else None,
+                 events_recorded=request.record,
+                 relax_phase=relax_phase if built else None, fix_problems=ours.fix_problems(skip, reference),
+                 lowered=vm_lowered, linking=linking if vm_lowered is not None else Linking())
+
+
+def _fast_forward(resume: Optional[RelaxPhase], request: "BuildRequest", config,
+                  ours: "_Instruments") -> Optional[FastForward]:
+    """The instrument that runs the pipeline again from inside the Relax
+    phase of the pipeline as written, for a request that skips a Relax event
+    (``RelaxPhase.start_of``); None where the build starts elsewhere."""
+    checkpoint = resume.start_of(request, config) if resume is not None and not resume.serves(request) else None
+    if checkpoint is None:
+        return None
+    forward = FastForward(checkpoint, lambda at: restore(ours.all, ours.recorder, ours.gate, at, forward))
+    return forward
+
+
+def _in_steps(config, target: tvm.target.Target, linking: Linking) -> bool:
+    """Whether a build of ``config`` lowers and links apart (``vm_link``):
+    where ``linking`` asks for it and ``lower_for_vm`` follows the call."""
+    if not linking.in_steps:
+        return False
+    try:
+        tir_pass = config.tir_pass(target)
+    except Exception:  # noqa: BLE001 - the build says why it does not build
+        return False
+    return follows(config.build_options(), tir_pass, dict(config.context_options().get("config") or {}))
+
+
+def _tir_phase(lowered: tvm.IRModule, target: tvm.target.Target, tir_pass, options: dict, linking: Linking) -> tuple:
+    """(executable or None, VMLowered or None): the build's TIR phase, in the
+    PassContext it runs in: in steps (``vm_link``) where ``linking`` asks for
+    them (``_in_steps``), linked at once unless ``linking.lazy``."""
+    vm_lowered = lower_for_vm(lowered, target, tir_pass, options) if linking.in_steps else None
+    if vm_lowered is None:
+        return relax.build(lowered, target, relax_pipeline=None, tir_pipeline=tir_pass, **options), None
+    if linking.lazy:
+        return None, vm_lowered
+    return vm_lowered.link(linking.kernels, linking.alone), vm_lowered
 
 
 def relax_phase_events(mod: tvm.IRModule, config: CompileConfig) -> Optional[list]:
@@ -224,21 +270,27 @@ class _Instruments:
     recorder: PassRecorder
     tir_output: Optional[TirPipelineOutput]
     fixer: Optional[object] = None
+    checkpoints: Optional[Checkpoints] = None  # a recorded build's: where a build skipping a Relax event starts
 
     @classmethod
-    def of(cls, config: CompileConfig, request: BuildRequest) -> "_Instruments":
+    def of(cls, config: CompileConfig, request: BuildRequest, tir_output: bool = False) -> "_Instruments":
         every_optional = EveryOptional(bracketed=config.under_test is not None) if request.reference else None
         # a full record (hashes, snapshots) is for the build as written; gated
         # builds only need their event list
-        return cls(PassGate(request.skip | frozenset(config.disable), every_optional),
-                   PassRecorder(keep_snapshots=request.record, hash_modules=request.record),
-                   TirPipelineOutput() if request.fingerprint else None,
-                   config.fix.instrument() if config.fix else None)
+        gate = PassGate(request.skip | frozenset(config.disable), every_optional)
+        recorder = PassRecorder(keep_snapshots=request.record, hash_modules=request.record)
+        return cls(gate, recorder, TirPipelineOutput() if tir_output else None,
+                   config.fix.instrument() if config.fix else None,
+                   Checkpoints(recorder, gate) if request.record and not request.reference else None)
 
     @property
     def all(self) -> list:
-        return ([self.fixer] if self.fixer else []) + [self.gate, self.recorder] + (
-            [self.tir_output] if self.tir_output else [])
+        # the checkpoints first: they read what the recorder and the gate saw before each event
+        return ([self.checkpoints] if self.checkpoints else []) + ([self.fixer] if self.fixer else []) + [
+            self.gate, self.recorder] + ([self.tir_output] if self.tir_output else [])
+
+    def relax_phase(self, lowered) -> RelaxPhase:
+        return RelaxPhase.of(lowered, self.gate, self.recorder, self.checkpoints.taken if self.checkpoints else None)
 
     def fix_problems(self, skip: frozenset, reference: bool) -> tuple:
         """What the fix could not do in this build; a culprit the build skipped is not one."""
@@ -248,8 +300,11 @@ class _Instruments:
         unapplied = self.fixer.unapplied() if not skip and not reference and not self.gate.skipped else []
         return tuple(self.fixer.problems) + tuple(f"{e}: the compilation never ran this pass event" for e in unapplied)
 
-    def fingerprint(self, lowered) -> Optional[str]:
-        return _fingerprint(lowered, self.tir_output.module) if self.tir_output else None
+    def fingerprint(self, lowered, vm_lowered: Optional[VMLowered]) -> str:
+        """What the pipelines made: the TIR pipeline's output as the instrument
+        caught it, or as a build in steps kept it."""
+        tir = self.tir_output.module if self.tir_output else vm_lowered.tir_pipeline_output if vm_lowered else None
+        return _fingerprint(lowered, tir)
 
 
 def _fingerprint(relax_result: tvm.IRModule, tir_result: Optional[tvm.IRModule]) -> str:
@@ -273,17 +328,19 @@ def legalized(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
         return relax.transform.LegalizeOps()(dispatched)
 
 
-def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
+def compile_plain(mod: tvm.IRModule, target: tvm.target.Target, kernels=None) -> Build:
     """``mod`` compiled on its own as ``tvm.compile(mod, target)`` compiles it
     (TVM's plain lowering, no gating, no record), under the caller's
     PassContext: for snapshots and chain modules, which are not the model a
     session was made for. Fingerprinted (``Build.fingerprint``) unless that
     context has instruments of its own, which a context of ours around the
-    build would enter again. A failure is ``Build.error``, never raised."""
+    build would enter again; ``kernels``: a session's ``KernelCache``, for
+    its machine code. A failure is ``Build.error``, never raised."""
     start = time.perf_counter()
-    executable, error, lowered = None, None, None
+    executable, error, lowered, vm_lowered = None, None, None, None
     tir_output = TirPipelineOutput()
     context = _context_with(tir_output)
+    linking = Linking(kernels)
     with InterruptWatch() as watch:
         try:
             if context is None:
@@ -293,13 +350,14 @@ def compile_plain(mod: tvm.IRModule, target: tvm.target.Target) -> Build:
                     with target:
                         lowered = _plain_relax_pipeline(target)(pristine(mod))
                     tir_output.set_phase("tir")
-                    executable = relax.build(lowered, target, relax_pipeline=None, tir_pipeline="default")
+                    executable, vm_lowered = _tir_phase(lowered, target, "default", {}, linking)
         except Exception as err:  # a snapshot after the VM lowering may not build on its own
             error = summarize_error(err)
     watch.reraise()
     fingerprint = _fingerprint(lowered, tir_output.module) if executable is not None and context is not None else None
     return Build(frozenset(), executable, [], [], {}, error, time.perf_counter() - start,
-                 device=target_device(target), fingerprint=fingerprint)
+                 device=target_device(target), fingerprint=fingerprint, lowered=vm_lowered,
+                 linking=linking if vm_lowered is not None else Linking())
 
 
 def _context_with(instrument) -> Optional[tvm.transform.PassContext]:

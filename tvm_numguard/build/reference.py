@@ -20,6 +20,7 @@ from .workers import WORKERS, Workers
 from .workers import memory
 from .compile import Build, BuildRequest, compile_model
 from .tasks import BuildService, ReferenceRun, Started, in_process
+from .vm_link import Linking
 
 
 class Reference:
@@ -64,7 +65,9 @@ class Reference:
         session = self._session
         if self._here is None:
             with waiting(session.progress, "TVM compiling the reference (every optional pass skipped)"):
-                self._here = compile_model(session.model.mod, session.config, BuildRequest(reference=True))
+                # linked alone, as a user may be given it; its kernels serve the builds after it
+                self._here = compile_model(session.model.mod, session.config, BuildRequest(reference=True),
+                                           linking=Linking(session.kernels, alone=True))
             session.memo.note(self._here)
             if session.optional:  # a bisection's request for every optional event skipped is this build
                 session.memo.remember(session.reference_skip, self._here)

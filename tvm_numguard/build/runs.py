@@ -55,6 +55,9 @@ class Runs:
         self._best: Optional[BestSeen] = None
         self._opt_outputs = Recent()  # (build, inputs) -> outputs
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
+        # (optimized build, inputs) -> the builds that ran otherwise on them: asked once per witness (the
+        # judge asks where the builds differ, a bisection before its first probe)
+        self._determinism = Recent()
         self.constancy = ConstancyWatch()
         self.elsewhere = None  # a RunWorker where this process runs no build (Workers.runs_in_workers)
 
@@ -204,11 +207,24 @@ class Runs:
         outputs when run on ``inputs`` again?"""
         return not self.nondeterministic_builds(inputs)
 
+    def determinism_known(self, inputs: Mapping[str, np.ndarray]) -> bool:
+        """Whether ``nondeterministic_builds`` answered for these very inputs and the optimized build."""
+        return self._determinism.find(self.optimized, inputs) is not None
+
     def nondeterministic_builds(self, inputs: Mapping[str, np.ndarray]) -> tuple:
         """Which builds ("reference", "optimized") give other outputs when run on
-        ``inputs`` again. A run remembered from the search is the first of each
+        ``inputs`` again, asked once for these inputs (by identity) and this
+        optimized build. A run remembered from the search is the first of each
         pair (on a big CNN a run costs seconds); a held reference's second run
         goes on beside this process's."""
+        known = self._determinism.find(self.optimized, inputs)
+        if known is not None:
+            return known
+        found = self._run_twice(inputs)
+        self._determinism.add((self.optimized, inputs), found)
+        return found
+
+    def _run_twice(self, inputs: Mapping[str, np.ndarray]) -> tuple:
         first_ref = self._reference_run(inputs)
         second_ref = self._reference_run(inputs, again=True)
         first, second = self.optimized_outputs(inputs), self.run(self.optimized, inputs)

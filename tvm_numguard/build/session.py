@@ -32,6 +32,7 @@ from .compile import Build, optional_events
 from ..base.tolerance import Tolerance
 from .worker_info import WorkerInfo
 from .compile import BuildRequest
+from .kernel_cache import KernelCache
 from .memo import BuildMemo
 from .reference import Reference
 from .run_worker import RunWorker
@@ -50,7 +51,8 @@ class ShadowSession:
         tol = tol.through(output_float_history(model.mod))
         self.model, self.config, self.tol = model, config, tol
         self.context = context
-        self.memo = BuildMemo(model.mod, config, context.on_build)
+        self.kernels = KernelCache()  # every build's kernels, compiled once (forked workers start with a copy)
+        self.memo = BuildMemo(model.mod, config, context.on_build, self.kernels)
         self.attempts = Attempts(self, context.workers)
         self.reference_site = Reference(self)
         self.runs = Runs(model.input_names(), tol, self.reference_site.start, self._reference_made, self.attempts,
@@ -79,16 +81,18 @@ class ShadowSession:
         return self
 
     # -- builds ---------------------------------------------------------
-    def build(self, skip=frozenset(), record: bool = False, instruments=(), fingerprint: bool = False) -> Build:
+    def build(self, skip=frozenset(), record: bool = False, instruments=(), fingerprint: bool = False,
+              lazy: bool = False) -> Build:
         """The model built with the events ``skip`` names skipped (closed over the
-        catalog's dependencies here: a caller names what it means to skip)."""
+        catalog's dependencies here: a caller names what it means to skip);
+        ``lazy``: linked only when its executable is asked for (``BuildMemo.get``)."""
         phase = self.optimized.relax_phase if self.optimized is not None else None
         # a skip set of TIR-phase events only runs the Relax phase the pipeline as written ran
-        return self.memo.get(BuildRequest(self.close(skip), tuple(instruments), record, fingerprint), phase)
+        return self.memo.get(BuildRequest(self.close(skip), tuple(instruments), record, fingerprint), phase, lazy)
 
-    def build_or_known(self, skip, fingerprint: bool = False) -> Build:
+    def build_or_known(self, skip, fingerprint: bool = False, lazy: bool = False) -> Build:
         """The build of ``skip`` made so far in this process, or made now."""
-        return self.known_build(skip) or self.build(skip, fingerprint=fingerprint)
+        return self.known_build(skip) or self.build(skip, fingerprint=fingerprint, lazy=lazy)
 
     def known_build(self, skip) -> Optional[Build]:
         """The build of ``skip`` made so far in this process (failed or not), if any."""
@@ -242,12 +246,17 @@ class ShadowSession:
         afford(self.progress, self.optimized.seconds, "recording the pipeline's pass events (a build)")
         with waiting(self.progress, "TVM compiling the pipeline as written again, recording its passes",
                      self.optimized.seconds):
-            build = self.build(frozenset(), record=True)
+            # linked only if it is another executable: the same pipeline most likely makes the same one
+            build = self.build(frozenset(), record=True, fingerprint=True, lazy=True)
         if build.ok and [e.id for e in build.events] == [e.id for e in self.events]:
             self.attempts.changed()  # workers forked before lack the snapshots
-            self.optimized = build
-            self.runs.use(build)
-            self.events = build.events
+            if build.made_as(self.optimized):  # the build made stays, with its runs, VM and determinism
+                self.optimized.take_record(build)
+                self.memo.remember(frozenset(), self.optimized, replace=True)
+            else:
+                self.optimized = build
+                self.runs.use(build)
+            self.events = self.optimized.events
             self.optional = optional_events(self.events)
         self.recorded = True
 

@@ -54,7 +54,7 @@ class Attempt:
 class Builder(Protocol):
     """What a task uses of a session (in a worker, the worker's copy of it)."""
 
-    def build_or_known(self, skip: frozenset, fingerprint: bool): ...
+    def build_or_known(self, skip: frozenset, fingerprint: bool, lazy: bool): ...
 
     def build_module(self, mod): ...
 
@@ -102,15 +102,19 @@ class SkipRun:
     share: Optional[str] = None  # a RunShare's directory: runs of builds that compiled alike are made once
 
     def run(self, session: Builder) -> Attempt:
-        build = session.build_or_known(self.skip, fingerprint=self.share is not None)
+        # shared runs are keyed by the fingerprint, known before the machine code: a build
+        # whose every run is shared already is never linked (its verdict is that build's)
+        shared = self.share is not None
+        build = session.build_or_known(self.skip, fingerprint=shared, lazy=shared)
         attempt = Attempt(seconds=build.seconds, events=build.events, trace=build.trace)
         if not build.ok:
             attempt.untestable = f"does not build: {build.error}"
             return attempt
         try:
             attempt.outputs = _runs(session, PIPELINE, build, self.inputs, self.share)
-        except RunFailure as err:
-            attempt.untestable = f"does not run: {err}"
+        except RunFailure as err:  # a lazy build's link that failed is a build that failed
+            attempt.untestable = f"does not run: {err}" if build.ok else f"does not build: {build.error}"
+        attempt.seconds = build.seconds  # its link included, where it was made
         return attempt
 
 

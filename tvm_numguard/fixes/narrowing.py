@@ -122,8 +122,7 @@ class CleanWith:
         started = time.perf_counter()
         with waiting(progress, f"narrowing test {number}: a build with {self.event} undone at {len(places)} "
                      f"place(s), its VM and {len(self.witnesses)} runs", planned):
-            build = compile_model(self.session.model.mod, self.config_with(places))
-            self.session.memo.note(build)
+            build = self.session.memo.configured(self.config_with(places))
             clean = build.ok and not build.fix_problems and \
                 not any(self.session.runs.compare(build, w).violated for w in self.witnesses)
         self.spent += time.perf_counter() - started
@@ -202,8 +201,7 @@ def narrow_all(session, events, trials, progress) -> tuple:
     planned = verification_time(session, len(trials))
     afford(progress, planned, f"verifying the narrow fix (a build and {len(trials)} runs)")
     with waiting(progress, f"the narrowed build, its VM and {len(trials)} runs to verify it", planned):
-        build = compile_model(session.model.mod, dataclasses.replace(session.config, fix=plan))
-        session.memo.note(build)
+        build = session.memo.configured(dataclasses.replace(session.config, fix=plan))
         if not build.ok or build.fix_problems:
             return None, None, f"the narrowed build fails: {build.error or '; '.join(build.fix_problems)}"
         if not all(session.runs.compare(build, x).score <= 1.0 for x in trials):

@@ -208,7 +208,8 @@ class Guard:
                     late.executable = session.optimized.executable
                 raise
         self._record(report, key, hint, skip, report.finding.guard.fix)
-        return self._act(report, report.finding.guard, build.executable)
+        # linked as relax.build links it: a build made through the session's kernel cache may not export
+        return self._act(report, report.finding.guard, build.standalone())
 
     def _judge(self, session: ShadowSession, kind: str, start: ReplayStart, ranges, started: float,
                builds: str) -> tuple:
@@ -297,9 +298,9 @@ class Guard:
         if self.report_path and report.witness is not None:
             report.save_witness(f"{os.path.splitext(self.report_path)[0]}.{index}.witness.npz")
         self.report.add(report, report.finding.guard)
-        if self.cache is not None:
+        if self.cache is not None:  # the document as made (tests/test_guard_cost.py validates it, not each compile)
             self.cache.put(key, {"verdict": report.verdict, "skip": sorted(skip), "fix": fix.to_json(),
-                                 "report": report.to_json()}, hint)
+                                 "report": report.data}, hint)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
 
@@ -370,11 +371,11 @@ class Guard:
                 return None
         info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True,
                                    prelude_calls=list(start.calls))
-        report = Report(entry["report"]).with_section("guard", info.to_json())
+        report = Report({**entry["report"], "guard": info.to_json()})  # one pass over the document, not two
         self.report.add(report, info)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
-        return self._act(report, info, build.executable)
+        return self._act(report, info, build.standalone())
 
 
 def _has_relax_main(mod) -> bool:

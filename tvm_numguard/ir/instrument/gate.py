@@ -69,6 +69,15 @@ class PassGate(EventInstrument):
             self.skipped.append(event.id)
         return run
 
+    def checkpoint(self) -> tuple:
+        """Its trace and skipped ids so far (``resume_from`` goes on from them in another build)."""
+        return tuple(self.trace), tuple(self.skipped)
+
+    def resume_from(self, checkpoint: tuple) -> None:
+        trace, skipped = checkpoint
+        self.trace[:] = trace
+        self.skipped[:] = skipped
+
     def entered(self, event, mod):
         if self.every_optional is not None:
             self.every_optional.entered(event.name)

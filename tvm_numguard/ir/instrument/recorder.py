@@ -65,6 +65,18 @@ class PassRecorder(EventInstrument):
         ):
             self.snapshots[event.id] = pristine(mod)
 
+    def checkpoint(self) -> tuple:
+        """What ``resume_from`` needs to go on from here in another build: the
+        events so far and where the open ones (wrappers) sit among them."""
+        return tuple(self.events), tuple((index, position) for index, (position, _) in self._open.items())
+
+    def resume_from(self, checkpoint: tuple) -> None:
+        """Go on from ``checkpoint`` (an open event's duration counts from now)."""
+        events, open_events = checkpoint
+        self.events = list(events)
+        now = time.perf_counter()
+        self._open = {index: (position, now) for index, position in open_events}
+
     def finish(self) -> list[PassEvent]:
         """All events in execution order, skipped ones included."""
         self.path.finish()

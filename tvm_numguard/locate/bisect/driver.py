@@ -146,6 +146,8 @@ class Bisection:
     def _deterministic(self) -> bool:
         """``Runs.deterministic`` on the witness, planned (a VM and two runs) and said while it lasts."""
         session = self.session
+        if session.runs.determinism_known(self.witness):  # the judge asked already, on this witness
+            return session.runs.deterministic(self.witness)
         _, vm_s, call_s = probe_parts(session)
         # a build recorded anew for the bisection (the guard's) makes its VM again
         planned = (0.0 if session.runs.has_run(session.optimized) else vm_s) + 2 * call_s
