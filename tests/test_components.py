@@ -295,3 +295,73 @@ def test_a_float64_model_computed_in_float32_is_a_narrowing_conversion(tmp_path)
     report, judgement = _judged(path, -1.0, 1.0)
     blamed = _blamed(judgement)
     assert report.exit_code == 1 and blamed.component.value == "conversion" and "narrower" in blamed.reason
+
+
+class _Graph:
+    """A framework's node table: node -> its arguments (what held_as and the arguments read)."""
+
+    def __init__(self, arguments: dict):
+        self.arguments = arguments
+
+    def node_arguments(self, key):
+        if key not in self.arguments:
+            raise KeyError(key)
+        return self.arguments[key]
+
+
+def _located(named: dict, expected: dict, computed: dict, arguments: dict):
+    from tvm_numguard.judge.import_stage.first_node import Located
+
+    located = Located.__new__(Located)  # the state localizing leaves, without a model to run
+    located.named, located.expected, located.computed = named, expected, computed
+    located.framework, located.witness = _Graph(arguments), {"x": np.zeros(2, np.float16)}
+    return located
+
+
+def test_an_identity_the_frontend_left_out_is_read_as_tvms_value_of_its_argument():
+    """torch exports Llama's repeat_kv as expand, clone, view; TVM's converter of clone returns its
+    argument, so TVM has no binding named 'clone'. The view's conversion was judged on the framework's
+    own value of 'clone' (its upstream float16 rounding, not TVM's): a clean Llama block was CONVERSION."""
+    ours, theirs = np.array([1.0, 2.0], np.float16), np.array([1.0, 2.5], np.float16)
+    located = _located({"expand": ("lv1", None)}, {"expand": theirs, "clone": theirs.copy(), "exp": theirs + 1},
+                       {"lv1": ours}, {"clone": ["expand"], "exp": ["expand"], "expand": ["x"]})
+    assert located.held_as("clone") == "expand" and np.array_equal(located.tvm_value("clone"), ours)
+    # a node that computes something else from its one argument is no identity: TVM has no value of it
+    assert located.held_as("exp") == "exp" and located.tvm_value("exp") is None
+
+
+def test_a_binding_no_run_captured_is_tvms_kernel_alone_never_the_frameworks_value():
+    """TVM's build dropped T5's multiply by 1.0 (no kernel call captured it); the Add after it was then
+    judged on the framework's value of the Mul, and a clean float16 T5 block was CONVERSION at that Add."""
+    from tvm import relax
+
+    from tvm_numguard.judge.components.node import NodeCase
+    from tvm_numguard.judge.components.values import Arguments
+
+    x = relax.Var("x", relax.TensorType([2], "float16"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            mul = bb.emit(relax.op.multiply(x, relax.const(1.0, "float16")), name_hint="lv1")
+            out = bb.emit_output(relax.op.add(mul, x))
+        bb.emit_func_output(out)
+    main = bb.get()["main"]
+    ours, framework_mul = np.array([1.0, 2.0], np.float16), np.array([1.0, 2.5], np.float16)
+    located = _located({"mul": ("lv1", None)}, {"mul": framework_mul, "add": framework_mul}, {},
+                       {"add": ["mul", "x"], "mul": ["x"]})
+    located.model = type("M", (), {"folded": {}})()
+    arguments = Arguments(main, {"x": ours}, {}, missing=lambda name: ours * 1)  # the kernel run alone
+    case = NodeCase(located, "add", "add", [], "", arguments, None, Tolerance(1e-3, 1e-5))
+    assert np.array_equal(case.framework_arguments()["mul"], ours)
+
+
+@pytest.mark.slow  # three float16 transformer blocks, judged as the judge table judges them (~60 s)
+@pytest.mark.parametrize("source", ["hf:llama:pt2:float16", "hf:mistral:pt2:float16", "hf:t5:onnx:float16"])
+def test_clean_float16_decoder_blocks_are_no_false_alarm(source):
+    """The judge table's clean corpus called these IMPORT (a conversion of 'view_9', of an Add) before
+    the two fixes above."""
+    from patches.imports import clean
+    from patches.imports.judging import judge_clean
+
+    row = judge_clean(clean.CleanModel(source, "transformers", source), "20")
+    assert row["outcome"] == "judged" and row["verdict"] not in ("import", "unjudged"), row

@@ -20,7 +20,7 @@ MLP = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
 def _guarded_compiles(cache: str, pipeline) -> list:
     mod = ng.load_model(MLP).mod
     with pytest.warns(ng.NumericalRiskWarning) if pipeline is not None else _nothing():
-        with ng.guard(0.0, 1.0, cache=cache, jobs=0, budget="3", action="report") as guarded:
+        with ng.guard(0.0, 1.0, cache=cache, jobs=0, budget="3", time_limit=None, action="report") as guarded:
             tvm.compile(mod, "llvm", relax_pipeline=pipeline) if pipeline is not None else tvm.compile(mod, "llvm")
     return guarded.report
 

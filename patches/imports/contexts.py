@@ -160,7 +160,12 @@ def ends_in_reshape(module):
     from ._plant import onnx_converter, torch_converter
 
     def reshaped(bb, out):
+        if isinstance(out, relax.Tuple):  # BatchNormalization's (Y, mean, var): Y ends in the reshape, as it is
+            return relax.Tuple([reshaped(bb, out.fields[0]), *out.fields[1:]])
         out = bb.normalize(out)
+        if isinstance(out.ty, relax.TupleType):  # LayerNormalization's (Y, Mean, InvStdDev), bound
+            items = [bb.emit(relax.TupleGetItem(out, i)) for i in range(len(out.ty.fields))]
+            return relax.Tuple([reshaped(bb, items[0]), *items[1:]])
         shape = [int(d) for d in out.ty.shape.values]
         return bb.emit(relax.op.reshape(bb.emit(relax.op.reshape(out, [-1])), shape))
 

@@ -136,7 +136,7 @@ def _binding_of(case: NodeCase, name: str):
     """The imported main's value name that holds the model's value ``name`` (an input: its own name)."""
     if name in case.witness:
         return name
-    found = case.located.named.get(name)
+    found = case.located.named.get(case.located.held_as(name))
     return None if found is None else found[0]
 
 
@@ -145,7 +145,8 @@ def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
     own node in the model's dtypes as the honest implementation, and the node's spread: how far its
     float64 value moves when everything it reads (its arguments, and the weights and constants it
     holds, which the model stores in its float too) moves by the roundings of the model's float."""
-    honest = np.asarray(case.framework.run_node(case.key, case.framework_arguments(), case.witness))
+    honest = np.asarray(case.framework.run_node(case.key, case.framework_arguments(in_model_dtypes=True),
+                                                case.witness))
     scale = conditioning_scale(_model_float(case))
     runs = []
     for seed in range(CONDITIONING_RUNS):

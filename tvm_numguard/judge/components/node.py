@@ -109,16 +109,31 @@ class NodeCase:
             raise MissingValue(f"no captured value of {name}")
         return run.run(key="folded")[0]
 
-    def framework_arguments(self) -> dict:
+    def framework_arguments(self, in_model_dtypes: bool = False) -> dict:
         """TVM's values of the node's arguments, by their names in the model (an
         input or a weight the framework reads from the model itself is left out;
         a value TVM folded into a constant at import is that constant: both sides
-        read the same values, and a wrong fold is the fold's node's fault, found there)."""
+        read the same values, and a wrong fold is the fold's node's fault, found there).
+        ``in_model_dtypes``: each rounded to the dtype the model itself has it in (TVM
+        may hold a float16 model's value in float32), for the node run as the model runs it."""
+        args = self._tvm_arguments()
+        if in_model_dtypes:
+            for name, value in args.items():
+                own = self.located.expected.get(name)
+                if own is not None and np.asarray(own).dtype != value.dtype:
+                    args[name] = value.astype(np.asarray(own).dtype)
+        return args
+
+    def _tvm_arguments(self) -> dict:
         args = {}
         folded = self.model.folded
         for name in self.framework.node_arguments(self.key):
             mine = self.located.tvm_value(name)
-            if mine is None and name in folded:
+            binding = self.located.named.get(self.located.held_as(name), (None, None))[0]
+            if mine is None and binding in self.arguments.named:
+                # a binding of TVM's no run captured: its own kernel run alone, never the framework's value
+                mine = self.arguments.value_of(self.arguments.named[binding][0])
+            elif mine is None and name in folded:
                 mine = folded[name].value  # a constant TVM folded at import: TVM's own value of it
             elif mine is None and name in self.located.expected and name not in self.witness:
                 mine = self.located.expected[name]  # a constant the frontend inlined, under no name of TVM's

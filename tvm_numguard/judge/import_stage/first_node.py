@@ -124,8 +124,27 @@ class Located:
 
     def tvm_value(self, key: str):
         """TVM's value of the model's value ``key`` (None: TVM has no counterpart)."""
-        name, _ = self.named.get(key, (None, None))
+        name, _ = self.named.get(self.held_as(key), (None, None))
         return None if name is None else self.computed.get(name)
+
+    def held_as(self, key: str) -> str:
+        """The model's value under whose name TVM holds ``key``: ``key`` itself, or, where
+        TVM's import has no binding of its own for it, the argument of an identity the
+        frontend left out (torch's ``clone`` after an ``expand``, ONNX ``Identity``: the
+        converter returns its argument's Relax value, so the table names that value once,
+        by the first node), followed while the framework's node has one argument and
+        computes exactly that argument's value on the witness."""
+        seen = set()
+        while key not in self.named and key not in self.witness and key not in seen:
+            seen.add(key)
+            try:
+                args = self.framework.node_arguments(key)
+            except Exception:  # noqa: BLE001 - no such node (an input, a weight): TVM holds nothing else
+                return key
+            if len(args) != 1 or not _same(self.expected.get(key), self.expected.get(args[0])):
+                return key
+            key = args[0]
+        return key
 
     def is_discontinuous(self, key: str) -> bool:
         """Whether the model's value ``key`` comes from a discontinuous operator (a flip's business)."""
@@ -138,6 +157,13 @@ class Located:
         """``tol`` at the precision of the narrowest float arithmetic ``key``'s value
         passed through in the model itself (not in TVM's import of it)."""
         return tol.through([self.history.get(key)])
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return False
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
 
 
 def _model_history(framework, witness) -> dict:
