@@ -289,6 +289,9 @@ def test_a_float64_model_computed_in_float32_is_a_narrowing_conversion(tmp_path)
     """A real defect of TVM 0.27's torch frontend: a float64 matmul imported as a float32 one (within
     torch.testing's float64 tolerance of 1e-7; float64 is judged at float64's own)."""
     torch = pytest.importorskip("torch")
+    # seed 2: the search's witness is the range's end (every input -1), where the float32 sum of these
+    # float32-exact weights happens to round to the float64 one; judged there alone the narrowing was missed
+    torch.manual_seed(2)
     module = torch.nn.Linear(16, 8, bias=False).double().eval()
     path = str(tmp_path / "f64.pt2")
     torch.export.save(torch.export.export(module, (torch.rand(4, 16, dtype=torch.float64),)), path)

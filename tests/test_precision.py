@@ -368,3 +368,34 @@ def test_precision_inside_a_converters_expansion_is_precision(tmp_path):
                  [helper.make_tensor_value_info("y", F16, [4, 16])], inits, opset=17)
     report = ng.bisect(path, ZERO, ng.Options(low=-1.0, high=1.0, budget="20", seed=0))
     assert "import" not in report.at_fault, report.imports.reason
+
+
+
+def test_the_precision_stages_rounds_make_each_kernels_machine_code_once(tmp_path, monkeypatch):
+    """Issue 52.5: the precision stage rebuilt TVM's whole import for every trial and round (a float16
+    GPT2 block waited 130 s there, past the judge table's limit; 67 s now). Its builds share one
+    KernelCache: the widened build's kernels are compiled into it, and a round's capture build of the
+    same module (Located.of) links them all, compiling none."""
+    from tvm_numguard.build.kernel_cache import KernelCache
+    from tvm_numguard.judge.import_stage import precision
+    from tvm_numguard.judge.import_stage.first_node import Located
+
+    caches = []
+
+    class Counted(KernelCache):
+        def __init__(self):
+            super().__init__()
+            caches.append(self)
+
+    monkeypatch.setattr(precision, "KernelCache", Counted)
+    path = f16_mean(tmp_path / "mean.onnx")
+    report = ng.bisect(path, ZERO, ng.Options(low=-1.0, high=1.0, budget="50", seed=0))
+    assert report.imports.verdict == "precision" and [c.compiled > 0 for c in caches] == [True]
+
+    model, witness = load_model(path), {"x": np.linspace(-1, 1, 204, dtype=np.float16).reshape(4, 51)}
+    cache = KernelCache()
+    precision.widened_build(model, ["gv"], "llvm", cache)
+    compiled = cache.compiled
+    located = Located(model, None, witness, "llvm", expected={"y": np.zeros(4, np.float16)})
+    again = located.of(keep_float32(model.mod, ["gv"]), cache)
+    assert again.error is None and cache.compiled == compiled and cache.reused >= compiled > 0

@@ -57,12 +57,13 @@ class TVMRun:
     values: dict
 
 
-def tvm_run(model, witness: Mapping[str, np.ndarray], target) -> TVMRun:
-    """The imported main legalized, built plainly and run on ``witness`` with every kernel captured."""
+def tvm_run(model, witness: Mapping[str, np.ndarray], target, kernels=None) -> TVMRun:
+    """The imported main legalized, built plainly and run on ``witness`` with every kernel captured
+    (``kernels``: a KernelCache its machine code is taken from and kept in)."""
     target = target_of(target)
     legal = legalized(model.mod, target)
     graph = value_graph(legal, model.mod)
-    build = compile_plain(legal, target)
+    build = compile_plain(legal, target, kernels)
     if not build.ok:
         raise CaptureError(f"the imported module does not build on its own: {build.error}")
     # a view no kernel computes (a reshape the build made a view of its argument) has its argument's elements
@@ -95,7 +96,7 @@ class Located:
     """What localizing met: the model's values (``expected``) and TVM's
     (``computed``) on the witness, or ``error`` where either could not be had."""
 
-    def __init__(self, model, framework, witness, target, expected: Optional[dict] = None):
+    def __init__(self, model, framework, witness, target, expected: Optional[dict] = None, kernels=None):
         self.model, self.framework, self.witness, self.target = model, framework, witness, target
         self.named = named_bindings(model)
         self.history = _model_history(framework, witness)
@@ -106,19 +107,20 @@ class Located:
         if self.error is None:
             try:
                 self.expected = framework.values(witness) if expected is None else expected
-                self.run = tvm_run(model, witness, target)
+                self.run = tvm_run(model, witness, target, kernels)
                 self.computed = self.run.values
             except (FrameworkError, CaptureError) as err:
                 self.error = str(err)
             except Exception as err:  # TVM raises many types; naming the node is a help
                 self.error = summarize_error(err)
 
-    def of(self, mod) -> "Located":
+    def of(self, mod, kernels=None) -> "Located":
         """The same witness and framework values, with TVM's values computed by
         ``mod`` (the imported main with some bindings kept in float32; the
-        bindings keep their names, and the tolerance its history)."""
+        bindings keep their names, and the tolerance its history); ``kernels``: a
+        KernelCache shared by such modules, which differ from each other in a few kernels."""
         located = Located(dataclasses.replace(self.model, mod=mod), self.framework, self.witness, self.target,
-                          self.expected)
+                          self.expected, kernels)
         located.named = self.named
         return located
 

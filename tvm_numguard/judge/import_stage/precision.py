@@ -27,6 +27,7 @@ from tvm import relax
 from ...ir.narrow.widen import NARROW_FLOATS, keep_float32, widenable
 from ...ir.relax_ir import function_bindings, tensor_type
 from ...build.compile import compile_plain, legalized, run_build
+from ...build.kernel_cache import KernelCache
 from ...ir.targets import target_of
 from ...base.tolerance import Tolerance
 from .judgement import ImportOrigin, WidenedOp
@@ -39,13 +40,19 @@ def widenable_bindings(mod: tvm.IRModule) -> list:
     return [b.var.name for b in function_bindings(mod["main"]) if widenable(b)]
 
 
-def widened_outputs(model, names: Sequence[str], inputs: Mapping[str, np.ndarray], target) -> list:
-    """TVM's plain build of ``model`` with ``names`` kept in float32, run on ``inputs``."""
+def widened_build(model, names: Sequence[str], target, kernels=None):
+    """TVM's plain build of ``model`` with ``names`` kept in float32 (built once, run on every trial:
+    a float16 GPT2 block took minutes where each trial built it again); ``kernels``: a KernelCache."""
     target = target_of(target)
-    build = compile_plain(legalized(keep_float32(model.mod, names), target), target)
+    build = compile_plain(legalized(keep_float32(model.mod, names), target), target, kernels)
     if not build.ok:
         raise RuntimeError(f"the model with {', '.join(names)} kept in float32 does not build: {build.error}")
-    return run_build(build, model.input_names(), inputs)
+    return build
+
+
+def widened_outputs(model, names: Sequence[str], inputs: Mapping[str, np.ndarray], target) -> list:
+    """TVM's plain build of ``model`` with ``names`` kept in float32, run on ``inputs``."""
+    return run_build(widened_build(model, names, target), model.input_names(), inputs)
 
 
 def chain_of(mod: tvm.IRModule, binding: str) -> list:
@@ -102,6 +109,9 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
     explained the same way, up to MAX_ROUNDS: a float16 model may hold several
     operators the framework computes wider, each explained by its own chain."""
     model, mod, widened, first = located.model, located.model.mod, [], origin
+    # the rounds' builds differ in the kernels of the few bindings each keeps in float32: each kernel's
+    # machine code is made once (a float16 kernel's is slow on x86, docs/findings.md 23)
+    kernels = KernelCache()
     stuck = None  # the first differing value that its own widening left differing: where the import is at fault
     for _ in range(MAX_ROUNDS):
         if origin is None or origin.discontinuous or origin.binding is None:
@@ -110,8 +120,8 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
         sets = [names for names in sets if names]
         for names in sets:
             try:
-                if all(accepts(widened_outputs(model, widened + names, inputs, located.target))
-                       for inputs, accepts in trials):
+                build = widened_build(model, widened + names, located.target, kernels)
+                if all(accepts(run_build(build, model.input_names(), inputs)) for inputs, accepts in trials):
                     return PrecisionOutcome(tuple(widened + names), True, None, len(trials))
             except Exception:  # a widened build that fails proves nothing: the import stays at fault
                 return PrecisionOutcome(tuple(widened), False, origin)
@@ -119,7 +129,7 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
             break
         widened += sets[-1]
         try:
-            current = located.of(keep_float32(mod, widened))
+            current = located.of(keep_float32(mod, widened), kernels)
         except Exception:  # as above
             break
         if origin_at(current, origin.key, current.tolerance_of(origin.key, tol)) is not None:  # still differs
@@ -163,4 +173,4 @@ def narrow_dtype(model) -> str:
 
 
 __all__ = ["MAX_ROUNDS", "PrecisionOutcome", "candidate_sets", "chain_of", "explain_precision", "narrow_dtype",
-           "widenable_bindings", "widened_entries", "widened_outputs"]
+           "widenable_bindings", "widened_build", "widened_entries", "widened_outputs"]
