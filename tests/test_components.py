@@ -237,6 +237,10 @@ def test_stock_tvms_group_norm_is_its_legalization_not_the_frontend(tmp_path):
     assert blamed.component.value == "legalization" and "relax.nn.group_norm" in blamed.subject, blamed
     assert judgement.placement.verdicts[0].outcome.value == "agrees"  # the conversion
     assert report.summary().startswith("numguard bisect: LEGALIZATION")
+    from tvm_numguard.report.html import render_html
+
+    page = render_html(report.to_json())  # the HTML report names the part too, not only its verbatim lines
+    assert "id='component'>legalization</b>: " in page and "relax.nn.group_norm" in page
 
 
 def test_a_conversion_that_ends_in_a_reshape_is_named_not_its_consumer(tmp_path):

@@ -139,6 +139,12 @@ def _imports(data: dict) -> str:
     if origin:
         parts.append(f"<p>First value TVM computes differently: <b id='import-origin'>{_e(origin['node'])}</b> "
                      f"(TVM makes <code>{_e(origin.get('op'))}</code> of it).</p>")
+    placement = section.get("placement") or {}
+    for verdict in placement.get("verdicts", []):  # the part of TVM a maintainer would change, first
+        if verdict["outcome"] == "at fault":
+            parts.append(f"<p>Part of TVM at fault: <b class='bad' id='component'>{_e(verdict['component'])}</b>: "
+                         f"{_e(verdict['subject'])}, at {_e(placement['node'])}.</p>")
+            break
     parts.append(f"<pre>{_e(chr(10).join(line[2:] for line in import_lines(data)))}</pre>")
     return "\n".join(parts)
 
