@@ -14,7 +14,7 @@ from onnx import TensorProto, helper
 from tvm_numguard import load_model
 from tvm_numguard.report import validate
 from tvm_numguard.report.files import read_witness
-from clirun import assert_one_line_error, error_lines, run_cli, run_printed, script_not_on_path  # noqa: E402, F401
+from clirun import assert_one_line_error, error_lines, run_cli, run_printed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

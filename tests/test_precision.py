@@ -2,7 +2,6 @@
 precision told apart from an import defect, a flip of a discontinuous operator
 benign, a tolerance that follows a value's history, conditioning, index bounds."""
 
-import os
 
 import numpy as np
 from tvm.script import ir as I
@@ -24,7 +23,7 @@ from tvm_numguard.judge.import_stage.agreement import compare_with_framework, co
 from tvm_numguard.judge.framework.runtimes import moved
 from tvm_numguard.judge.import_stage.first_node import is_discontinuous, tvm_values
 from tvm_numguard.base.tolerance import Tolerance
-from clirun import assert_one_line_error, run_cli, script_not_on_path  # noqa: F401 (a fixture)
+from clirun import assert_one_line_error, run_cli
 from onnxfile import save_onnx
 
 F16 = TensorProto.FLOAT16

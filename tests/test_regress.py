@@ -22,7 +22,7 @@ from tvm_numguard.testing.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FI
 from tvm_numguard.build.workers import Workers
 from tvm_numguard.report.schemas import REGRESS_SCHEMA, validate
 
-from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: F401 (a fixture)
+from clirun import assert_one_line_error, run_cli, run_printed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

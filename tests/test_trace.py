@@ -22,7 +22,7 @@ from tvm_numguard.ir.values.value_match import match_values
 
 from html import escape as html_escape
 
-from clirun import run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
+from clirun import run_cli, run_printed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

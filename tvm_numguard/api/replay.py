@@ -32,7 +32,8 @@ from ..locate import resolve_ranges
 from ..base.tolerance import Tolerance
 from ..base.compare import Comparison
 
-LABELS = {"tvm_version": "TVM", "numpy_version": "numpy", "python": "Python", "target": "target", "platform": "platform"}
+LABELS = {"tvm_version": "TVM", "numpy_version": "numpy", "python": "Python", "target": "target",
+          "platform": "platform"}
 
 
 @dataclasses.dataclass

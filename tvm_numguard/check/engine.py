@@ -84,7 +84,8 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
         context.progress(CUDA_STARTED)
     context = dataclasses.replace(context, workers=context.workers.for_target(target.is_gpu))
     if config.fix and config.fix_model and config.fix_model != model.sha256:
-        raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
+        raise FixError(f"the fix {config.fix_file or ''} was made for another model "
+                       f"(sha256 {config.fix_model[:12]}...), "
                        f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
     # a range past an index operator's bounds is the user's mistake, unless the model's own framework runs it
@@ -232,7 +233,8 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
         return bisect_finding(finding, session, options, early[0] if early else None)
     if bisected is not None:
         session.progress("the float64 oracle finds the difference benign: the bisection's culprit is not reported"
-                         if finding.verdict == "benign" else "no pass is judged: the bisection's culprit is not reported")
+                         if finding.verdict == "benign"
+                         else "no pass is judged: the bisection's culprit is not reported")
     elif early:
         early[0].cancel()  # benign: no bisection follows
     return finding

@@ -122,7 +122,8 @@ def deliver_build_failure(err, outputs: Optional[Outputs], command: str) -> int:
     if outputs is not None and outputs.json:
         data = build_failure_document(err.failure, err.config, err.model, command, held_back())
         write_atomic(outputs.json, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
-    click.echo(build_failure_summary(err.failure, err.config, err.model, f"numguard {command}"))  # the head is greppable
+    # the head is greppable
+    click.echo(build_failure_summary(err.failure, err.config, err.model, f"numguard {command}"))
     return 1
 
 

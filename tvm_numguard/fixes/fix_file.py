@@ -180,7 +180,8 @@ def load(path: str) -> Fix:
     except ValueError as err:
         raise FixError(f"{path} is not JSON: {err}") from None
     if not isinstance(document, dict) or document.get("kind") != "fix":
-        raise FixError(f"{path} is not a numguard fix (its kind is {document.get('kind') if isinstance(document, dict) else None!r})")
+        kind = document.get("kind") if isinstance(document, dict) else None
+        raise FixError(f"{path} is not a numguard fix (its kind is {kind!r})")
     try:
         validate(document, FIX_SCHEMA)
     except Exception as err:  # jsonschema's ValidationError: one line saying where

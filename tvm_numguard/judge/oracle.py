@@ -230,7 +230,8 @@ class Oracle:
         if self._build is None:
             model = self._session.model
             try:
-                self._build = Float64Build(model.mod, model.input_names(), target=local_target(self._session.config.target))
+                self._build = Float64Build(model.mod, model.input_names(),
+                                           target=local_target(self._session.config.target))
             except Exception as err:  # an oracle is a help, not a requirement
                 self._error = err
                 raise

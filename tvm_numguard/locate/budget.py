@@ -64,7 +64,8 @@ class Budget:
         if self.evaluations is None:
             return Budget(None, self.seconds * fraction, self.at_least)
         evals = max(1, int(round(self.evaluations * fraction)))
-        return Budget(evals, self.seconds, min(self.at_least, evals), None if self.stop is None else min(self.stop, evals))
+        return Budget(evals, self.seconds, min(self.at_least, evals),
+                      None if self.stop is None else min(self.stop, evals))
 
     def stopped_by(self, evaluations_done: int) -> str:
         """What ended a search that used it all: "evaluations" or "time"."""

@@ -25,9 +25,9 @@ import sys
 import time
 from typing import Callable, Optional
 
-Clock = Callable[[], float]  # seconds, from any start: only differences are read
-
 from ...base.progress import Detail, Heartbeat
+
+Clock = Callable[[], float]  # seconds, from any start: only differences are read
 
 PREFIX = "numguard guard:"
 # the default limit of one guarded compile ("auto"): this many times the compile it

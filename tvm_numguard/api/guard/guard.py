@@ -247,7 +247,8 @@ class Guard:
         if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
         if placed.mode != WORKERS:
-            return placed, "in-process: CUDA was initialized in this process before the compile (no worker could use it)"
+            return placed, ("in-process: CUDA was initialized in this process before the compile "
+                            "(no worker could use it)")
         runs = f"; every run in a worker ({'GPU target' if gpu else 'stopped there at the time limit'})" \
             if placed.runs_in_workers else ""
         if not config.recreatable:
@@ -326,7 +327,8 @@ class Guard:
             raise NumericalError(message, report)
         if self.action == "disable" and info.returned == "narrow fix":
             places = sum(len(c.places) for c in info.fix.culprits)
-            message += (f"; kept {', '.join(c.event for c in info.fix.culprits)} from acting at {counted(places, 'place')} "
+            message += (f"; kept {', '.join(c.event for c in info.fix.culprits)} "
+                        f"from acting at {counted(places, 'place')} "
                         f"(the rest of its rewrites kept), verified on {info.verified_inputs} inputs")
         elif self.action == "disable":
             what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \

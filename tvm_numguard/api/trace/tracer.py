@@ -94,7 +94,8 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
                 localization = _localize_tir(session, culprit, witness, tol)
     if localization.origin is not None:
         origin = localization.origin
-        origin["provenance"] = describe_provenance(session.model.provenance, origin["value_before"], origin["op_before"])
+        origin["provenance"] = describe_provenance(session.model.provenance, origin["value_before"],
+                                                   origin["op_before"])
     for node in localization.graph["nodes"]:  # the graph speaks the user's names where the model has them
         node["model_name"] = model_name(session.model.provenance, node["matched"], node["op_before"])
     rows = table.rows()

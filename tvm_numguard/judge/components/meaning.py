@@ -370,7 +370,8 @@ def _full_like(v, a):
     return np.full(x.shape, np.asarray(v[1]).item(), dtype=np.dtype(a.dtype) if a.dtype else x.dtype)
 
 
-MEANINGS["relax.zeros_like"] = lambda v, a: np.zeros_like(np.asarray(v[0]), dtype=np.dtype(a.dtype) if a.dtype else None)
+MEANINGS["relax.zeros_like"] = lambda v, a: np.zeros_like(np.asarray(v[0]),
+                                                          dtype=np.dtype(a.dtype) if a.dtype else None)
 MEANINGS["relax.ones_like"] = lambda v, a: np.ones_like(np.asarray(v[0]), dtype=np.dtype(a.dtype) if a.dtype else None)
 
 

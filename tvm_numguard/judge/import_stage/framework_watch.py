@@ -198,7 +198,8 @@ class FrameworkWatch:
                    else "unjudged" if any(o.not_judged for o in outputs) else "benign")
         said = dict(framework=self.framework.name, truth=name, truth_note=self.stand_in_note or note, outputs=outputs,
                     lowering=lowering)
-        if verdict == "benign" and any(o.tvm_at_fault for o in compare_outputs_with_framework(theirs, mine, tol, truth)):
+        if verdict == "benign" and any(o.tvm_at_fault
+                                       for o in compare_outputs_with_framework(theirs, mine, tol, truth)):
             local = self._local_fault(witness, said)  # the spread is what excuses: it must hold node by node too
             if local is not None:
                 return local

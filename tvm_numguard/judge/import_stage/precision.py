@@ -106,7 +106,8 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
     for _ in range(MAX_ROUNDS):
         if origin is None or origin.discontinuous or origin.binding is None:
             break
-        sets = [[n for n in names if n not in widened] for names in candidate_sets(mod, origin.binding, declared_narrow)]
+        sets = [[n for n in names if n not in widened]
+                for names in candidate_sets(mod, origin.binding, declared_narrow)]
         sets = [names for names in sets if names]
         for names in sets:
             try:
@@ -142,7 +143,8 @@ def _wrong_alone(located: Located, origin: ImportOrigin, tol: Tolerance) -> bool
     mine, theirs = located.tvm_value(origin.key), located.expected.get(origin.key)
     if mine is None or theirs is None:
         return False
-    return at_fault_alone(located, origin.key, np.asarray(mine), np.asarray(theirs), located.tolerance_of(origin.key, tol))
+    return at_fault_alone(located, origin.key, np.asarray(mine), np.asarray(theirs),
+                          located.tolerance_of(origin.key, tol))
 
 
 def widened_entries(model, names: Sequence[str]) -> tuple:

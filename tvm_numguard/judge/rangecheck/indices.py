@@ -276,7 +276,8 @@ def check_index_ranges(model, ranges: Mapping, framework_runs: Optional[Callable
 
 
 def _range_hint(name: str, inside: tuple, given) -> str:
-    """The range to give ``name`` instead, as the caller gives ranges: the part of ``given`` inside, else all of ``inside``."""
+    """The range to give ``name`` instead, as the caller gives ranges: the part of ``given`` inside,
+    else all of ``inside``."""
     low = max(inside[0], int(np.ceil(given.low))) if _overlaps(inside, given) else inside[0]
     high = min(inside[1], int(np.floor(given.high))) if _overlaps(inside, given) else inside[1]
     return named("ranges", f"{name}={low}:{high}", f"{{{name!r}: ({low}, {high})}}")

@@ -158,7 +158,8 @@ class Bisection:
 
     def _decide(self, result, prefix, progress, ddmin_max_tests: int) -> None:
         """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
-        question, events, ends, changed, skip_after = self.question, self.events, self.ends, self.changed, self.skip_after
+        question, events, ends = self.question, self.events, self.ends
+        changed, skip_after = self.changed, self.skip_after
 
         def ask(skip: frozenset, what: str):
             afford(progress, self.probe_seconds, what)
