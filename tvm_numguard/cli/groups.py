@@ -133,7 +133,7 @@ class CompileArgs(OptionGroup):
 class RangeArgs(OptionGroup):
     """The input range alone (``numguard check``): parses to Options' low, high and ranges."""
 
-    options = (
+    options: tuple = (
         click.option(FLAG["low"], type=float, help="Lower bound for every input."),
         click.option(FLAG["high"], type=float, help="Upper bound for every input."),
         click.option(FLAG["ranges"], "range_specs", multiple=True, metavar="NAME=LO:HI",

@@ -142,8 +142,8 @@ class Fix:
         fix was made for, and (``UnverifiedFixWarning``) when numguard fix did not
         verify it; a fix with no culprit is refused (FixError)."""
         self.applicable()
-        if self.unverified_note():
-            warnings.warn(self.unverified_note(), UnverifiedFixWarning, stacklevel=2)
+        if note := self.unverified_note():
+            warnings.warn(note, UnverifiedFixWarning, stacklevel=2)
         expected = (self.document.get("model") or {}).get("main_hash")
         return self.plan.instrument(strict=True, made_for=expected, name=self.path or "this fix")
 

@@ -50,10 +50,20 @@ class BuildConfig(Protocol):
     text) and the guard's ``CallConfig`` (a caught compile call's own objects)
     both are one. ``pass_context`` opens the PassContext it asks for."""
 
-    opt_level: int
-    disable: tuple  # pass event ids every build skips
-    fix: Optional[FixPlan]  # a narrow fix every build applies (numguard fix)
-    under_test: Optional[str]  # the pass under test's spec, or None
+    @property
+    def opt_level(self) -> int: ...
+
+    @property
+    def disable(self) -> tuple:  # pass event ids every build skips
+        ...
+
+    @property
+    def fix(self) -> Optional[FixPlan]:  # a narrow fix every build applies (numguard fix)
+        ...
+
+    @property
+    def under_test(self) -> Optional[str]:  # the pass under test's spec, or None
+        ...
 
     def make_target(self) -> tvm.target.Target: ...
 

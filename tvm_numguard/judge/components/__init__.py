@@ -44,7 +44,7 @@ def _judged(component, case: NodeCase) -> ComponentVerdict:
 def place_fault(located, tol, progress=None) -> tuple:
     """(the NodePlacement of the first differing node a component is at fault for or cannot
     judge, or None where every differing node placed is exonerated; the placements made)."""
-    placements = []
+    placements: list = []
     for key in differing_nodes(located, tol):
         if len(placements) >= PLACED_NODES:
             break

@@ -245,7 +245,7 @@ def _converter_kernel(case: NodeCase, call, read):
     return np.asarray(run_prim_func(func, inputs, outputs, case.target)[0])
 
 
-def _float_or_none(dtype) -> str:
+def _float_or_none(dtype) -> Optional[str]:
     name = str(dtype)
     return name if name in ("float16", "float32", "float64") else None
 

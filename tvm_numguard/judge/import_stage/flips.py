@@ -115,6 +115,7 @@ def explain_flips(located: Located, origin: ImportOrigin, tol: Tolerance, out_to
     """Starting at ``origin``, each discontinuous node proven to flip is grafted
     and the rest judged again (``tol`` for values, ``out_tol`` for outputs;
     ``masks``: per output, the elements at fault or unjudged)."""
+    flips: list
     flips, grafts, expected = [], {}, located.expected
     while origin is not None and origin.discontinuous and len(flips) < MAX_FLIPS:
         flip, why = prove_flip(located, expected, origin, tol)

@@ -70,7 +70,7 @@ def candidate_sets(mod: tvm.IRModule, first: Optional[str], declared_narrow: Cal
     (``declared_narrow``) take part: a float32 model that TVM computes in
     float16 is narrowed by TVM, and that is a defect, not precision."""
     every = [name for name in widenable_bindings(mod) if declared_narrow(name)]
-    if first not in every:
+    if first is None or first not in every:
         return []
     chain = [name for name in chain_of(mod, first) if name in every]
     return [[first]] + ([chain] if chain != [first] else [])
@@ -101,6 +101,7 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
     does not, the chain stays kept and the next node that still differs is
     explained the same way, up to MAX_ROUNDS: a float16 model may hold several
     operators the framework computes wider, each explained by its own chain."""
+    widened: list
     model, mod, widened, first = located.model, located.model.mod, [], origin
     stuck = None  # the first differing value that its own widening left differing: where the import is at fault
     for _ in range(MAX_ROUNDS):

@@ -223,7 +223,7 @@ def _vulnerable_calls(func) -> list:
     from tvm import relax
     import tvm
 
-    found = []
+    found: list = []
     body = func.body
     if not isinstance(body, relax.SeqExpr):
         return found

@@ -150,7 +150,7 @@ class Bisection:
             return session.runs.deterministic(self.witness)
         _, vm_s, call_s = probe_parts(session)
         # a build recorded anew for the bisection (the guard's) makes its VM again
-        planned = (0.0 if session.runs.has_run(session.optimized) else vm_s) + 2 * call_s
+        planned = (0.0 if session.runs.has_run(session.built) else vm_s) + 2 * call_s
         afford(session.progress, planned, "running both builds again on the witness")
         with waiting(session.progress, "both builds run again on the witness (are they deterministic?)",
                      planned or None):
