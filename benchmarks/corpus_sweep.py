@@ -208,7 +208,8 @@ def _classify(code, message, report) -> dict:
     is not 0/1/2/5, a verdict without its report, or an exit 2 whose output is not
     one clear line; an exit 2 with one clear line is a refusal, named by its reason;
     an exit 5 (an operator TVM's frontend has no converter for) is not importable."""
-    if code == 1 and report is not None and report.get("verdict") == "build_failure":  # the pass that breaks it is named
+    # the pass that breaks it is named
+    if code == 1 and report is not None and report.get("verdict") == "build_failure":
         failure = report["build_failure"]
         return {"outcome": "does not build", "culprit": failure["culprit"], "detail": failure["error"][:240]}
     if code in (0, 1) and report is not None:
@@ -220,7 +221,8 @@ def _classify(code, message, report) -> dict:
     if code == 1 and message and message[0].startswith("numguard: IMPORT: "):  # a valid model TVM cannot import
         return {"outcome": "import failure", "detail": message[0][len("numguard: IMPORT: "):][:240]}
     if code == 5 and len(message) == 1 and message[0].startswith("numguard: TVM cannot import the model: "):
-        return {"outcome": "not importable", "detail": message[0][len("numguard: TVM cannot import the model: "):][:240]}
+        return {"outcome": "not importable",
+                "detail": message[0][len("numguard: TVM cannot import the model: "):][:240]}
     if code == 2 and len(message) == 1 and message[0].startswith("numguard: error: "):
         text = message[0][len("numguard: error: "):]
         return {"outcome": _refusal(text), "detail": text[:240]}
@@ -376,10 +378,11 @@ def print_framework_table(rows: list) -> None:
     counts = Counter(r["framework"]["verdict"] for r in ran)
     refused = Counter(r["outcome"] for r in rows if "framework" not in r)
     print(f"\n== the import question: {len(rows)} models")
+    other = sum(refused.values()) - refused['not importable'] - refused['does not build'] - refused['tool error']
     print(f"  imported and judged {len(imported)} | framework ran {len(ran)} | agree {counts['agrees']} | "
           f"import differs {counts['import']} | differs, not TVM's fault {counts['benign']} | "
           f"not importable {refused['not importable']} | does not build {refused['does not build']} | "
-          f"other refusal {sum(refused.values()) - refused['not importable'] - refused['does not build'] - refused['tool error']}"
+          f"other refusal {other}"
           f" | tool error {refused['tool error'] + sum(r['outcome'] == 'tool error' for r in imported)}")
     for r in imported:
         f = r["framework"]
@@ -413,7 +416,8 @@ def main() -> int:
     parser.add_argument("--budget", default="20")
     parser.add_argument("--json", dest="json_path")
     parser.add_argument("--tables", nargs="+", metavar="ROWS.json",
-                        help="print the tables of saved rows (merged; a later file's row of a case replaces an earlier)")
+                        help="print the tables of saved rows (merged; a later file's row of a case replaces "
+                             "an earlier)")
     parser.add_argument("--framework", action="store_true",
                         help="the import question: node tests, light models with random weights, the zoo")
     args = parser.parse_args()

@@ -75,7 +75,8 @@ def guard_row(model, target: str, budget: str, case: str = "guard-demo") -> dict
     data = guarded.report[0].data
     # checked, and what came back is not the unsafe build
     safe = data["verdict"] == "violation" and data["guard"].get("returned") != "optimized"
-    return {"case": case, "builds_where": data["guard"]["builds"], "verdict": data["verdict"], "culprit": guarded.report[0].culprit or "-",
+    return {"case": case, "builds_where": data["guard"]["builds"], "verdict": data["verdict"],
+            "culprit": guarded.report[0].culprit or "-",
             "expect": "safe build back", "ok": safe, "builds": data["builds"]["builds"], "seconds": seconds,
             "plain": plain}
 
@@ -170,8 +171,10 @@ def print_rows(rows: list, header: bool = True) -> None:
         print(f"{'case':20s} {'verdict':10s} {'culprit':22s} {'expected':20s} {'ok':4s} {'builds':>6s} "
               f"{'check s':>8s} {'plain s':>8s} {'ratio':>6s}")
     for r in rows:
-        print(f"{r['case']:20s} {r['verdict']:10s} {r['culprit']:22s} {r['expect']:20s} {'yes' if r['ok'] else 'NO':4s} "
-              f"{'-' if r['builds'] is None else r['builds']:>6} {r['seconds']:8.1f} {r['plain']:8.2f} {r['seconds'] / r['plain']:6.1f}x")
+        print(f"{r['case']:20s} {r['verdict']:10s} {r['culprit']:22s} {r['expect']:20s} "
+              f"{'yes' if r['ok'] else 'NO':4s} "
+              f"{'-' if r['builds'] is None else r['builds']:>6} {r['seconds']:8.1f} {r['plain']:8.2f} "
+              f"{r['seconds'] / r['plain']:6.1f}x")
         if r.get("cost"):
             print(f"{'':20s} cost of safety: {r['cost']}")
         if r["case"] == "guard-after-cuda":

@@ -10,8 +10,8 @@ model's framework beside it). One table from one run:
 - per defect and context: ``caught`` (verdict "import", the origin names
   the planted node: its ONNX output tensor / FX node, and the placement names
   the planted component: the converter, the Relax operator's legalization,
-  the tirx intrinsic's lowering) or ``MISSED`` (the verdict and, shortly, why), ``left`` (a context no fair judge could catch
-  the defect in, or one TVM 0.27 cannot import or build unpatched: the
+  the tirx intrinsic's lowering) or ``MISSED`` (the verdict and, shortly, why), ``left`` (a
+  context no fair judge could catch the defect in, or one TVM 0.27 cannot import or build unpatched: the
   reason is printed), ``ERROR`` / ``TIMEOUT``; totals and the caught share;
 - the clean corpus: each verdict's count, and the false alarms (verdict
   "import" or "unjudged", a tool error, a timeout) with their count;

@@ -84,8 +84,9 @@ def main() -> int:
     print(f"unchanged events cost no build: {'yes' if ok else 'NO'}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"model": args.model, "pipeline": args.pipeline, "plain_s": plain, "trace_s": seconds, "floor": floor,
-                       "ratio": seconds / plain, "trace_jobs2_s": walls[2], "jobs2_over_jobs1": walls[2] / walls[1], "builds": total, "shadow_builds": shadow_builds,
+            json.dump({"model": args.model, "pipeline": args.pipeline, "plain_s": plain, "trace_s": seconds,
+                       "floor": floor, "ratio": seconds / plain, "trace_jobs2_s": walls[2],
+                       "jobs2_over_jobs1": walls[2] / walls[1], "builds": total, "shadow_builds": shadow_builds,
                        "snapshot_builds": traced["snapshot_builds"], "relax_changed": len(relax_changed),
                        "ok": ok}, f, indent=2)
     return 0 if ok else 1

@@ -10,7 +10,8 @@ narrowing maps every value below the smallest normal to +0 (``round_to_zero``).
 Expected (numpy with ml_dtypes, ONNX's Cast): float8_e4m3fn bytes
 [0x00, 0x01, 0x03, 0x04, 0x80] are [0, 2^-9, 3 * 2^-9, 2^-7, -0] in float32,
 and 2^-9 in float32 is the byte 0x01. Actual: [2^-7, 1.125 * 2^-7,
-1.375 * 2^-7, 1.5 * 2^-7, -2^-7], and 0x00 (every one of them is written as +0). Every zero in a float8 tensor TVM widens is nonzero: the onnx wheel's
+1.375 * 2^-7, 1.5 * 2^-7, -2^-7], and 0x00 (every one of them is written as +0).
+Every zero in a float8 tensor TVM widens is nonzero: the onnx wheel's
 node tests ``test_cast*_FLOAT8E4M3FN_to_FLOAT*`` and
 ``test_cast*_FLOAT8E5M2_to_FLOAT*`` (Cast, CastLike and its function body; 12
 cases) fail on their zeros ("tvm 0.00781 vs expected 0"). Reported for

@@ -51,7 +51,8 @@ if __name__ == "__main__":
     scale, bias = np.ones(3, np.float32), np.zeros(3, np.float32)
     mean, var = np.zeros(3, np.float32), np.full(3, 0.5, np.float32)
     vm = relax.VirtualMachine(tvm.compile(from_onnx(model()), "llvm"), tvm.cpu())
-    _, got_mean, got_var = (t.numpy() for t in vm["main"](*[tvm.runtime.tensor(a) for a in (x, scale, bias, mean, var)]))
+    outputs = vm["main"](*[tvm.runtime.tensor(a) for a in (x, scale, bias, mean, var)])
+    _, got_mean, got_var = (t.numpy() for t in outputs)
     want_mean = mean * 0.9 + x.mean(axis=(0, 2)) * 0.1
     want_var = var * 0.9 + x.var(axis=(0, 2)) * 0.1
     def show(values):

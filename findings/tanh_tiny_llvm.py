@@ -36,5 +36,6 @@ if __name__ == "__main__":
     got = vm["main"](tvm.runtime.tensor(x)).numpy()
     want = np.tanh(x.astype(np.float64))
     for value, mine, exact in zip(x, got, want):
-        print(f"tanh({value:.3g}): TVM {mine:.9g}, exact {exact:.9g}, relative error {abs(mine - exact) / abs(exact):.3g}")
+        print(f"tanh({value:.3g}): TVM {mine:.9g}, exact {exact:.9g}, "
+              f"relative error {abs(mine - exact) / abs(exact):.3g}")
     sys.exit(0 if got[0] == 0.0 and want[0] != 0.0 else 1)

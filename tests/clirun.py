@@ -3,7 +3,6 @@ and running a command line it printed as a user pasting it into a shell would.""
 
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -32,21 +31,6 @@ def assert_one_line_error(code, err, *fragments):
     assert "Traceback" not in err
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
-
-
-# the console script beside this Python: what the README's install makes (.venv/bin/numguard)
-SCRIPT = os.path.join(os.path.dirname(sys.executable), "numguard")
-
-
-@pytest.fixture
-def script_not_on_path(monkeypatch):
-    """numguard run as ``.venv/bin/numguard`` from a shell whose PATH does not
-    find it (the README's install): the command lines it prints must start
-    with that path. Returns the path."""
-    monkeypatch.setattr(sys, "argv", [SCRIPT] + sys.argv[1:])
-    folders = os.environ.get("PATH", "").split(os.pathsep)
-    monkeypatch.setenv("PATH", os.pathsep.join(f for f in folders if not os.path.exists(os.path.join(f, "numguard"))))
-    return SCRIPT
 
 
 def run_printed(line: str, cwd, importable=()) -> subprocess.CompletedProcess:

@@ -25,3 +25,18 @@ def _builds_in_process(request, monkeypatch):
 
         monkeypatch.setattr(pool, "available_cores", lambda: 0)
     yield
+
+
+# the console script beside this Python: what the README's install makes (.venv/bin/numguard)
+SCRIPT = os.path.join(os.path.dirname(sys.executable), "numguard")
+
+
+@pytest.fixture
+def script_not_on_path(monkeypatch):
+    """numguard run as ``.venv/bin/numguard`` from a shell whose PATH does not
+    find it (the README's install): the command lines it prints must start
+    with that path. Returns the path."""
+    monkeypatch.setattr(sys, "argv", [SCRIPT] + sys.argv[1:])
+    folders = os.environ.get("PATH", "").split(os.pathsep)
+    monkeypatch.setenv("PATH", os.pathsep.join(f for f in folders if not os.path.exists(os.path.join(f, "numguard"))))
+    return SCRIPT

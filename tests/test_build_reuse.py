@@ -47,7 +47,8 @@ def test_a_build_resumed_from_the_relax_phase_is_the_full_build(mlp):
 
 def _same_build(a, b) -> bool:
     return (a.ok and b.ok and a.fingerprint == b.fingerprint and a.trace == b.trace
-            and [(e.id, e.index, e.ran, e.level) for e in a.events] == [(e.id, e.index, e.ran, e.level) for e in b.events])
+            and [(e.id, e.index, e.ran, e.level) for e in a.events]
+            == [(e.id, e.index, e.ran, e.level) for e in b.events])
 
 
 @pytest.mark.parametrize("pipeline", ["default", "ToMixedPrecision,default"])
@@ -133,8 +134,10 @@ def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
 def test_only_the_pipeline_as_written_keeps_its_relax_phase(mlp):
     config = ng.CompileConfig()
     written = compile_model(mlp.mod, config)
-    skipping = compile_model(mlp.mod, config, BuildRequest(skip=frozenset(tir_events(written)[:1])), resume=written.relax_phase)
-    assert written.relax_phase is not None and skipping.relax_phase is None  # one lowered module held, not one per build
+    skipping = compile_model(mlp.mod, config, BuildRequest(skip=frozenset(tir_events(written)[:1])),
+                             resume=written.relax_phase)
+    # one lowered module held, not one per build
+    assert written.relax_phase is not None and skipping.relax_phase is None
 
 
 def test_a_witness_is_run_twice_for_determinism_once_whoever_asks():

@@ -1,5 +1,5 @@
-"""Limits that keep the package readable: modules under 700 lines (a module is one idea, however long: never split by size), functions
-under 60, signatures of at most 8 parameters (``self``/``cls`` not counted),
+"""Limits that keep the package readable: modules under 700 lines (a module is one idea, however long:
+never split by size), functions under 60, signatures of at most 8 parameters (``self``/``cls`` not counted),
 and a report's document read (``report.data[...]``) only inside ``report/``,
 where documents are written: every other layer decides on typed objects."""
 

@@ -99,7 +99,8 @@ def test_a_wrong_fold_names_the_node_it_was_folded_from_not_the_binding_that_rea
     path = save_onnx(tmp_path / "fold.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 2])],
                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2, 2])],
                      [numpy_helper.from_array(weight, "W")], opset=17)
-    report, judgement = _judged(path, -1.0, 1.0, planted=lambda: onnx_converter("Transpose", without_attributes("perm")))
+    report, judgement = _judged(path, -1.0, 1.0,
+                                planted=lambda: onnx_converter("Transpose", without_attributes("perm")))
     assert judgement.origin.key == "Wt" and _blamed(judgement).component.value == "conversion"
     assert "folded at import" in _blamed(judgement).subject
     stock_report, stock = _judged(path, -1.0, 1.0)
@@ -267,7 +268,8 @@ def test_where_onnx_runtime_has_no_kernel_the_models_float64_truth_stands_in(tmp
     check was 'clean' with the import unanswered; the node-by-node float64 truth now judges TVM."""
     idx = np.array([[0, 1, 0, 2], [2, 0, 1, 1]], np.int64)
     nodes = [helper.make_node("ScatterElements", ["data", "idx", "x"], ["y"], axis=1, reduction="add")]
-    path = save_onnx(tmp_path / "scatter.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 4])],
+    path = save_onnx(tmp_path / "scatter.onnx", nodes,
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 4])],
                      [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])],
                      [numpy_helper.from_array(np.ones((2, 3), np.float16), "data"),
                       numpy_helper.from_array(idx, "idx")], opset=18)

@@ -165,7 +165,8 @@ def test_real_compilation_ids_are_stable_when_events_are_skipped(small_model):
     assert levels["FuseOps#0"] == "relax" and levels["tirx.VectorizeLoop#0"] == "tir"
     changed = {e.id: e.changed for e in full.events}
     assert changed["LegalizeOps#0"] is True and changed["LegalizeOps#1"] is False
-    skipped = compile_model(small_model.mod, config, BuildRequest(skip=frozenset({"FoldConstant#0", "tirx.VectorizeLoop#0"})))
+    skipped = compile_model(small_model.mod, config,
+                            BuildRequest(skip=frozenset({"FoldConstant#0", "tirx.VectorizeLoop#0"})))
     assert skipped.ok, skipped.error
     ran = [e.id for e in skipped.events if e.ran]
     not_ran = [e.id for e in skipped.events if not e.ran]

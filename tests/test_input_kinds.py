@@ -56,7 +56,8 @@ class _SloppyExp(PyExprMutator):
 def make_pass():
     @tvm.transform.module_pass(opt_level=0, name="SloppyExp")
     def sloppy(mod, ctx):
-        updates = {gv: _SloppyExp(mod).visit_expr(f) for gv, f in mod.functions.items() if isinstance(f, relax.Function)}
+        updates = {gv: _SloppyExp(mod).visit_expr(f) for gv, f in mod.functions.items()
+                   if isinstance(f, relax.Function)}
         new = tvm.IRModule(dict(mod.functions), attrs=mod.attrs)
         for gv, f in updates.items():
             new[gv] = f

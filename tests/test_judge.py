@@ -218,8 +218,8 @@ def test_a_converter_that_narrows_a_float32_operator_is_judged_at_float32s_toler
 # -- 8. precision bounded to the differing value's own chain -------------------
 def mean_and_softmax(path):
     """A float16 model: a ReduceMean (precision: ONNX Runtime accumulates in float32, TVM in float16:
-    60 then fifty 0.01s sums to 60 in float16) first; on another branch a float16 input cast up and a float32 Softmax (of values
-    offset per position, so that no input makes it uniform)."""
+    60 then fifty 0.01s sums to 60 in float16) first; on another branch a float16 input cast up and a
+    float32 Softmax (of values offset per position, so that no input makes it uniform)."""
     offsets = numpy_helper.from_array(np.linspace(-2, 2, 32, dtype=np.float32), "offsets")
     nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[1], keepdims=0, name="mean"),
              helper.make_node("Cast", ["z"], ["z32"], to=TensorProto.FLOAT),
@@ -237,7 +237,8 @@ def test_precision_never_widens_past_the_differing_values_own_chain(tmp_path):
     # then widened the converter's own float16 inside the float32 Softmax, and called the defect precision
     path = mean_and_softmax(tmp_path / "mean_softmax.onnx")
     row = np.r_[60.0, np.full(50, 0.01)].astype(np.float16)
-    witness = {"x": np.stack([row, row[::-1]]), "z": np.random.default_rng(0).uniform(-4, 4, (4, 32)).astype(np.float16)}
+    witness = {"x": np.stack([row, row[::-1]]),
+               "z": np.random.default_rng(0).uniform(-4, 4, (4, 32)).astype(np.float16)}
     with converter(onnx_frontend.Softmax, "_impl_v13", float16_softmax):
         report = ng.bisect(path, ZERO, ng.Options(low=-4.0, high=64.0), inputs=witness)
     assert report.imports.verdict == "import" and report.exit_code == 1, report.imports.reason
@@ -365,7 +366,8 @@ def test_a_defect_in_an_operator_dispatch_makes_a_kernel_names_that_operator(tmp
 
     axis = numpy_helper.from_array(np.array(1, np.int64), "axis")
     two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
-    nodes = [helper.make_node("CumSum", ["x", "axis"], ["sums"], exclusive=1), helper.make_node("Mul", ["sums", "two"], ["y"])]
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["sums"], exclusive=1),
+             helper.make_node("Mul", ["sums", "two"], ["y"])]
     path = _onnx(tmp_path / "cumsum.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [axis, two], opset=17)
     with onnx_cumsum_exclusive.planted():

@@ -3,7 +3,6 @@ function by function, hashing each function object once."""
 
 import os
 
-import numpy as np
 import pytest
 import tvm
 import tvm_ffi

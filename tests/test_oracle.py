@@ -251,7 +251,8 @@ def _bisect_mlp(lines: list, monkeypatch, cores: int = 4):
     monkeypatch.setattr(oracle, "available_cores", lambda: cores)  # the worker is for machines with cores to spare
     if not can_fork():
         pytest.skip("worker processes are forked (Linux)")
-    return ng.bisect(MLP, CompileConfig(pipeline="ToMixedPrecision,default"), ng.Options(low=0.0, high=1.0, budget="30"),
+    return ng.bisect(MLP, CompileConfig(pipeline="ToMixedPrecision,default"),
+                     ng.Options(low=0.0, high=1.0, budget="30"),
                      progress=lambda line: lines.append(str(line)), workers=Workers(jobs=2))
 
 
@@ -315,7 +316,8 @@ def test_a_float64_build_that_fails_in_its_worker_leaves_every_violation_real(mo
 
     monkeypatch.setattr(float64.Float64Build, "__init__", fails)
     report = _bisect_mlp([], monkeypatch)
-    assert not report.data["oracle"]["available"] and "no float64 kernel in this test" in report.data["oracle"]["reason"]
+    assert not report.data["oracle"]["available"]
+    assert "no float64 kernel in this test" in report.data["oracle"]["reason"]
     assert report.violation and report.culprit == "ToMixedPrecision#0"
 
 

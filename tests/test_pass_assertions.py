@@ -11,7 +11,7 @@ from tvm_numguard.testing import assert_pass_numerically_safe, judge_pass
 
 import patches.exp_range
 import patches.tir_tf32
-from clirun import run_printed, script_not_on_path  # noqa: F401 (a fixture)
+from clirun import run_printed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytest_plugins = ["pytester"]

@@ -2,7 +2,6 @@
 precision told apart from an import defect, a flip of a discontinuous operator
 benign, a tolerance that follows a value's history, conditioning, index bounds."""
 
-import os
 
 import numpy as np
 from tvm.script import ir as I
@@ -24,7 +23,7 @@ from tvm_numguard.judge.import_stage.agreement import compare_with_framework, co
 from tvm_numguard.judge.framework.runtimes import moved
 from tvm_numguard.judge.import_stage.first_node import is_discontinuous, tvm_values
 from tvm_numguard.base.tolerance import Tolerance
-from clirun import assert_one_line_error, run_cli, script_not_on_path  # noqa: F401 (a fixture)
+from clirun import assert_one_line_error, run_cli
 from onnxfile import save_onnx
 
 F16 = TensorProto.FLOAT16
@@ -84,7 +83,8 @@ def test_keep_float32_computes_the_operator_in_float32_and_keeps_its_name(tmp_pa
 
 def test_an_operator_that_chooses_its_dtype_is_not_widened(tmp_path):
     path = _onnx(tmp_path / "c.onnx", [helper.make_node("Cast", ["x"], ["y"], to=F16)],
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])], [helper.make_tensor_value_info("y", F16, [4])])
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                 [helper.make_tensor_value_info("y", F16, [4])])
     with pytest.raises(CannotWiden, match="chooses its output dtype"):
         keep_float32(load_model(path).mod, ["gv"])  # the Cast's astype
 
@@ -181,7 +181,8 @@ def test_moved_moves_floats_only_by_rounding_sizes():
 # -- index ranges -----------------------------------------------------------
 def token_model(path):
     table = numpy_helper.from_array(np.random.default_rng(0).normal(size=(1000, 8)).astype(np.float32), "E")
-    return _onnx(path, [helper.make_node("Gather", ["E", "ids"], ["e"], axis=0), helper.make_node("Relu", ["e"], ["y"])],
+    return _onnx(path, [helper.make_node("Gather", ["E", "ids"], ["e"], axis=0),
+                        helper.make_node("Relu", ["e"], ["y"])],
                  [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 6])],
                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8])], [table], opset=17)
 
@@ -358,7 +359,8 @@ def test_precision_inside_a_converters_expansion_is_precision(tmp_path):
     # of its own in the model) and is declared float16 as the Gemm's output is; keeping the chain in
     # float32 agrees (it was left out, and the Gemm called TVM's fault)
     rng = np.random.default_rng(0)
-    inits = [numpy_helper.from_array(np.ones(16, np.float16), "g"), numpy_helper.from_array(np.zeros(16, np.float16), "b"),
+    inits = [numpy_helper.from_array(np.ones(16, np.float16), "g"),
+             numpy_helper.from_array(np.zeros(16, np.float16), "b"),
              numpy_helper.from_array(rng.normal(0, 0.5, (16, 16)).astype(np.float16), "W"),
              numpy_helper.from_array(rng.normal(0, 0.1, (16,)).astype(np.float16), "c")]
     nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["n"], axis=-1),

@@ -27,7 +27,8 @@ def models(tmp_path_factory):
 
 
 def assert_clean(model, pipeline):
-    report = ng.bisect(model, ng.CompileConfig(pipeline=pipeline), ng.Options(low=0.0, high=1.0, search="random", budget="2"))
+    report = ng.bisect(model, ng.CompileConfig(pipeline=pipeline),
+                       ng.Options(low=0.0, high=1.0, search="random", budget="2"))
     assert not report.violation, report.summary()
     # randomized weights give realistic, non-degenerate outputs
     out = report.data["metrics"][0]

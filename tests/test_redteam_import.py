@@ -68,8 +68,8 @@ def test_conditioning_of_one_branch_does_not_hide_a_defect_on_another(tmp_path):
     path = _save(g, (4, 16), [y], tmp_path / "ln_gelu.onnx")
     assert _import_verdict(path, 1.0, 1.0001)[0] == "agrees"  # the stock import: nothing to excuse
     with onnx_converter("Gelu", _scaled_output(0.9, "float32")):
-        report = ng.bisect(str(path), CompileConfig(pipeline="zero"), Options(low=1.0, high=1.0001, budget="20", seed=0),
-                           workers=Workers(jobs=0))
+        report = ng.bisect(str(path), CompileConfig(pipeline="zero"),
+                           Options(low=1.0, high=1.0001, budget="20", seed=0), workers=Workers(jobs=0))
     assert report.imports.verdict == "import" and report.violation, report.imports.verdict
     assert "Gelu" in report.imports.origin.node and "its own inputs" in report.imports.origin_note
 

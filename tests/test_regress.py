@@ -22,7 +22,7 @@ from tvm_numguard.testing.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FI
 from tvm_numguard.build.workers import Workers
 from tvm_numguard.report.schemas import REGRESS_SCHEMA, validate
 
-from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: F401 (a fixture)
+from clirun import assert_one_line_error, run_cli, run_printed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -90,9 +90,11 @@ def test_a_row_whose_pass_changes_nothing_is_clean_without_a_build(tmp_path, mon
     # a build's TIR phase: the lowering and the code generation (relax.build, or its two steps)
     built, real_build = [], compile_module._tir_phase
     monkeypatch.setattr(compile_module, "_tir_phase", lambda *a, **k: built.append(1) or real_build(*a, **k))
-    requests = [request(f"[{noop}:noop],zero", out_dir=str(tmp_path)), request("[FoldConstant],zero", out_dir=str(tmp_path))]
+    requests = [request(f"[{noop}:noop],zero", out_dir=str(tmp_path)),
+                request("[FoldConstant],zero", out_dir=str(tmp_path))]
     unchanged, folded = regress(requests, collect(["patches/fold_fp16"]), Workers(jobs=0)).rows
-    assert (unchanged.verdict, unchanged.fired, unchanged.reason) == ("clean", False, "the pass did not change the model")
+    assert (unchanged.verdict, unchanged.fired, unchanged.reason) == (
+        "clean", False, "the pass did not change the model")
     assert unchanged.events == ["NoOpRewrite#0"]  # the pass's own events, as a build records them
     assert folded.fired is True and len(built) >= 2  # a pass that fired: built with and without it, as before
     built.clear()
@@ -145,7 +147,8 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
                                 "patches/exp_range", "--models", "tiny/mlp", "--json", str(out), "--junit", str(junit),
                                 "--html", str(page), "--out", str(tmp_path / "w"), "--jobs", "2", "-q")
     assert code == 1, err
-    assert "patches/exp_range" in stdout and "violation" in stdout and "fired on 2 of 2" in stdout  # tiny/mlp ends in an Exp
+    # tiny/mlp ends in an Exp
+    assert "patches/exp_range" in stdout and "violation" in stdout and "fired on 2 of 2" in stdout
     data = json.loads(out.read_text())
     validate(data, REGRESS_SCHEMA)  # issue 55.5: regress --json had no shipped schema
     assert data["exit_code"] == 1 and data["summary"]["patches.exp_range:make_pass"]["violation"] == 1
@@ -192,7 +195,8 @@ def test_cli_regress_usage_errors_are_one_line_and_exit_2(argv, message, capsys)
 def test_a_build_failure_says_whether_the_pass_caused_it(tmp_path):
     # onnx wheel models: TVM 0.27 cannot legalize a multi-parameter PReLU with any pipeline, and its own
     # FastMathTransform breaks the build of an Expand whose shape is computed (ExternFunc has no 'name')
-    models = collect(["onnx-node/pytorch-converted/test_PReLU_1d_multiparam", "onnx-node/simple/test_expand_shape_model3"])
+    models = collect(["onnx-node/pytorch-converted/test_PReLU_1d_multiparam",
+                      "onnx-node/simple/test_expand_shape_model3"])
     run = regress([request("[FastMathTransform],zero", out_dir=str(tmp_path))], models, Workers(jobs=0))
     prelu, expand = run.rows
     assert prelu.verdict == "untestable" and prelu.reason.startswith("does not build, with or without the pass")

@@ -9,7 +9,7 @@ import tvm
 
 from tvm_numguard.cli import main
 from tvm_numguard.report import validate
-from clirun import assert_one_line_error, run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
+from clirun import assert_one_line_error, run_cli, run_printed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

@@ -82,7 +82,8 @@ def test_a_run_that_crashes_its_worker_is_a_run_failure_and_the_next_run_works(m
     with ShadowSession(model, ng.CompileConfig(), context=context) as session:
         session.prepare()
         real = session.runs.run_here
-        monkeypatch.setattr(session.runs, "run_here", lambda build, x: os.kill(os.getpid(), signal.SIGKILL))  # inherited by the fork
+        # inherited by the fork
+        monkeypatch.setattr(session.runs, "run_here", lambda build, x: os.kill(os.getpid(), signal.SIGKILL))
         with pytest.raises(RunFailure, match="killed by SIGKILL"):
             session.run(session.optimized, inputs)
         monkeypatch.setattr(session.runs, "run_here", real)

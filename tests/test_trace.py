@@ -22,7 +22,7 @@ from tvm_numguard.ir.values.value_match import match_values
 
 from html import escape as html_escape
 
-from clirun import run_cli, run_printed, script_not_on_path  # noqa: E402, F401 (a fixture)
+from clirun import run_cli, run_printed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
@@ -156,7 +156,8 @@ def test_cli_trace_writes_html_dot_and_plot(tmp_path, capsys, script_not_on_path
     assert any(f'label="{name}\\n' in open(dot).read() for name in names)
     assert "white-space: pre-wrap" in page  # long command lines fold, no sideways scrolling
     # the verify and replay lines run as printed from a shell where numguard is not on PATH, and do what they say
-    printed = {ln.split()[0]: ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith(("  verify ", "  replay "))}
+    printed = {ln.split()[0]: ln.split(None, 1)[1] for ln in out.splitlines()
+               if ln.startswith(("  verify ", "  replay "))}
     assert printed["replay"].startswith(script_not_on_path + " bisect ") and html_escape(printed["replay"]) in page
     verify = run_printed(printed["verify"].split("   (expect: clean)")[0], tmp_path)
     assert verify.returncode == 0 and "numguard bisect: clean" in verify.stdout, verify.stderr[-2000:]
@@ -192,9 +193,9 @@ def test_real_model_trace_html_and_pass_errors_add_up(tmp_path, capsys):
 
     path = light_model("squeezenet", seed=0, directory=str(tmp_path))
     html, report = str(tmp_path / "sq.html"), str(tmp_path / "sq.json")
-    code, out, err = run_cli(capsys, "trace", path, "--shape", "data_0=1,3,64,64", "--fix-shapes", "--low", "0", "--high", "1",
-                             "--pipeline", "ToMixedPrecision,default", "--budget", "20", "--html", html,
-                             "--json", report)
+    code, out, err = run_cli(capsys, "trace", path, "--shape", "data_0=1,3,64,64", "--fix-shapes",
+                             "--low", "0", "--high", "1", "--pipeline", "ToMixedPrecision,default",
+                             "--budget", "20", "--html", html, "--json", report)
     assert code == 1, err
     page = open(html).read()
     data = json.load(open(report))
@@ -218,7 +219,8 @@ def test_matching_across_fusion_pairs_values_that_agree(tmp_path):
     from tvm_numguard.api.trace.origin import value_errors
 
     model = ng.load_model(tiny_cnn_onnx(str(tmp_path / "cnn.onnx"), seed=0))
-    fused = compile_model(model.mod, ng.CompileConfig(pipeline="default"), BuildRequest(record=True)).snapshots["FuseTIR#0"]
+    fused = compile_model(model.mod, ng.CompileConfig(pipeline="default"),
+                          BuildRequest(record=True)).snapshots["FuseTIR#0"]
     legal = relax.transform.LegalizeOps()(model.mod)
     before, after = value_graph(legal, model.mod), value_graph(fused)
     assert any(k.kernel.startswith("fused_") for k in after.kernels())

@@ -104,7 +104,8 @@ def test_the_report_does_not_depend_on_the_number_of_workers(tmp_path, capsys, s
     reports = []
     for jobs in ("1", "2"):
         out = tmp_path / "report.json"  # the same file both times: the replay line names the witness beside it
-        code, stdout, _ = run_cli(capsys, "bisect", MLP, "--low", "0", "--high", "1", "--pipeline", "ToMixedPrecision,default",
+        code, stdout, _ = run_cli(capsys, "bisect", MLP, "--low", "0", "--high", "1",
+                                  "--pipeline", "ToMixedPrecision,default",
                          "--search", "random", "--budget", "6", "--strategy", strategy, "--jobs", jobs,
                          "--json", str(out), "-q")
         assert code == 1, stdout

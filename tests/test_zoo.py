@@ -37,8 +37,8 @@ def test_passes_that_fired_on_no_onnx_model_fire_on_the_zoo_and_stay_clean(tmp_p
 
 @pytest.mark.slow
 def test_gpt2_and_llama_are_reported_as_not_buildable_not_hidden(tmp_path):
-    run = regress([_request("FoldConstant", str(tmp_path))], collect(["zoo/gpt2-layer", "zoo/llama-layer", "zoo/bert-layer"]),
-                  Workers(jobs=2))
+    run = regress([_request("FoldConstant", str(tmp_path))],
+                  collect(["zoo/gpt2-layer", "zoo/llama-layer", "zoo/bert-layer"]), Workers(jobs=2))
     gpt2, llama, bert = run.rows
     for row in (gpt2, llama):
         assert row.verdict == "untestable" and row.reason.startswith("does not build, with or without the pass")

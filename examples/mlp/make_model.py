@@ -17,4 +17,5 @@ g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorPr
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])],
     [numpy_helper.from_array(W1, "W1"), numpy_helper.from_array(W2, "W2")])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-onnx.checker.check_model(m); onnx.save(m, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp.onnx"))
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp.onnx"))

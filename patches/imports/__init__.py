@@ -58,7 +58,8 @@ def manifest() -> list:
         entries.append({"name": name, "frontend": module.FRONTEND, "op": module.OP, "converter": module.CONVERTER,
                         "kind": module.KIND, "plants": module.PLANTS, "shape": list(module.SHAPE),
                         "component": getattr(module, "COMPONENT", "conversion"),
-                        "subject": getattr(module, "SUBJECT", module.OP), "attribute": getattr(module, "ATTRIBUTE", None),
+                        "subject": getattr(module, "SUBJECT", module.OP),
+                        "attribute": getattr(module, "ATTRIBUTE", None),
                         "low": module.RANGE[0], "high": module.RANGE[1], "unfair": dict(module.UNFAIR),
                         "unbuildable": dict(module.UNBUILDABLE)})
     return entries

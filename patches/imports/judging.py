@@ -176,7 +176,8 @@ def warm() -> None:
 
     for name in ("onnx", "onnxruntime", "torch", "torch.export._trace", "torch._dynamo", "tvm",
                  "tvm.relax.frontend.onnx.onnx_frontend",
-                 "tvm.relax.frontend.torch.exported_program_translator", "tvm_numguard.api.public", "tvm_numguard.check.engine"):
+                 "tvm.relax.frontend.torch.exported_program_translator", "tvm_numguard.api.public",
+                 "tvm_numguard.check.engine"):
         try:
             importlib.import_module(name)
         except ImportError:  # an extra not installed: its cells say so themselves
@@ -221,7 +222,8 @@ def fork_all(jobs: list, parallel: int, timeout: float, budget: str, progress=No
                 del running[sentinel]
                 rows.append(row)
                 progress(f"[{len(rows)}/{len(jobs)}] {job.label}: {row['outcome']}"
-                         f"{' (' + str(row.get('verdict')) + ')' if row.get('verdict') else ''} {row.get('seconds', '')}")
+                         f"{' (' + str(row.get('verdict')) + ')' if row.get('verdict') else ''} "
+                         f"{row.get('seconds', '')}")
     finally:
         shutil.rmtree(logs, ignore_errors=True)
     return rows

@@ -30,7 +30,8 @@ def core(g, x):
 
 def _tanh_gelu(x, attrs=None):
     c = te.const(math.sqrt(2.0 / math.pi), x.dtype)
-    inner = topi.multiply(c, topi.add(x, topi.multiply(te.const(0.044715, x.dtype), topi.multiply(x, topi.multiply(x, x)))))
+    cube = topi.multiply(x, topi.multiply(x, x))
+    inner = topi.multiply(c, topi.add(x, topi.multiply(te.const(0.044715, x.dtype), cube)))
     return topi.multiply(topi.multiply(te.const(0.5, x.dtype), x), topi.add(te.const(1.0, x.dtype), topi.tanh(inner)))
 
 

@@ -37,7 +37,8 @@ case("f16-onnx-layernorm-one-pass-[-3,3]", partial(m.layernorm, dtype=F16), -3, 
 case("clean-f16-onnx-layernorm-[50,52]", partial(m.layernorm, dtype=F16), 50, 52)
 case("f32-onnx-layernorm-one-pass-[1000,1001]", m.layernorm, 1000, 1001, p.onnx_layernorm_one_pass)
 case("clean-f32-onnx-layernorm-[1000,1001]", m.layernorm, 1000, 1001)
-case("f16-onnx-softmax-unstable-[-11,11]-16", partial(m.softmax, dtype=F16, shape=(4, 16)), -11, 11, p.onnx_softmax_unstable)
+case("f16-onnx-softmax-unstable-[-11,11]-16", partial(m.softmax, dtype=F16, shape=(4, 16)), -11, 11,
+     p.onnx_softmax_unstable)
 case("f16-onnx-layernorm-one-pass-[10,11]", partial(m.layernorm, dtype=F16), 10, 11, p.onnx_layernorm_one_pass)
 case("clean-f16-onnx-layernorm-[10,11]", partial(m.layernorm, dtype=F16), 10, 11)
 case("clean-f16-onnx-layernorm-[-3,3]", partial(m.layernorm, dtype=F16), -3, 3)

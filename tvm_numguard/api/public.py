@@ -49,7 +49,7 @@ def list_passes(model, config: Optional[CompileConfig] = None, progress: Progres
             last = next((r for r in reversed(rows) if "/" not in r["id"]), None)
             if last is None:  # it failed before any pass ran
                 raise
-            last["build_error"] = first_line(session.optimized.error or "the build failed")
+            last["build_error"] = first_line(session.built.error or "the build failed")
             return rows
         return event_table(session)
 

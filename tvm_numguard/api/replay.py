@@ -32,7 +32,8 @@ from ..locate import resolve_ranges
 from ..base.tolerance import Tolerance
 from ..base.compare import Comparison
 
-LABELS = {"tvm_version": "TVM", "numpy_version": "numpy", "python": "Python", "target": "target", "platform": "platform"}
+LABELS = {"tvm_version": "TVM", "numpy_version": "numpy", "python": "Python", "target": "target",
+          "platform": "platform"}
 
 
 @dataclasses.dataclass
@@ -189,7 +190,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
                    for n, r in ranges.items())
     session = ShadowSession(model, config, finding.options.tolerance, RunContext.of(progress, on_build).in_process())
     session.prepare(record=False)
-    comparison = session.runs.compare(session.optimized, witness)
+    comparison = session.runs.compare(session.built, witness)
     culprit = _confirm_culprit(session, witness, finding.blame()) if comparison.violated else None
     recorded = finding.comparison.score if finding.comparison.outputs else None
     return ReplayResult(report_path, finding.command, model_path, sha, witness_path, config, session.tol, comparison,

@@ -180,7 +180,8 @@ def compare_output(index: int, ref: np.ndarray, opt: np.ndarray, tol: Tolerance,
 def _worst(flat_score, top_k: int, shape, r, o, diff, rel) -> list:
     """The ``top_k`` elements with the highest scores (none of score 0), as the report lists them."""
     worst = []
-    order = np.argsort(-flat_score, kind="stable")[:min(top_k, flat_score.size)] if flat_score.size else []
+    order: "np.ndarray | list" = (np.argsort(-flat_score, kind="stable")[:min(top_k, flat_score.size)]
+                                  if flat_score.size else [])
     for flat in order:
         if flat_score[flat] == 0:
             break
@@ -194,7 +195,8 @@ def ulp_distance(ref: np.ndarray, opt: np.ndarray) -> float:
     """Largest distance in units in the last place of the reference's dtype."""
     if not is_float(ref.dtype) or ref.size == 0:
         return float(np.max(np.abs(ref.astype(np.float64) - opt.astype(np.float64)))) if ref.size else 0.0
-    itype = {2: np.int16, 4: np.int32, 8: np.int64}.get(ref.dtype.itemsize)
+    ints: dict[int, type[np.signedinteger]] = {2: np.int16, 4: np.int32, 8: np.int64}
+    itype = ints.get(ref.dtype.itemsize)
     if itype is None:
         return float("nan")
     with np.errstate(invalid="ignore", over="ignore"):

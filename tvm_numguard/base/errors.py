@@ -55,7 +55,7 @@ class UsageError(NumguardError, ValueError):
 
     def said_with(self, flags: Mapping[str, str]) -> str:
         text = super().said_with(flags)
-        if self.parameter in flags and text.startswith(self.parameter):
+        if self.parameter is not None and self.parameter in flags and text.startswith(self.parameter):
             return flags[self.parameter] + text[len(self.parameter):]
         return text
 
@@ -222,8 +222,8 @@ def first_line(err, limit: int = 300) -> str:
     if not message and isinstance(err, BaseException):
         frames = traceback.extract_tb(err.__traceback__)
         if frames:
-            where = frames[-1]
-            message = f"(no message) at {os.path.basename(where.filename)}:{where.lineno} in {where.name}"
+            frame = frames[-1]
+            message = f"(no message) at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
     return _clip(message or type(err).__name__, limit)
 
 

@@ -34,7 +34,7 @@ class FrozenDict(dict):
     def __deepcopy__(self, memo) -> "FrozenDict":
         return self
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # type: ignore[override]  # dict's is None: this one is hashable
         return hash(frozenset(self.items()))
 
 

@@ -10,7 +10,7 @@ that does not build) is null instead: ``measured``/``unmeasured``.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, overload
 
 import numpy as np
 
@@ -25,6 +25,14 @@ def to_json_number(value):
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return value
+
+
+@overload
+def from_json_number(value: None) -> None: ...
+
+
+@overload
+def from_json_number(value: object) -> float: ...
 
 
 def from_json_number(value) -> Optional[float]:

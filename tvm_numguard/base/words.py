@@ -19,7 +19,8 @@ class Word(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
-    __format__ = str.__format__
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
 
 class PassVerdict(Word):

@@ -70,7 +70,7 @@ class Attempts:
         if first:
             self.note_peak(attempt.peak_private_bytes)
         if not attempt.ok and what is not None:
-            note = UntestableBuild(what, attempt.untestable)
+            note = UntestableBuild(what, attempt.untestable or "")  # set on every failed attempt
             if note not in self.untestable:
                 self.untestable.append(note)
         return attempt, first
@@ -109,6 +109,6 @@ class Attempts:
         """How builds were made, for the report's ``workers`` section."""
         service = self._service
         return WorkerInfo(self.workers.mode, self.concurrency,
-                          None if service is None else round(service.timeout, 1),
+                          None if service is None or service.timeout is None else round(service.timeout, 1),
                           self.workers.memory_cap // MIB, round(self.peak_worker_bytes / MIB, 1),
                           self.speculative, list(self.untestable), "worker" if reference_held else "in-process")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import time
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import numpy as np
 import tvm
@@ -22,6 +22,9 @@ from ..base.quiet import silenced_stderr
 from .interrupt_watch import InterruptWatch
 from .resume import RelaxPhase
 from .vm_link import Linking, VMLowered, follows, lower_for_vm
+
+if TYPE_CHECKING:
+    from ..ir.narrow.instrument import FixInstrument
 
 
 @dataclasses.dataclass
@@ -107,16 +110,13 @@ class Build:
 
 def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["BuildRequest"] = None,
                   resume: Optional[RelaxPhase] = None, linking: Linking = Linking()) -> Build:
-    """Compile ``mod`` with ``config`` as ``request`` asks (default: the pipeline
-    as written, unrecorded); ``resume``: a ``RelaxPhase`` that ``serves`` the
-    request stands in for the Relax phase; ``linking``: how the machine code is
-    made (default: as ``relax.build`` makes it, at once).
-    Both phases run under one PassContext, so the recorder knows each event's
-    level. A failure is ``Build.error``, never raised; the pipeline runs on a
-    pristine copy of ``mod`` (a pass editing its input in place changes no
-    later build); a Ctrl-C during the build raises KeyboardInterrupt when it
-    ends, also where a pass swallowed it.
-    """
+    """Compile ``mod`` with ``config`` as ``request`` asks (default: the pipeline as written, unrecorded);
+    ``resume``: a ``RelaxPhase`` that ``serves`` the request stands in for the Relax phase; ``linking``:
+    how the machine code is made (default: as ``relax.build`` makes it, at once).
+    Both phases run under one PassContext, so the recorder knows each event's level. A failure is
+    ``Build.error``, never raised; the pipeline runs on a pristine copy of ``mod`` (a pass editing its
+    input in place changes no later build); a Ctrl-C during the build raises KeyboardInterrupt when it
+    ends, also where a pass swallowed it."""
     request = request or BuildRequest()
     skip, reference, instruments = request.skip, request.reference, request.instruments
     if resume is not None and not resume.can_start(request, config):
@@ -140,8 +140,9 @@ def compile_model(mod: tvm.IRModule, config: CompileConfig, request: Optional["B
                 if resume is not None and forward is None:
                     lowered = resume.resume(ours.gate, ours.recorder, ours.all)
                 else:
-                    with target:
-                        lowered = relax_pass(resume.input_of(forward.checkpoint) if forward else pristine(mod))
+                    with target:  # a fast-forward is made only from a resume (_fast_forward)
+                        lowered = relax_pass(resume.input_of(forward.checkpoint) if forward and resume is not None
+                                             else pristine(mod))
                     relax_phase = ours.relax_phase(lowered) if keep_phase else None
                 if forward is None or forward.reached:  # else the pipeline never got to the event again
                     for instrument in ours.all:
@@ -269,7 +270,7 @@ class _Instruments:
     gate: PassGate
     recorder: PassRecorder
     tir_output: Optional[TirPipelineOutput]
-    fixer: Optional[object] = None
+    fixer: Optional[FixInstrument] = None
     checkpoints: Optional[Checkpoints] = None  # a recorded build's: where a build skipping a Relax event starts
 
     @classmethod

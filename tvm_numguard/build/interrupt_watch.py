@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Optional
+from typing import Literal, Optional
 
 from ..base.errors import Terminated
 
@@ -48,7 +48,7 @@ class InterruptWatch:
             signal.signal(signum, self._on_signal)
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous = {}

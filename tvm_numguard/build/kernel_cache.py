@@ -30,6 +30,8 @@ machine code included) and ends with it.
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
+
 import tvm
 import tvm_ffi
 
@@ -43,7 +45,7 @@ class _Library:
     module: object
     host: tvm.IRModule  # the kernels it was compiled from
     context: str
-    _kernels: dict = None
+    _kernels: Optional[dict] = None
 
     @property
     def kernels(self) -> dict:
@@ -87,7 +89,8 @@ class KernelCache:
         """(earlier libraries to link, in order; the kernel names they give):
         newest first, each linked where every needed kernel it would be the first
         to give is the one needed; until no library adds one."""
-        chosen, resolved = [], set()
+        chosen: list = []
+        resolved: set = set()
         added = True
         while added:
             added = False

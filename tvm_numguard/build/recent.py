@@ -10,29 +10,31 @@ reported after the search).
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from typing import Generic, Iterator, Optional, Tuple, TypeVar
 
 # input sets remembered: a search's last round and the witness fit, and
 # a session holds at most this many outputs of each build in memory
 REMEMBERED = 4
 
+V = TypeVar("V")
 
-class Recent:
+
+class Recent(Generic[V]):
     """Values keyed by a tuple of objects, compared with ``is``; adding one
     past ``REMEMBERED`` forgets the oldest."""
 
     def __init__(self):
         self._items: list = []  # (key, value), newest first
 
-    def find(self, *key) -> Optional[object]:
+    def find(self, *key) -> Optional[V]:
         """The value added with these very objects as its key, or None."""
         for seen, value in self._items:
             if len(seen) == len(key) and all(a is b for a, b in zip(seen, key)):
                 return value
         return None
 
-    def add(self, key: Tuple, value) -> None:
+    def add(self, key: Tuple, value: V) -> None:
         self._items = [(tuple(key), value)] + self._items[:REMEMBERED - 1]
 
-    def __iter__(self) -> Iterator[Tuple[tuple, object]]:
+    def __iter__(self) -> Iterator[Tuple[tuple, V]]:
         return iter(list(self._items))

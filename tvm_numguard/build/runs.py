@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -21,6 +21,8 @@ from .constancy import ConstancyWatch, same_bytes
 from .recent import Recent
 from .tasks import RunFailure, Started
 
+if TYPE_CHECKING:
+    from .run_worker import RunWorker
 
 
 class BestSeen(NamedTuple):
@@ -49,17 +51,18 @@ class Runs:
         self.run_seconds = 0.0  # the longest run so far, its VM's creation included (what a worker may take)
         self.call_seconds = 0.0  # the longest call of a VM already made
         self.vm_seconds = 0.0  # the longest creation of a VM (a build recorded anew makes its own later)
-        self._ref_runs = Recent()  # (inputs,) -> the reference's Started run
+        self._ref_runs: Recent[Started] = Recent()  # (inputs,) -> the reference's Started run
         # the best-scored input's runs, remembered past the last few (the search's
         # witness is judged and reported after it)
         self._best: Optional[BestSeen] = None
-        self._opt_outputs = Recent()  # (build, inputs) -> outputs
+        self._opt_outputs: Recent[list] = Recent()  # (build, inputs) -> outputs
         self.invalid_samples: list = []  # a few inputs on which the reference is not finite
         # (optimized build, inputs) -> the builds that ran otherwise on them: asked once per witness (the
         # judge asks where the builds differ, a bisection before its first probe)
-        self._determinism = Recent()
+        self._determinism: Recent[tuple] = Recent()
         self.constancy = ConstancyWatch()
-        self.elsewhere = None  # a RunWorker where this process runs no build (Workers.runs_in_workers)
+        # a RunWorker where this process runs no build (Workers.runs_in_workers)
+        self.elsewhere: Optional[RunWorker] = None
 
     def use(self, optimized: Build) -> None:
         """``optimized`` is the pipeline as written from now on."""
@@ -143,6 +146,7 @@ class Runs:
         self._attempts.note_peak(attempt.peak_private_bytes)
         if not attempt.ok:
             raise BuildError(f"the reference build fails to run: {attempt.untestable}")
+        assert attempt.outputs is not None  # an attempt that ran has its outputs
         return attempt.outputs[0]
 
     def optimized_outputs(self, inputs: Mapping[str, np.ndarray]) -> list:
@@ -151,6 +155,7 @@ class Runs:
         for build, seen, outputs in self.remembered():
             if build is self.optimized and seen is inputs:
                 return outputs
+        assert self.optimized is not None, "no optimized build in use yet"
         try:
             outputs = self.run(self.optimized, inputs)
         except RunFailure as err:
@@ -227,6 +232,7 @@ class Runs:
     def _run_twice(self, inputs: Mapping[str, np.ndarray]) -> tuple:
         first_ref = self._reference_run(inputs)
         second_ref = self._reference_run(inputs, again=True)
+        assert self.optimized is not None, "no optimized build in use yet"
         first, second = self.optimized_outputs(inputs), self.run(self.optimized, inputs)
         optimized = all(same_bytes(a, b) for a, b in zip(first, second))
         pairs = zip(self._reference_result(first_ref), self._reference_result(second_ref))

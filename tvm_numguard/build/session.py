@@ -72,6 +72,12 @@ class ShadowSession:
     def workers(self):
         return self.context.workers
 
+    @property
+    def built(self) -> Build:
+        """The optimized build: ``prepare_optimized`` makes it before any step reads it."""
+        assert self.optimized is not None, "the optimized build is read before prepare_optimized made it"
+        return self.optimized
+
     def in_worker(self) -> "ShadowSession":
         """A pool's context factory, called in a forked worker: this copy
         reports nothing (its parent counts and shows its Attempts)."""
@@ -106,7 +112,7 @@ class ShadowSession:
 
     def snapshot(self, event: str):
         """The module the recorded ``event`` made (INPUT_MODULE: the model's own)."""
-        return self.model.mod if event == INPUT_MODULE else self.optimized.snapshots[event]
+        return self.model.mod if event == INPUT_MODULE else self.built.snapshots[event]
 
     def reference_here(self) -> Build:
         return self.reference_site.here()
@@ -243,20 +249,20 @@ class ShadowSession:
         if self.recorded:
             return
         self.progress("recording the pipeline's pass events")
-        afford(self.progress, self.optimized.seconds, "recording the pipeline's pass events (a build)")
+        afford(self.progress, self.built.seconds, "recording the pipeline's pass events (a build)")
         with waiting(self.progress, "TVM compiling the pipeline as written again, recording its passes",
-                     self.optimized.seconds):
+                     self.built.seconds):
             # linked only if it is another executable: the same pipeline most likely makes the same one
             build = self.build(frozenset(), record=True, fingerprint=True, lazy=True)
         if build.ok and [e.id for e in build.events] == [e.id for e in self.events]:
             self.attempts.changed()  # workers forked before lack the snapshots
-            if build.made_as(self.optimized):  # the build made stays, with its runs, VM and determinism
-                self.optimized.take_record(build)
-                self.memo.remember(frozenset(), self.optimized, replace=True)
+            if build.made_as(self.built):  # the build made stays, with its runs, VM and determinism
+                self.built.take_record(build)
+                self.memo.remember(frozenset(), self.built, replace=True)
             else:
                 self.optimized = build
                 self.runs.use(build)
-            self.events = self.optimized.events
+            self.events = self.built.events
             self.optional = optional_events(self.events)
         self.recorded = True
 

@@ -60,6 +60,9 @@ class Builder(Protocol):
 
     def snapshot(self, event: str): ...
 
+    @property
+    def reference(self): ...
+
     def reference_here(self): ...
 
     def run(self, build, inputs: Mapping) -> list: ...
@@ -78,7 +81,7 @@ class RemoteBuild:
 
     @property
     def ok(self) -> bool:
-        return self.attempt.ok or self.attempt.untestable.startswith("does not run")
+        return self.attempt.ok or (self.attempt.untestable or "").startswith("does not run")
 
     @property
     def error(self) -> Optional[str]:

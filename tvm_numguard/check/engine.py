@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from ..judge.rangecheck.indices import check_index_ranges, integer_note
 from ..locate.options import Options
 from ..ir.pipeline import CompileConfig
 from ..base.progress import Detail, afford, waiting
+from ..base.words import PassVerdict
 from ..locate import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
 from ..locate.aimed import Aim
 from ..ir.targets import CUDA_STARTED, cuda_started_here, local_target, parse_target, require_device
@@ -84,7 +85,8 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
         context.progress(CUDA_STARTED)
     context = dataclasses.replace(context, workers=context.workers.for_target(target.is_gpu))
     if config.fix and config.fix_model and config.fix_model != model.sha256:
-        raise FixError(f"the fix {config.fix_file or ''} was made for another model (sha256 {config.fix_model[:12]}...), "
+        raise FixError(f"the fix {config.fix_file or ''} was made for another model "
+                       f"(sha256 {config.fix_model[:12]}...), "
                        f"not {model.source} (sha256 {model.sha256[:12]}...): make one for this model with numguard fix")
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
     # a range past an index operator's bounds is the user's mistake, unless the model's own framework runs it
@@ -94,9 +96,9 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     session = ShadowSession(model, config, options.tolerance, context)
     try:
         session.prepare(record=record)
-        if session.optimized.fix_problems:
+        if session.built.fix_problems:
             raise FixError(f"the fix {config.fix_file or ''} does not apply to this model and pipeline: "
-                           + "; ".join(session.optimized.fix_problems))
+                           + "; ".join(session.built.fix_problems))
     except PipelineBuildError:
         with session:
             raise_build_failure(session)
@@ -161,7 +163,7 @@ def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Opt
                             stop_at=stop_at, aim=aim)
     best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
     why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
-        getattr(result, "stopped_by", None), "")
+        getattr(result, "stopped_by", ""), "")
     progress(Detail(f"  {search.name}: {result.evaluations} inputs evaluated, {best}{why}"))
     return result
 
@@ -227,12 +229,13 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     finding = dataclasses.replace(finding, range_check=outcome)
     bisected = early[0] if early and isinstance(early[0], BisectResult) else None
     if finding.at_fault and session.context.on_witness is not None and bisected is None and not kept:
-        session.context.on_witness(finding.witness)
+        session.context.on_witness(finding.searched_witness)
     if finding.violation and bisect:
         return bisect_finding(finding, session, options, early[0] if early else None)
     if bisected is not None:
         session.progress("the float64 oracle finds the difference benign: the bisection's culprit is not reported"
-                         if finding.verdict == "benign" else "no pass is judged: the bisection's culprit is not reported")
+                         if finding.verdict == "benign"
+                         else "no pass is judged: the bisection's culprit is not reported")
     elif early:
         early[0].cancel()  # benign: no bisection follows
     return finding
@@ -266,7 +269,7 @@ def bisect_beside_oracle(session: ShadowSession, options: Options, oracle: Oracl
     if options.oracle and oracle.start(witness, session.context.workers):
         if session.context.on_witness is not None and not kept:  # kept whatever happens to the bisection
             session.context.on_witness(witness)
-        score = session.runs.compare(session.optimized, witness).score
+        score = session.runs.compare(session.built, witness).score
         session.progress(f"the builds differ (score {score:.3g}); the float64 oracle judges it in a worker "
                          f"meanwhile; bisecting {len(session.optional)} optional events: "
                          + bisection_plan(session, options))
@@ -307,9 +310,8 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
                  "model with each one's argument kept)"):
         invalid = invalid_causes(session)
     found = searched.result
-    require_valid_witness(found, ranges, invalid, session.runs.invalid_samples)
-    witness = found.best_inputs
-    comparison = session.runs.compare(session.optimized, witness)
+    witness = require_valid_witness(found, ranges, invalid, session.runs.invalid_samples)
+    comparison = session.runs.compare(session.built, witness)
     nondeterminism, pass_note = judgeable(session, witness, comparison, watch)
     verdict = "unjudged" if pass_note else "violation" if comparison.violated else "clean"
     judgement = None
@@ -333,7 +335,8 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     search = dataclasses.replace(searched, invalid_causes=invalid, outputs_constant=session.runs.outputs_constant)
     return Finding(command=command, model=ModelInfo.of(session.model), config=session.config, options=options,
                    ranges=ranges, events=list(session.events), optional=frozenset(e.id for e in session.optional),
-                   search=search, witness=witness, comparison=comparison, oracle=judgement, verdict=verdict,
+                   search=search, witness=witness, comparison=comparison, oracle=judgement,
+                   verdict=PassVerdict(verdict),
                    imports=imports, cpu_reference=cpu_stage(session, witness, watch, oracle),
                    nondeterminism=nondeterminism, pass_note=pass_note)
 
@@ -359,7 +362,7 @@ def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
         session.ensure_recorded()
         session.progress(f"violation (score {finding.comparison.score:.3g}); "
                          f"bisecting {len(session.optional)} optional events: " + bisection_plan(session, options))
-        bisection = bisect_session(session, finding.witness, options.strategy, started=started)
+        bisection = bisect_session(session, finding.searched_witness, options.strategy, started=started)
     return dataclasses.replace(finding, events=list(session.events), bisection=bisection,
                                optional=frozenset(e.id for e in session.optional))
 
@@ -367,7 +370,7 @@ def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
 def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
     """``finding`` with the session's build count, the time taken and how the builds were made."""
     counts = BuildCount(session.memo.count, round(session.memo.seconds, 3),
-                        round(time.perf_counter() - started, 3), round(session.optimized.seconds, 3))
+                        round(time.perf_counter() - started, 3), round(session.built.seconds, 3))
     return dataclasses.replace(finding, counts=counts, workers=session.workers_info())
 
 
@@ -375,7 +378,7 @@ def _reporting(evaluate, session: ShadowSession, every: int = 25):
     """``evaluate`` that reports the count and the best score every ``every``
     calls, and says what each call waits for while it lasts."""
     progress = session.progress
-    state = {"count": 0, "best": None}
+    state: dict[str, Any] = {"count": 0, "best": None}
 
     def wrapped(inputs):
         with waiting(progress, *evaluation_wait(session, state["count"] + 1)):
@@ -405,7 +408,7 @@ def evaluation_wait(session: ShadowSession, number: int) -> tuple:
 
 def invalid_causes(session: ShadowSession) -> list:
     """Which vulnerable operators left their domain on the invalid candidates (rangecheck.InvalidCall)."""
-    causes = []
+    causes: list = []
     for sample in session.runs.invalid_samples:
         try:
             calls = check_domains(session.model.mod, sample, target=local_target(session.config.target))
@@ -417,12 +420,12 @@ def invalid_causes(session: ShadowSession) -> list:
     return causes
 
 
-def require_valid_witness(found, ranges, invalid, samples=()) -> None:
-    """Raise InvalidReferenceError where no input the search tried was valid: the reference
-    build gives NaN/Inf on every one; ``samples``: some of those inputs (given inputs that
+def require_valid_witness(found, ranges, invalid, samples=()) -> dict:
+    """The search's witness; raise InvalidReferenceError where no input the search tried was valid:
+    the reference build gives NaN/Inf on every one; ``samples``: some of those inputs (given inputs that
     hold NaN/Inf themselves are said to, not blamed on the model's domain)."""
     if found.best_inputs is not None:
-        return
+        return found.best_inputs
     span = ", ".join(f"{n}=[{r.low}, {r.high}]" for n, r in ranges.items())
     why = ""
     if invalid:

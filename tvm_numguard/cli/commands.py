@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Optional
+from typing import Callable, Optional
 
 import click
 
@@ -44,6 +44,7 @@ class Command:
     arguments: tuple = ()  # click decorators for what only this command takes (handed to ``run`` as is)
     extra: tuple = ()
     epilog = EXIT_CODES  # the exit codes --help lists (a command with codes of its own says so)
+    run: Callable[..., int]  # each command's own: its exit code
 
     def groups(self) -> dict:
         raise NotImplementedError
@@ -122,7 +123,8 @@ def deliver_build_failure(err, outputs: Optional[Outputs], command: str) -> int:
     if outputs is not None and outputs.json:
         data = build_failure_document(err.failure, err.config, err.model, command, held_back())
         write_atomic(outputs.json, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
-    click.echo(build_failure_summary(err.failure, err.config, err.model, f"numguard {command}"))  # the head is greppable
+    # the head is greppable
+    click.echo(build_failure_summary(err.failure, err.config, err.model, f"numguard {command}"))
     return 1
 
 
@@ -332,7 +334,7 @@ class Fix(Command):
                 with waiting(console.progress, "the cost of safety: three builds, their VMs and "
                              f"{RUNS} timed runs of each"):
                     cost = cost_table(model.mod, config, outcome.plan, list(outcome.narrowings.values()),
-                                      outcome.first.witness, model.input_names(), workers)
+                                      outcome.first.searched_witness, model.input_names(), workers)
         document = fix_document(outcome, model, config, options, cost, fix_path)
         validate(document, FIX_SCHEMA)
         write_atomic(fix_path, (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())

@@ -11,7 +11,7 @@ import functools
 import os
 import re
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
@@ -21,7 +21,8 @@ from ..base.flags import FLAG
 from ..report.files import ensure_writable
 from ..locate import SEARCHES, parse_range_spec
 
-
+if TYPE_CHECKING:  # imported where used: ir.pipeline imports TVM
+    from ..ir.pipeline import CompileConfig
 
 
 class OptionGroup:
@@ -98,7 +99,8 @@ class CompileArgs(OptionGroup):
         click.option(FLAG["tir_pipeline"], default="default", show_default=True,
                      help="Comma-separated TIR parts around 'default'."),
         click.option(FLAG["target"], default="llvm", show_default=True, help="The TVM target to build for."),
-        click.option(FLAG["opt_level"], default=3, show_default=True, type=int, help="The PassContext opt_level (0-4)."),
+        click.option(FLAG["opt_level"], default=3, show_default=True, type=int,
+                     help="The PassContext opt_level (0-4)."),
     )
 
     def parse(self, values: dict) -> "CompileConfig":
@@ -131,7 +133,7 @@ class CompileArgs(OptionGroup):
 class RangeArgs(OptionGroup):
     """The input range alone (``numguard check``): parses to Options' low, high and ranges."""
 
-    options = (
+    options: tuple = (
         click.option(FLAG["low"], type=float, help="Lower bound for every input."),
         click.option(FLAG["high"], type=float, help="Upper bound for every input."),
         click.option(FLAG["ranges"], "range_specs", multiple=True, metavar="NAME=LO:HI",
@@ -174,7 +176,8 @@ class SearchArgs(OptionGroup):
                          help=f"Input searches, comma-separated ({', '.join(SEARCHES)}); each runs with the "
                               "same budget and seed, and the worst input any finds is the witness."),
             click.option(FLAG["budget"], default=budget_default, show_default=True,
-                         help="Search budget per input search: evaluations (200), seconds (60s, 2m) or both (200,60s)."),
+                         help="Search budget per input search: evaluations (200), seconds (60s, 2m) "
+                              "or both (200,60s)."),
             click.option(FLAG["seed"], default=0, show_default=True, type=int,
                          help="Seed of every random choice."),
             click.option(FLAG["oracle"], "no_oracle", is_flag=True,

@@ -46,9 +46,11 @@ class Reduce(Command):
     extra = (
         click.option("-o", "--out", "out_dir", default="repro", show_default=True, type=click.Path(),
                      help="The folder the repro is written to."),
-        click.option("--model", "model_name", metavar="NAME", help="Reduce this model's violation (default: the first)."),
+        click.option("--model", "model_name", metavar="NAME",
+                     help="Reduce this model's violation (default: the first)."),
         click.option("--pass", "pass_spec", metavar="SPEC", help="Reduce this pass's violation (default: the first)."),
-        click.option("--max-builds", default=20, show_default=True, type=int, help="The build budget of the reduction."),
+        click.option("--max-builds", default=20, show_default=True, type=int,
+                     help="The build budget of the reduction."),
     )
 
     def run(self, outputs, report_path, out_dir="repro", model_name=None, pass_spec=None, max_builds=20) -> int:
@@ -83,7 +85,8 @@ class Reduce(Command):
                                                                "report": os.path.abspath(report_path)})
         verified = reduction.verified
         click.echo(f"reduced {row['pass_spec']} on {row['model']}: {reduction.operators_before} -> "
-                   f"{reduction.operators} Relax operator(s) in {reduction.builds} builds (score {reduction.score:.3g})")
+                   f"{reduction.operators} Relax operator(s) in {reduction.builds} builds "
+                   f"(score {reduction.score:.3g})")
         click.echo(f"  reproduces twice: {'yes' if verified['reproduced_twice'] else 'NO'}; clean without the pass "
                    f"(float64): {_yes_no(verified['clean_without_pass'])}")
         click.echo(f"  written to {out_dir}/: {', '.join(record['files'])}, repro.json")

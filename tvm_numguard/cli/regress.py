@@ -80,7 +80,7 @@ class RegressSearchArgs(SearchArgs):
 
         super().__init__(bisect=False, budget_default=REGRESS_BUDGET)
 
-    def parse(self, values: dict) -> RangeChoice:
+    def parse(self, values: dict) -> RangeChoice:  # type: ignore[override]  # the Options, with where ranges come from
         given = values["low"] is not None or values["high"] is not None or bool(values["range_specs"])
         if not given:
             values["low"], values["high"] = 0.0, 1.0

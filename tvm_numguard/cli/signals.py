@@ -35,7 +35,7 @@ import select
 import signal
 import sys
 import threading
-from typing import Callable
+from typing import Any, Callable, Literal, Optional
 
 from ..base.errors import Terminated
 
@@ -52,9 +52,10 @@ class InterruptDeadline:
     def __init__(self, last_words: Callable[[int], str], grace: float = GRACE):
         self.last_words, self.grace = last_words, grace
         self._ended = threading.Event()
-        self._pipe = self._stop = None
+        self._pipe: Optional[tuple[int, int]] = None
+        self._stop: Optional[tuple[int, int]] = None
         self._previous_fd = -1
-        self._previous_term = None
+        self._previous_term: Any = None  # the SIGTERM handler before the block's
 
     def __enter__(self) -> "InterruptDeadline":
         if threading.current_thread() is not threading.main_thread():
@@ -68,9 +69,9 @@ class InterruptDeadline:
         threading.Thread(target=self._watch, name="numguard-interrupt", daemon=True).start()
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         self._ended.set()
-        if self._pipe is not None:
+        if self._pipe is not None and self._stop is not None:  # set together by __enter__
             signal.signal(signal.SIGTERM, self._previous_term)
             signal.set_wakeup_fd(self._previous_fd)
             os.write(self._stop[1], b"x")
@@ -79,6 +80,7 @@ class InterruptDeadline:
         return False
 
     def _watch(self) -> None:
+        assert self._pipe is not None and self._stop is not None  # __enter__ made them first
         stop = self._stop[0]
         try:
             while True:

@@ -93,6 +93,8 @@ def measure_all(rows: Sequence, mod: tvm.IRModule, inputs: Mapping, input_names:
     timed in turns, one call each per round, so that the machine's drift
     (10-30% from one minute to the next here) falls on all of them alike."""
     builds = [compile_model(mod, cfg) for _, cfg, _ in rows]
+    timers: list
+    times: list
     timers, times = [], [[] for _ in rows]
     for build in builds:
         if not build.ok:

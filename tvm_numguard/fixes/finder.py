@@ -23,7 +23,7 @@ import is made again so.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..check import engine
 from ..build.context import RunContext
@@ -34,6 +34,9 @@ from ..report.text import counted
 from ..locate import parse_budget
 from ..ir.narrow import Correspondence, rewrites
 from .narrowing import Narrowing, culprit_modules, narrow_culprit
+
+if TYPE_CHECKING:
+    from ..judge.finding import Finding
 
 NARROW_ATTEMPTS = 3  # narrowings of one culprit before it is switched off
 MAX_ROUNDS = 8  # searches in all, the first included
@@ -46,14 +49,14 @@ class FixOutcome:
     narrowing of each culprit (last one found wins), the last verification's
     Finding and whether it verified; ``reason`` when it did not."""
 
-    first: object
+    first: Finding
     narrowings: dict  # event -> Narrowing, in the order found
-    verification: Optional[object] = None
+    verification: Optional[Finding] = None
     verified: bool = False
     reason: str = ""
     rounds: int = 1
     reached: tuple = ()  # pipeline warnings (new) the last verification reached
-    imports: Optional[object] = None  # the Finding where TVM's import differed from the framework
+    imports: Optional[Finding] = None  # the Finding where TVM's import differed from the framework
 
     @property
     def plan(self) -> FixPlan:
@@ -111,9 +114,15 @@ class FixSearch:
         for round_ in range(MAX_ROUNDS):
             ending = self.round(round_)
             if ending is not None:
-                self.outcome.verified, self.outcome.reason = ending
-                return self.outcome
-        self.outcome.reason = f"no fix verified in {MAX_ROUNDS} searches"
+                self.made.verified, self.made.reason = ending
+                return self.made
+        self.made.reason = f"no fix verified in {MAX_ROUNDS} searches"
+        return self.made
+
+    @property
+    def made(self) -> FixOutcome:
+        """The outcome, which the first round makes."""
+        assert self.outcome is not None, "the outcome is read before the first round made it"
         return self.outcome
 
     def round(self, round_: int) -> Optional[tuple]:
@@ -131,14 +140,14 @@ class FixSearch:
             finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "fix")
             if first:
                 self.outcome = FixOutcome(finding, self.narrowings, imports=self.imports)
-            self.outcome.rounds, self.outcome.verification = round_ + 1, None if first else finding
+            self.made.rounds, self.made.verification = round_ + 1, None if first else finding
             return self.decide(finding, session, options.seed, first=first)
 
     def decide(self, finding, session, seed: int, first: bool) -> Optional[tuple]:
         """What a round's ``finding`` means: (verified, reason) or None (the fix
         changed: narrowed further, widened, or a culprit added)."""
         if finding.import_differs and self.imports is None:
-            self.imports = self.outcome.imports = finding
+            self.imports = self.made.imports = finding
             self.context.progress(f"{import_reason(finding, seed)}: reported beside the fix; the pass question is "
                                   "asked alone from here on, against TVM's reference build (--no-framework)")
             if not finding.violation:
@@ -148,7 +157,7 @@ class FixSearch:
         if not finding.violation and not reached:
             return True, ""  # clean: verified (nothing to fix in the first round)
         if not finding.violation:  # clean, but where the range check says the pipeline can break
-            self.outcome.reached = tuple(w.warning.binding for w in reached)
+            self.made.reached = tuple(w.warning.binding for w in reached)
             why = _widen(self.narrowings, session, self.config, reached)
             return (False, why) if why else None
         blamed = finding.bisection.blame().disable if finding.bisection is not None else ()

@@ -142,8 +142,8 @@ class Fix:
         fix was made for, and (``UnverifiedFixWarning``) when numguard fix did not
         verify it; a fix with no culprit is refused (FixError)."""
         self.applicable()
-        if self.unverified_note():
-            warnings.warn(self.unverified_note(), UnverifiedFixWarning, stacklevel=2)
+        if note := self.unverified_note():
+            warnings.warn(note, UnverifiedFixWarning, stacklevel=2)
         expected = (self.document.get("model") or {}).get("main_hash")
         return self.plan.instrument(strict=True, made_for=expected, name=self.path or "this fix")
 
@@ -180,7 +180,8 @@ def load(path: str) -> Fix:
     except ValueError as err:
         raise FixError(f"{path} is not JSON: {err}") from None
     if not isinstance(document, dict) or document.get("kind") != "fix":
-        raise FixError(f"{path} is not a numguard fix (its kind is {document.get('kind') if isinstance(document, dict) else None!r})")
+        kind = document.get("kind") if isinstance(document, dict) else None
+        raise FixError(f"{path} is not a numguard fix (its kind is {kind!r})")
     try:
         validate(document, FIX_SCHEMA)
     except Exception as err:  # jsonschema's ValidationError: one line saying where

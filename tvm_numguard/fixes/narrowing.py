@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..locate.bisect.driver import probe_parts
 from ..locate.bisect.strategies import ddmin
@@ -136,7 +136,7 @@ def culprit_modules(session, config: CompileConfig, event: str) -> tuple:
     if build_s is not None:
         afford(session.progress, build_s, f"reading what {event} rewrote (a build)")
     with waiting(session.progress, f"TVM building the pipeline to read what {event} rewrote", build_s):
-        build = compile_model(session.model.mod, config, BuildRequest(instruments=[snapshot]))
+        build = compile_model(session.model.mod, config, BuildRequest(instruments=(snapshot,)))
     session.memo.note(build)
     return snapshot.before, snapshot.after
 
@@ -157,7 +157,7 @@ def _narrowed(session, config: CompileConfig, event: str, witnesses: Sequence[Ma
     if before is None or after is None:
         return Narrowing(CulpritFix(event, "off"), 0, reason="the build never ran this pass event")
     found = [(_named(p, provenance or {}), ok) for p, ok in rewrites(before, after)]
-    counts = {"rewrites": len([p for p, _ in found if p.kind == Change.REWRITE]),
+    counts: dict[str, Any] = {"rewrites": len([p for p, _ in found if p.kind == Change.REWRITE]),
               "follows": len([p for p, _ in found if p.kind == Change.FOLLOW])}
     candidates = [p for p, ok in found if ok]
     stuck = len(found) - len(candidates)
@@ -171,10 +171,11 @@ def _narrowed(session, config: CompileConfig, event: str, witnesses: Sequence[Ma
     hinted = [p for p in candidates if p.binding in set(hints)]
     items = hinted if hinted and clean(hinted) else candidates
     places, complete = ddmin(items, clean, max_tests=MAX_TESTS)
-    found = Narrowing(CulpritFix(event, "narrow", tuple(places)), **counts, tests=clean.tests, complete=complete)
-    if found.kept == 0 and counts["rewrites"]:  # the pass off is as narrow, and simpler to apply
-        return found.switched_off(f"every one of its {counts['rewrites']} rewrites must be undone")
-    return found
+    narrowing = Narrowing(CulpritFix(event, "narrow", tuple(places)), **counts, tests=clean.tests,
+                          complete=complete)
+    if narrowing.kept == 0 and counts["rewrites"]:  # the pass off is as narrow, and simpler to apply
+        return narrowing.switched_off(f"every one of its {counts['rewrites']} rewrites must be undone")
+    return narrowing
 
 
 def _named(place: Place, provenance: Mapping) -> Place:

@@ -38,7 +38,8 @@ def shape_hint(name: str, dims: Sequence[str]) -> str:
 def load_onnx(path: str, shapes: ShapeOverrides, import_at_shapes: bool = False) -> tuple:
     """(IRModule, provenance: binding name -> provenance.Provenance, shapes left to bind:
     {input name: shape}, whether an input has a dynamic dimension, the values the frontend
-    folded into constants: {ONNX tensor name: provenance.FoldedConstant}). An input's dynamic dimensions stay symbolic at import
+    folded into constants: {ONNX tensor name: provenance.FoldedConstant}). An input's dynamic
+    dimensions stay symbolic at import
     (as a user compiles the model) and its shape in ``shapes`` is left to bind
     after; ``import_at_shapes`` (or a shape that changes a dimension the model
     fixes) imports the model at the given shape instead."""

@@ -316,9 +316,8 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
             elif type(dim).__name__ == "Var":
                 key = str(dim)
                 if key in binding and binding[key] != value:
-                    raise ModelError(
-                        f"{named('shapes')}: dimension '{key}' is {binding[key]} in {given_by[key]} but {value} in {param.name}"
-                    )
+                    raise ModelError(f"{named('shapes')}: dimension '{key}' is {binding[key]} in {given_by[key]} "
+                                     f"but {value} in {param.name}")
                 low, high = allowed.get(key, (None, None))
                 if (low is not None and value < low) or (high is not None and value > high):
                     raise ModelError(f"{named('shapes')} {param.name}: dimension {axis} ('{key}') must be in "
@@ -337,7 +336,8 @@ def _bind_shapes(main: relax.Function, source: str, shapes: dict, allowed: dict,
             got = [_dim_text(d) for d in param.ty.shape.values]
             want = [str(v) for v in shapes[param.name]]
             if all(_is_static(d) for d in param.ty.shape.values) and got != want:
-                raise ModelError(f"{named('shapes')} {param.name}: the model's shape ({','.join(got)}) cannot be {','.join(want)}")
+                raise ModelError(f"{named('shapes')} {param.name}: the model's shape ({','.join(got)}) "
+                                 f"cannot be {','.join(want)}")
     return bound
 
 
@@ -350,7 +350,8 @@ def unbindable(main: relax.Function, source: str, binding: dict, provenance: dic
         for b in function_bindings(main):
             if op_name(b.value) == f"relax.{named.group(1)}":
                 value_provenance = provenance.get(b.var.name)
-                node = value_provenance.label if value_provenance is not None else f"relax.{named.group(1)} {b.var.name}"
+                node = (value_provenance.label if value_provenance is not None
+                        else f"relax.{named.group(1)} {b.var.name}")
                 break
     where = f" at {node}" if node else ""
     return ImportFailure(f"TVM's import of {source} cannot run it at {dims} (the model's own dimension names), "

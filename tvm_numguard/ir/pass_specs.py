@@ -45,6 +45,7 @@ def _load_file(path: str):
     path = os.path.abspath(path)
     name = "_numguard_pass_" + hashlib.sha1(path.encode()).hexdigest()[:12]
     mspec = importlib.util.spec_from_file_location(name, path)
+    assert mspec is not None and mspec.loader is not None  # a .py file (the only kind loaded here) has both
     module = importlib.util.module_from_spec(mspec)
     sys.modules[name] = module  # the TVMScript parser finds the source through sys.modules
     try:

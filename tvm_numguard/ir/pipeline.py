@@ -16,7 +16,8 @@ One part of the Relax and TIR pipelines together may be in brackets,
 between two marker passes that change nothing (``UNDER_TEST_BEGIN`` and
 ``UNDER_TEST_END``, never skipped), and the question becomes that pass's own:
 the reference build skips only the events between the markers
-(``instrument.catalog.under_test_span``, read by ``shadow.build.optional_events``). ``CompileConfig.passes`` can name pass
+(``instrument.catalog.under_test_span``, read by ``shadow.build.optional_events``).
+``CompileConfig.passes`` can name pass
 objects by a label the text uses (``[<MyPass>]``), for callers that hold a
 Pass rather than a spec; such a configuration does not replay from its text.
 
@@ -49,10 +50,20 @@ class BuildConfig(Protocol):
     text) and the guard's ``CallConfig`` (a caught compile call's own objects)
     both are one. ``pass_context`` opens the PassContext it asks for."""
 
-    opt_level: int
-    disable: tuple  # pass event ids every build skips
-    fix: Optional[FixPlan]  # a narrow fix every build applies (numguard fix)
-    under_test: Optional[str]  # the pass under test's spec, or None
+    @property
+    def opt_level(self) -> int: ...
+
+    @property
+    def disable(self) -> tuple:  # pass event ids every build skips
+        ...
+
+    @property
+    def fix(self) -> Optional[FixPlan]:  # a narrow fix every build applies (numguard fix)
+        ...
+
+    @property
+    def under_test(self) -> Optional[str]:  # the pass under test's spec, or None
+        ...
 
     def make_target(self) -> tvm.target.Target: ...
 

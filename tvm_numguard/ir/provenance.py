@@ -109,7 +109,7 @@ def folded_constants(labels: Mapping) -> dict:
     folded = {}
     for expr, (label, key) in labels.items():
         data = getattr(expr, "value", None)
-        if isinstance(expr, TENSOR_CONSTANT) and hasattr(data, "numpy"):
+        if isinstance(expr, TENSOR_CONSTANT) and data is not None and hasattr(data, "numpy"):
             folded[key] = FoldedConstant(label, key, data.numpy())
     return folded
 
@@ -130,7 +130,7 @@ def onnx_labels(nodes: Mapping, graph) -> dict:
 def torch_labels(env: Mapping) -> dict:
     """Relax expression -> ("torch module fc (Linear), node 'linear'", "linear")
     from the torch importer's FX node table ``env``."""
-    labels = {}
+    labels: dict = {}
     for node, expr in env.items():
         if getattr(node, "op", None) != "call_function" or not isinstance(expr, relax.Expr):
             continue

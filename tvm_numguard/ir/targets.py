@@ -189,4 +189,5 @@ def gpu_fallback() -> tvm.transform.Pass:
     return fallback
 
 
-__all__ = ["FALLBACK_ARCH", "GPU_FALLBACK", "GPU_KINDS", "NO_GPU", "gpu_fallback", "is_gpu", "target_of", "TargetSpec", "gpu_archs", "parse_target", "require_device"]
+__all__ = ["FALLBACK_ARCH", "GPU_FALLBACK", "GPU_KINDS", "NO_GPU", "gpu_fallback", "is_gpu", "target_of", "TargetSpec",
+           "gpu_archs", "parse_target", "require_device"]

@@ -77,16 +77,18 @@ def judge_against_cpu(session, witness: Mapping[str, np.ndarray],
     cpu = compile_model(session.model.mod, dataclasses.replace(session.config, target=CPU_TARGET))
     session.memo.note(cpu)
     if not cpu.ok:
-        return CpuJudgement(target, "unanswered", reason=f"the LLVM build fails: {cpu.error}")
+        return CpuJudgement(target, TargetVerdict.UNANSWERED, reason=f"the LLVM build fails: {cpu.error}")
     try:
         theirs = run_build(cpu, session.model.input_names(), witness)
     except Exception as err:  # the LLVM build is a help, not a requirement
-        return CpuJudgement(target, "unanswered", reason=f"the LLVM build fails to run: {summarize_error(err)}")
+        return CpuJudgement(target, TargetVerdict.UNANSWERED,
+                            reason=f"the LLVM build fails to run: {summarize_error(err)}")
     mine, tol = session.runs.optimized_outputs(witness), session.tol
     if len(theirs) == len(mine) and agreement_score(theirs, mine, tol) <= 1.0:
-        return CpuJudgement(target, "agrees", outputs=tuple(compare_outputs_with_framework(theirs, mine, tol)))
+        return CpuJudgement(target, TargetVerdict.AGREES,
+                            outputs=tuple(compare_outputs_with_framework(theirs, mine, tol)))
     exact, name, _ = truth(witness)
     outputs = tuple(compare_outputs_with_framework(theirs, mine, tol, exact))
     # with no truth nothing excuses the target's build
     at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault or o.not_judged for o in outputs)
-    return CpuJudgement(target, "target" if at_fault else "benign", truth=name, outputs=outputs)
+    return CpuJudgement(target, TargetVerdict.TARGET if at_fault else TargetVerdict.BENIGN, truth=name, outputs=outputs)

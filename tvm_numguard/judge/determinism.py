@@ -12,7 +12,7 @@ differs between the two runs named in the user's model.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Optional
+from typing import Mapping, Optional, overload
 
 import numpy as np
 
@@ -41,6 +41,14 @@ class Nondeterminism:
 
     def to_json(self) -> dict:
         return plain({**dataclasses.asdict(self), "builds": list(self.builds)})
+
+    @overload
+    @classmethod
+    def from_json(cls, data: None) -> None: ...
+
+    @overload
+    @classmethod
+    def from_json(cls, data: Mapping) -> "Nondeterminism": ...
 
     @classmethod
     def from_json(cls, data) -> Optional["Nondeterminism"]:

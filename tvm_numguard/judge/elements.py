@@ -89,7 +89,7 @@ def spread_of(truth: Sequence, runs: Sequence[Sequence]) -> list:
     sigmas: a bound there would blame about one element in two hundred of a
     correct float16 MatMul chain. An element where some run gives no finite
     value is measured by the others."""
-    spreads = []
+    spreads: list = []
     for i, exact in enumerate(truth):
         if exact is None:
             spreads.append(None)

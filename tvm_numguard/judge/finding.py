@@ -14,7 +14,7 @@ never changes under it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Protocol
 
 from ..base.frozen import freeze_fields
 from ..base.words import PassVerdict, Stage
@@ -109,6 +109,13 @@ class RangeCheckOutcome:
         freeze_fields(self, "reached")
 
 
+class Documented(Protocol):
+    """What a stage of a layer above adds to a Finding (the trace, the guard's info): this layer
+    only writes it into the report, as its document (docs/architecture.md's layers)."""
+
+    def to_json(self) -> dict: ...
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Finding:
     """What one check found. Built once, by keywords (``engine.judge``); each
@@ -130,9 +137,9 @@ class Finding:
     verdict: PassVerdict
     bisection: Optional[BisectResult] = None
     counts: Optional[BuildCount] = None
-    trace: Optional[object] = None  # trace.tracer.TraceResult
-    guard: Optional[object] = None  # guard.guard.GuardInfo
-    workers: Optional[object] = None  # workers.info.WorkerInfo: how the builds were made
+    trace: Optional[Documented] = None  # api.trace.tracer.TraceResult
+    guard: Optional[Documented] = None  # api.guard.guard_report.GuardInfo
+    workers: Optional[WorkerInfo] = None  # how the builds were made
     replay: Optional[str] = None  # how to rerun, when not the CLI line a report makes itself
     range_check: Optional["RangeCheckOutcome"] = None  # what numguard check said before the search
     imports: Optional[ImportJudgement] = None  # TVM's reference against the model's framework on the witness
@@ -143,6 +150,12 @@ class Finding:
     def __post_init__(self):
         freeze_fields(self, "ranges", "events", "witness")
         object.__setattr__(self, "verdict", PassVerdict(self.verdict))
+
+    @property
+    def searched_witness(self) -> dict:
+        """The witness of a finding a search made (one read back from a report has none)."""
+        assert self.witness is not None, "a finding read back from a report has no witness"
+        return self.witness
 
     @property
     def violation(self) -> bool:

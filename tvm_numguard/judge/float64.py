@@ -226,7 +226,8 @@ class _ToFloat64(PyExprMutator):
         if isinstance(old, relax.Tuple) and isinstance(new, relax.Tuple):
             return relax.Tuple([self._down(o, n) for o, n in zip(old.fields, new.fields)])
         old_ty, new_ty = getattr(old, "ty", None), getattr(new, "ty", None)
-        if _is_narrow_tensor(old_ty) and isinstance(new_ty, relax.TensorType) and str(new_ty.dtype) == TARGET_DTYPE:
+        if (old_ty is not None and _is_narrow_tensor(old_ty) and isinstance(new_ty, relax.TensorType)
+                and str(new_ty.dtype) == TARGET_DTYPE):
             return self.builder_.emit(relax.op.astype(new, str(old_ty.dtype)))
         return new
 

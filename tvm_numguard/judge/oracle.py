@@ -11,7 +11,7 @@ session and returns an ``OracleJudgement``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, cast
 
 import numpy as np
 
@@ -106,7 +106,8 @@ def classify(
 ) -> list:
     """Per-output verdicts (a single array is one output)."""
     if isinstance(ref32, np.ndarray):
-        ref32, opt32, oracle64 = [ref32], [opt32], [oracle64]
+        # one output: the three are arrays alike
+        ref32, opt32, oracle64 = [ref32], [cast(np.ndarray, opt32)], [cast(np.ndarray, oracle64)]
     if not (len(ref32) == len(opt32) == len(oracle64)):
         raise ValueError(f"{len(ref32)} reference, {len(opt32)} optimized and {len(oracle64)} oracle outputs")
     return [classify_output(i, r, o, g, tol, k) for i, (r, o, g) in enumerate(zip(ref32, opt32, oracle64))]
@@ -168,11 +169,13 @@ class Oracle:
     costs no time); ``outputs(inputs)`` then waits for that answer, and
     ``close`` stops the worker. Other inputs are still run here."""
 
+    _pending: Optional[tuple]  # (inputs, the worker's Pending answer, or None once collected)
+
     def __init__(self, session):
         self._session = session
         self._build: Optional[Float64Build] = None
         self._error: Optional[BaseException] = None
-        self._runs = Recent()  # (inputs,) -> outputs
+        self._runs: Recent[list] = Recent()  # (inputs,) -> outputs
         self._pool, self._pending, self._kept = None, None, []  # the worker's build: its pool, answer, kept ops
 
     @property
@@ -208,6 +211,7 @@ class Oracle:
 
     def _collect(self) -> None:
         """The worker's answer, once: its outputs remembered, or its error kept."""
+        assert self._pending is not None  # a worker was asked
         inputs, pending = self._pending
         if pending is None:
             return
@@ -230,7 +234,8 @@ class Oracle:
         if self._build is None:
             model = self._session.model
             try:
-                self._build = Float64Build(model.mod, model.input_names(), target=local_target(self._session.config.target))
+                self._build = Float64Build(model.mod, model.input_names(),
+                                           target=local_target(self._session.config.target))
             except Exception as err:  # an oracle is a help, not a requirement
                 self._error = err
                 raise

@@ -50,7 +50,8 @@ class Target:
 
     @property
     def fears_overflow(self) -> bool:
-        return self.kind in OVERFLOW_KINDS or (self.kind == "domain" and any(c == "high" for c in self.corners.values()))
+        return self.kind in OVERFLOW_KINDS or (self.kind == "domain"
+                                               and any(c == "high" for c in self.corners.values()))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -56,15 +56,18 @@ class Budget:
         a number of them (so time never changes the search's course), else by time."""
         if self.evaluations is not None:
             return min(1.0, evaluations_done / self.evaluations)
+        assert self.seconds is not None  # a budget without evaluations has seconds
         return min(1.0, (time.perf_counter() - started_at) / self.seconds)
 
     def part(self, fraction: float) -> "Budget":
         """The first ``fraction`` of this budget's plan (same start), at least one
         evaluation; the seconds stay one deadline for the whole search."""
         if self.evaluations is None:
+            assert self.seconds is not None  # a budget without evaluations has seconds
             return Budget(None, self.seconds * fraction, self.at_least)
         evals = max(1, int(round(self.evaluations * fraction)))
-        return Budget(evals, self.seconds, min(self.at_least, evals), None if self.stop is None else min(self.stop, evals))
+        return Budget(evals, self.seconds, min(self.at_least, evals),
+                      None if self.stop is None else min(self.stop, evals))
 
     def stopped_by(self, evaluations_done: int) -> str:
         """What ended a search that used it all: "evaluations" or "time"."""
@@ -103,12 +106,12 @@ def parse_budget(text: str) -> Budget:
     if "/" in str(text):
         first, _, planned = str(text).partition("/")
         try:
-            stop, evaluations = int(first), int(planned)
+            stop, planned_evaluations = int(first), int(planned)
         except ValueError:
             raise RangeError(f"budget '{text}' {form}", "budget") from None
-        if not 0 < stop <= evaluations:
+        if not 0 < stop <= planned_evaluations:
             raise RangeError(f"budget '{text}': K/N needs 0 < K <= N", "budget")
-        return Budget(evaluations, stop=stop)
+        return Budget(planned_evaluations, stop=stop)
     evaluations = seconds = None
     parts = [p.strip() for p in str(text).split(",")]
     if not 1 <= len(parts) <= 2 or not all(parts):

@@ -42,7 +42,7 @@ class Options:
         if self.low is None and not self.ranges:
             raise RangeError(f"give the input range: {named('low')} and {named('high')}, or {named('ranges')} "
                              "for each input")
-        if self.low is not None:
+        if self.low is not None and self.high is not None:  # both or neither, as said above
             validate_span("all inputs", float(self.low), float(self.high))
         for name, (lo, hi) in self.ranges.items():
             validate_span(name, float(lo), float(hi))

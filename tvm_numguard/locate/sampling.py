@@ -27,7 +27,7 @@ Evaluate = Callable[[Inputs], Union[Optional[float], Observation]]
 @dataclasses.dataclass(frozen=True)
 class SearchResult:
     best_inputs: Optional[Inputs]
-    best_score: float
+    best_score: Optional[float]  # None: no valid input
     evaluations: int
     invalid: int
     history: list  # score per evaluation, None for invalid

@@ -54,7 +54,8 @@ def _umask() -> int:
 def write_witness(path: str, inputs: Mapping[str, np.ndarray]) -> None:
     """Save witness inputs as .npz (keys are the model's input names)."""
     buffer = io.BytesIO()
-    np.savez(buffer, **{name: np.asarray(value) for name, value in inputs.items()})
+    arrays = {name: np.asarray(value) for name, value in inputs.items()}
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub: **arrays might be allow_pickle
     write_atomic(path, buffer.getvalue())
 
 

@@ -31,7 +31,8 @@ def fix_summary(document: dict, command: str, path: str) -> str:
                          f"keeps 0 of its {culprit['rewrites']} rewrites")
     check = document["verification"]
     if check is not None:
-        lines.append(f"  verified  on a fresh search: seed {check['seed']}, budget {check['budget']}: {check['verdict']}"
+        lines.append(f"  verified  on a fresh search: seed {check['seed']}, budget {check['budget']}: "
+                     f"{check['verdict']}"
                      + f", score {from_json_number(check['score']):.3g}"
                      + (f"; range-check warnings reached: {', '.join(check['range_warnings_reached'])}"
                         if check["range_warnings_reached"] else ""))
@@ -104,7 +105,8 @@ def fix_html(document: dict) -> str:
     """A page of the fix: culprits, places, verification, cost table."""
     esc = html.escape
     body = [f"<h1>numguard fix: {'verified' if document['verified'] else 'not verified'}</h1>",
-            f"<p>model {esc(str(document['model']['path']))}, pipeline {esc(document['configuration']['pipeline'])}</p>",
+            f"<p>model {esc(str(document['model']['path']))}, "
+            f"pipeline {esc(document['configuration']['pipeline'])}</p>",
             fix_section(document)]
     return "<!doctype html><html><head><meta charset='utf-8'><title>numguard fix</title></head><body>" + \
         "\n".join(body) + "</body></html>\n"

@@ -47,7 +47,8 @@ def _pass_table(trace: dict) -> str:
     for r in trace["passes"]:
         cls = ' class="culprit"' if r["id"] == trace.get("culprit") else ""
         rows.append(f"<tr{cls}><td>{_e(r['id'])}</td><td>{_e(r['level'])}</td><td>{_e(r['method'])}</td>"
-                    f"<td>{_score(r['local'])}</td><td>{_score(r['cumulative'])}</td><td>{_e(r['note'] or '')}</td></tr>")
+                    f"<td>{_score(r['local'])}</td><td>{_score(r['cumulative'])}</td>"
+                    f"<td>{_e(r['note'] or '')}</td></tr>")
     rows.append("</table>")
     return "\n".join(rows)
 
@@ -121,7 +122,8 @@ def _origin(trace: dict) -> str:
         f"<p>Before the pass:</p><pre>{_e(_fold(origin['binding_before']))}</pre>",
         f"<p>After the pass:</p><pre>{_e(_fold(origin['binding_after']))}</pre>",
     ]
-    for key, title in (("tir_before", "TIR of the kernel before the pass"), ("tir_after", "TIR of the kernel after it")):
+    for key, title in (("tir_before", "TIR of the kernel before the pass"),
+                       ("tir_after", "TIR of the kernel after it")):
         if origin.get(key):
             parts.append(f"<details><summary>{title}</summary><pre>{_e(_fold(origin[key]))}</pre></details>")
     return "\n".join(parts)
@@ -192,7 +194,8 @@ def render_html(data: dict, program: str = "numguard", fix: Optional[dict] = Non
     body = [
         f"<h1>numguard trace: {_e(data['model']['source'])}</h1>",
         f"<p>pipeline <code>{_e(data['configuration']['pipeline'])}</code>, TIR pipeline "
-        f"<code>{_e(data['configuration']['tir_pipeline'])}</code>, target <code>{_e(data['configuration']['target'])}</code>; "
+        f"<code>{_e(data['configuration']['tir_pipeline'])}</code>, "
+        f"target <code>{_e(data['configuration']['target'])}</code>; "
         f"verdict <span class='{verdict_cls}'>{_e(data['verdict'])}</span>.</p>",
         _summary(data),
         applied,
@@ -201,7 +204,8 @@ def render_html(data: dict, program: str = "numguard", fix: Optional[dict] = Non
         if culprit else "<h2>Culprit</h2><p>none isolated</p>",
         _fix(data, program),
         "<h2>Error per pass</h2>",
-        f"<img id='pass-plot' alt='error per pass' src='data:image/png;base64,{plot}'>" if plot else "<p>no pass changed the module</p>",
+        f"<img id='pass-plot' alt='error per pass' src='data:image/png;base64,{plot}'>"
+        if plot else "<p>no pass changed the module</p>",
         _pass_table(trace),
         "<h2>Origin</h2>", _origin(trace),
         _imports(data),

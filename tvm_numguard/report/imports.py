@@ -112,8 +112,8 @@ def import_lines(data: dict) -> list:
     if section.get("reason"):
         lines.append(f"            {section['reason']}")
     if section.get("truth"):
-        lines.append(f"            truth: {section['truth']}" + (f" ({section['truth_note']})" if section.get("truth_note")
-                                                                 else ""))
+        lines.append(f"            truth: {section['truth']}"
+                     + (f" ({section['truth_note']})" if section.get("truth_note") else ""))
     for out in section.get("outputs", []):
         if exceeds(out["score"]):
             lines.append(_output_line(out))
@@ -145,7 +145,8 @@ def precision_lines(section: dict) -> list:
 
 def _output_line(out: dict, mine: str = "TVM", theirs: str = "the framework") -> str:
     if out["shape_tvm"] != out["shape_framework"]:
-        return f"            output {out['index']}: {mine} shape {out['shape_tvm']}, {theirs}'s {out['shape_framework']}"
+        return (f"            output {out['index']}: {mine} shape {out['shape_tvm']}, "
+                f"{theirs}'s {out['shape_framework']}")
     worst = out.get("worst") or {}
     errors = ""
     if worst.get("err_tvm") is not None:
@@ -179,7 +180,8 @@ def advice_lines(section: dict) -> list:
         return [f"  advice    no pass to switch off: TVM computes {node} differently{which}. Keep that operator out "
                 "of the model (or compute it another way) until TVM fixes it, and report it upstream with the "
                 "witness and this report."]
-    lines = [f"  advice    no pass to switch off: {COMPONENT_ADVICE[blamed['component']].format(subject=blamed['subject'], node=node)}"]
+    advice = COMPONENT_ADVICE[blamed["component"]].format(subject=blamed["subject"], node=node)
+    lines = [f"  advice    no pass to switch off: {advice}"]
     if blamed.get("script"):
         lines.append("            a standalone script (stock TVM and numpy, no numguard) shows it: the command line "
                      "writes it beside the witness; the JSON report keeps it (framework.placement.verdicts[].script)")

@@ -39,7 +39,7 @@ def kind_of(document: Mapping) -> Optional[str]:
         return document["kind"]
     if "replay_version" in document:
         return "replay"
-    return _EARLIER.get(document.get("schema"))
+    return _EARLIER.get(document.get("schema", ""))
 
 
 REPORT_SCHEMA = "schema.json"  # bisect, search, trace and guard reports

@@ -91,7 +91,8 @@ def range_check_section(outcome, verdict: str) -> dict:
     where a violation lies: none is listed)."""
     result = outcome.result
     warnings = [] if result is None else [w.to_json() for w in result.warnings if w.module == "pipeline"]
-    return {"error": outcome.error, "warnings": warnings, "reached": list(outcome.reached) if verdict != "clean" else []}
+    return {"error": outcome.error, "warnings": warnings,
+            "reached": list(outcome.reached) if verdict != "clean" else []}
 
 
 def event_row(event, optional: bool) -> dict:

@@ -54,7 +54,8 @@ def _search_lines(data: dict) -> list:
         which = "that input"
     lines = [f"  inputs    {_evaluated(search, _framework_watched(data))}; the witness: {which}{where}"] + scores
     if search.get("outputs_constant"):
-        lines.append(f"  note      the outputs were the same on every one of the {search['evaluations'] - search['invalid']} "
+        lines.append(f"  note      the outputs were the same on every one of the "
+                     f"{search['evaluations'] - search['invalid']} "
                      "valid inputs tried: they do not depend on the inputs, so nothing here tests the compiler. "
                      "Placeholder weights (the onnx wheel's light_*.onnx)? Randomize them: "
                      "tvm_numguard.testing.light_model(name) or randomize_onnx_weights(onnx_model, seed)")
@@ -63,7 +64,8 @@ def _search_lines(data: dict) -> list:
                  "a seconds-only budget cannot be repeated: give a number of evaluations too, e.g. --budget 200,60s")
         lines.append(f"            the time limit stopped the search after {search['evaluations']} inputs; {again}")
     for cause in search.get("invalid_causes", []):
-        lines.append(f"            invalid: {cause['op']} at {cause['binding']} got {cause['invalid']}/{cause['total']} "
+        lines.append(f"            invalid: {cause['op']} at {cause['binding']} "
+                     f"got {cause['invalid']}/{cause['total']} "
                      f"elements outside {cause['domain']}")
     return lines
 
@@ -82,7 +84,8 @@ def _metric_lines(metrics: list) -> list:
             f"or rtol >= {num(m['min_rtol'])} (atol {num(m['atol'])})"
         )
         if m.get("own_scale") is not None:
-            lines.append(f"            judged at its own scale: every reference value is at most {num(m['own_scale'])}, "
+            lines.append(f"            judged at its own scale: every reference value is at most "
+                         f"{num(m['own_scale'])}, "
                          f"below the default atol, so atol is {num(m['atol'])} (rtol times the largest value)")
         if m["nan_ref"] or m["inf_ref"]:
             lines.append(f"            non-finite in the reference: {m['nan_ref']} NaN, {m['inf_ref']} Inf (no pass is "
@@ -214,11 +217,13 @@ def _bisection_lines(bis: dict) -> list:
         lines.append(f"            error without it: {score_text(bis['score_before'])}")  # one score per line
         lines.append(f"            error with it: {score_text(bis['score_after'])}")
         if bis["confirmed"]:
-            lines.append(f"            confirmed: skipping it alone clears the violation ({score_text(bis['confirm_score'])})")
+            lines.append(f"            confirmed: skipping it alone clears the violation "
+                         f"({score_text(bis['confirm_score'])})")
         elif bis["confirmed"] is None:
             lines.append(f"            skipping it alone cannot be tested: {bis.get('confirm_reason')}")
         else:
-            lines.append(f"            skipping it alone does not clear the violation ({score_text(bis['confirm_score'])})")
+            lines.append(f"            skipping it alone does not clear the violation "
+                         f"({score_text(bis['confirm_score'])})")
     elif bis["suspects"]:
         lines.append(f"  suspects  {', '.join(bis['suspects'])} (configurations between them do not build)")
     if status == "minimal_set":
@@ -292,7 +297,8 @@ def event_table(rows: list, nested_hidden: bool = False) -> str:
     header = f"{'#':>4}  {'event id':<44} {'level':<5} {'opt':>3}  {'kind':<8} {'changed':<7} {'ms':>8}"
     lines = [header, "-" * len(header)]
     for r in rows:
-        kind = "wrapper" if r["wrapper"] else ("required" if r["required"] else ("optional" if r["optional"] else "nested"))
+        kind = ("wrapper" if r["wrapper"] else
+                ("required" if r["required"] else ("optional" if r["optional"] else "nested")))
         changed = {True: "yes", False: "no", None: "-"}[r["changed"]]
         lines.append(f"{r['index']:>4}  {r['id']:<44} {r['level']:<5} {r['opt_level']:>3}  {kind:<8} {changed:<7} "
                      f"{r['duration_s'] * 1000:>8.1f}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-from typing import Optional, Union
+from typing import NoReturn, Optional, Union
 
 from ..base.errors import from_keywords
 
@@ -176,7 +176,7 @@ def replay_text(replay: str) -> str:
     return f"replay: {as_invoked(replay, installed_program())}"
 
 
-def _untestable(message: str) -> None:
+def _untestable(message: str) -> NoReturn:
     try:
         import pytest
     except ImportError:

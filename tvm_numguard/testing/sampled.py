@@ -25,7 +25,7 @@ def sampled_values(mod: tvm.IRModule, samples: list, target: str = "llvm") -> di
     if not build.ok:
         raise RuntimeError(build.error)
     names = [p.name for p in probe["main"].params]
-    out = {k: [] for k in tensors}
+    out: dict = {k: [] for k in tensors}
     for inputs in samples:
         values = call_main(build.vm(), build.device, names, inputs)
         for k, value in zip(tensors, values):

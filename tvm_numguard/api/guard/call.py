@@ -19,6 +19,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from ...ir.narrow import FixPlan
 from ...ir.pipeline import make_target
 
 
@@ -65,7 +66,7 @@ class CallConfig:
     disabled_pass: tuple = ()
     required_pass: tuple = ()
     build_kwargs: Optional[dict] = None
-    fix: Optional[object] = None  # a narrow.FixPlan every build applies (the guard's narrow fix)
+    fix: Optional[FixPlan] = None  # a narrow.FixPlan every build applies (the guard's narrow fix)
 
     @classmethod
     def from_call(cls, target, relax_pipeline, tir_pipeline, prelude=(), build_kwargs=None) -> "CallConfig":
@@ -143,7 +144,7 @@ class CallConfig:
         return None
 
     def context_options(self) -> dict:
-        options = {"disabled_pass": list(self.disabled_pass), "required_pass": list(self.required_pass)}
+        options: dict = {"disabled_pass": list(self.disabled_pass), "required_pass": list(self.required_pass)}
         if self.pass_config:
             options["config"] = self.pass_config
         return options

@@ -25,9 +25,9 @@ import sys
 import time
 from typing import Callable, Optional
 
-Clock = Callable[[], float]  # seconds, from any start: only differences are read
-
 from ...base.progress import Detail, Heartbeat
+
+Clock = Callable[[], float]  # seconds, from any start: only differences are read
 
 PREFIX = "numguard guard:"
 # the default limit of one guarded compile ("auto"): this many times the compile it
@@ -63,7 +63,8 @@ class LateProgress:
         self.restart()
 
     def restart(self) -> None:
-        self.started, self.phases, self.talking = self.clock(), [], False
+        self.phases: list = []
+        self.started, self.talking = self.clock(), False
 
     def __call__(self, message: str) -> None:
         elapsed = self.clock() - self.started
@@ -110,19 +111,23 @@ class Deadline:
         takes minutes to make)."""
         left = self.left()
         if left is not None and seconds > left:
-            raise TimeLimitReached(self.seconds, f"{self.doing}: the next step, {step}, needs ~{seconds:.0f} s "
-                                                 f"and {left:.0f} s were left")
+            raise self._reached(f"{self.doing}: the next step, {step}, needs ~{seconds:.0f} s "
+                                f"and {left:.0f} s were left")
 
     def stopped(self, step: str) -> None:
         """``step`` was stopped in its worker as the limit ran out: raise TimeLimitReached."""
-        raise TimeLimitReached(self.seconds, f"{self.doing}: {step} did not finish (stopped in its worker)")
+        raise self._reached(f"{self.doing}: {step} did not finish (stopped in its worker)")
+
+    def _reached(self, doing: str) -> "TimeLimitReached":
+        assert self.seconds is not None, "a step stopped by the limit before the limit was set"
+        return TimeLimitReached(self.seconds, doing)
 
     def __call__(self, message: str) -> None:
         if isinstance(message, Heartbeat):  # from a waiting step's thread: the main thread meets the limit
             self.progress(message)
             return
         if self.at is not None and self.clock() > self.at:
-            raise TimeLimitReached(self.seconds, self.doing)
+            raise self._reached(self.doing)
         if not isinstance(message, Detail):
             self.doing = message.strip()
         self.progress(message)

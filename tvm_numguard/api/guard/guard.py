@@ -16,7 +16,7 @@ import inspect
 import os
 import time
 import warnings
-from typing import Callable, Optional
+from typing import Callable, Literal, Optional, cast
 
 import numpy as np
 import tvm
@@ -98,9 +98,11 @@ class Guard:
         self.report_path = settings.report_path
         self.cache = VerdictCache(settings.cache) if settings.cache else None
         self.time_limit = settings.time_limit
-        self.shown = (LateProgress(clock=settings.clock) if settings.progress == "auto"
-                      else (settings.progress or silent))
-        self.progress = silent  # the judging under way's: the shown progress behind its deadline
+        # progress is "auto", None or a callable (the only string it takes is "auto")
+        self.shown: Callable[[str], None] = (LateProgress(clock=settings.clock) if settings.progress == "auto"
+                                             else cast(Callable[[str], None], settings.progress or silent))
+        # the judging under way's: the shown progress behind its deadline
+        self.progress: Callable[[str], None] = silent
         self.report = GuardReport()
         self.log = PassCallLog()
         self._interceptor: Optional[Interceptor] = None
@@ -112,7 +114,8 @@ class Guard:
         self._interceptor.install()
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
+        assert self._interceptor is not None, "the guard exits a block it did not enter"
         self._interceptor.restore()
         self._interceptor = None
         return False
@@ -120,11 +123,11 @@ class Guard:
     # -- one caught call -----------------------------------------------
     def _on_compile(self, kind: str, original: Callable, args: tuple, kwargs: dict):
         try:
-            call = inspect.signature(original).bind(*args, **kwargs)
+            bound = inspect.signature(original).bind(*args, **kwargs)
         except TypeError:  # a wrong call: let TVM say what is wrong with it
             return original(*args, **kwargs)
-        call.apply_defaults()
-        params = dict(call.arguments)
+        bound.apply_defaults()
+        params = dict(bound.arguments)
         mod = params.pop("mod")
         if not _has_relax_main(mod):
             return original(*args, **kwargs)
@@ -184,7 +187,9 @@ class Guard:
         workers, builds = self._workers(config, placed, gpu)
         if gpu and cuda_started_here():
             self.progress(CUDA_STARTED)
-        session = ShadowSession(model, config, self.options.tolerance, RunContext(self.progress, workers=workers))
+        # a CallConfig builds as a CompileConfig does (both are an ir.pipeline.BuildConfig)
+        session = ShadowSession(model, config, self.options.tolerance,  # type: ignore[arg-type]
+                                RunContext(self.progress, workers=workers))
         hint = self._cache_key(model, config, ranges, None)
         with session:  # the workers stop however judging ends
             try:
@@ -192,8 +197,8 @@ class Guard:
                     session.hold_reference(placed)
                 session.prepare_optimized(instruments=list(tvm.transform.PassContext.current().instruments),
                                           record=False, fingerprint=self.cache is not None)
-                self.progress.compiled(session.optimized.seconds)
-                key = self._cache_key(model, config, ranges, session.optimized.fingerprint)
+                self._deadline.compiled(session.built.seconds)
+                key = self._cache_key(model, config, ranges, session.built.fingerprint)
                 cached = self._from_cache(self.cache.get(key), session, start) if self.cache else None
                 if cached is not None:
                     return cached
@@ -227,7 +232,7 @@ class Guard:
         config = start.config
         finding = dataclasses.replace(finding, guard=info, replay=f"rerun the guarded {kind} call "
                                       f"(pipeline {config.pipeline}; tir {config.tir_pipeline})")
-        build, skip = session.optimized, frozenset()
+        build, skip = session.built, frozenset[str]()
         if finding.violation and self.action == "disable":
             build, skip, verified, returned, plan, not_narrowed = self._disable(session, finding, ranges)
             # the skip set's EVERY_RULE_EVENT goes with the rule events it names: they say it
@@ -247,7 +252,8 @@ class Guard:
         if self.workers.mode != WORKERS:
             return Workers(jobs=0), "in-process (jobs=0, or no fork on this platform)"
         if placed.mode != WORKERS:
-            return placed, "in-process: CUDA was initialized in this process before the compile (no worker could use it)"
+            return placed, ("in-process: CUDA was initialized in this process before the compile "
+                            "(no worker could use it)")
         runs = f"; every run in a worker ({'GPU target' if gpu else 'stopped there at the time limit'})" \
             if placed.runs_in_workers else ""
         if not config.recreatable:
@@ -256,6 +262,12 @@ class Guard:
                                                          f"pass, in a forked worker){runs}")
         return placed, f"workers ({self.workers.count}; the reference in one more){runs}"
 
+    @property
+    def _deadline(self) -> Deadline:
+        """The judging under way's progress: a Deadline while a compile is judged."""
+        assert isinstance(self.progress, Deadline), "no compile is being judged"
+        return self.progress
+
     def _strategy(self, session: ShadowSession, started: float):
         """The search: the user's budget, or the auto budget, scaled to this
         model's cost: what is left of AUTO_FACTOR times the compile time of the
@@ -263,9 +275,10 @@ class Guard:
         and AUTO_AT_LEAST inputs, at most 200 inputs)."""
         if self.options.budget != "auto":
             return make_search(self.options.search, budget=parse_budget(self.options.budget))
-        left = AUTO_FACTOR * session.optimized.seconds - (time.perf_counter() - started)
-        if self.progress.left() is not None:  # the search leaves half of the time limit to judge and bisect
-            left = min(left, self.progress.left() / 2)
+        left = AUTO_FACTOR * session.built.seconds - (time.perf_counter() - started)
+        limit_left = self._deadline.left()
+        if limit_left is not None:  # the search leaves half of the time limit to judge and bisect
+            left = min(left, limit_left / 2)
         budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST)
         return make_search(self.options.search, budget=budget)
 
@@ -326,7 +339,8 @@ class Guard:
             raise NumericalError(message, report)
         if self.action == "disable" and info.returned == "narrow fix":
             places = sum(len(c.places) for c in info.fix.culprits)
-            message += (f"; kept {', '.join(c.event for c in info.fix.culprits)} from acting at {counted(places, 'place')} "
+            message += (f"; kept {', '.join(c.event for c in info.fix.culprits)} "
+                        f"from acting at {counted(places, 'place')} "
                         f"(the rest of its rewrites kept), verified on {info.verified_inputs} inputs")
         elif self.action == "disable":
             what = ", ".join(info.disabled) if info.returned == "culprit disabled" else \
@@ -360,7 +374,7 @@ class Guard:
         longer builds (stale: the compile is judged anew)."""
         if entry is None:
             return None
-        build = session.optimized
+        build = session.built
         if entry["verdict"] == "violation" and self.action == "disable":
             if entry.get("fix"):  # a narrow fix, kept like a verdict
                 build = compile_model(session.model.mod, dataclasses.replace(

@@ -19,6 +19,7 @@ import linecache
 import os
 import sys
 import threading
+import types
 from typing import Callable, Optional
 
 import tvm
@@ -41,7 +42,8 @@ def user_stacklevel() -> int:
     that attributes it to the user's line: the first frame outside numguard.
     A guard's warning is about the compile the user wrote, and a fixed level
     counts frames that moving code around changes (it pointed at this wrapper)."""
-    frame, level = sys._getframe(1), 1
+    frame: Optional[types.FrameType] = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
@@ -96,7 +98,7 @@ class PassCall:
     ``returned`` are the objects themselves, to follow a chain of calls by
     identity; ``site``: where the user's code made the call."""
 
-    pass_: object
+    pass_: tvm.transform.Pass
     input: tvm.IRModule
     output: tvm.IRModule
     given: tvm.IRModule
@@ -184,7 +186,7 @@ class Interceptor:
                 return original(*args, **kwargs)
             return on_compile(kind, original, args, kwargs)
 
-        wrapper.__wrapped__ = original
+        setattr(wrapper, "__wrapped__", original)  # as functools.wraps marks a wrapper
         wrapper.__doc__ = original.__doc__
         wrapper.__name__ = getattr(original, "__name__", kind)
         return wrapper

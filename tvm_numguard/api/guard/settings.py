@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Mapping, Optional, Union
+from typing import Callable, Literal, Mapping, Optional, Union
 
 from ...base.errors import UsageError
 from ...ir.narrow.plan import REMEDIES
@@ -58,7 +58,7 @@ class GuardSettings:
     budget: str = "auto"
     seed: int = 0
     report_path: Optional[str] = None
-    cache: Union[str, bool] = False
+    cache: Union[str, Literal[False]] = False
     oracle: bool = True
     progress: Union[str, None, Callable[[str], None]] = "auto"
     jobs: Optional[int] = None

@@ -97,7 +97,7 @@ def find_origin(after: ValueGraph, errors: dict, changed: Optional[frozenset] = 
     or where ``changed`` is None (not known), the first value past the tolerance
     ("first past the tolerance")."""
     for name in after.order if changed else ():
-        if name in changed and grows(after, errors, name):
+        if changed is not None and name in changed and grows(after, errors, name):
             return name, "grows"
     for name in after.order:
         if name in errors and errors[name][0] > 1.0:
@@ -213,10 +213,10 @@ def localize_relax(before_mod: tvm.IRModule, after_mod: tvm.IRModule, input_name
     errors = value_errors(before, after, matching, values[0], values[1], tol)
     changed = changed_values(before_mod, after_mod, matching)
     origin, rule = find_origin(after, errors, changed)
-    graph = propagation_graph(after, matching, errors, origin, before, changed)
+    propagation = propagation_graph(after, matching, errors, origin, before, changed)
     if origin is None:
-        return Localization(None, matching.to_json(), graph, "no matched value violates the tolerance")
-    return Localization(_origin_json(after, before, matching, errors, origin, rule), matching.to_json(), graph)
+        return Localization(None, matching.to_json(), propagation, "no matched value violates the tolerance")
+    return Localization(_origin_json(after, before, matching, errors, origin, rule), matching.to_json(), propagation)
 
 
 def localize_kernels(graph: ValueGraph, values_before: dict, values_after: dict, tol: Tolerance,

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
-from ...base.progress import Detail, Progress
+from ...base.progress import Detail
 from ...build.compile import optional_events
 from ...base.compare import compare_outputs
 from ...base.tolerance import Tolerance
@@ -158,7 +158,7 @@ class RowProgress:
     long they take at the pace so far (rows are built at once on the workers,
     so the pace is what reading them in order shows)."""
 
-    def __init__(self, progress: Progress):
+    def __init__(self, progress: Callable[[str], None]):
         self.progress = progress
         self.total, self.done, self.started = 0, 0, 0.0
 

@@ -74,7 +74,7 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
 def explain(session: ShadowSession, finding: Finding) -> TraceResult:
     """Measure every pass on the finding's witness and localize the blamed event's error."""
     progress = session.progress
-    tol, witness = session.tol, finding.witness
+    tol, witness = session.tol, finding.searched_witness
     progress("measuring every pass that changed the module on the witness (per-pass table)")
     table = PassTable(session, witness, tol)
     table.start()  # on the workers, while this process localizes
@@ -94,7 +94,8 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
                 localization = _localize_tir(session, culprit, witness, tol)
     if localization.origin is not None:
         origin = localization.origin
-        origin["provenance"] = describe_provenance(session.model.provenance, origin["value_before"], origin["op_before"])
+        origin["provenance"] = describe_provenance(session.model.provenance, origin["value_before"],
+                                                   origin["op_before"])
     for node in localization.graph["nodes"]:  # the graph speaks the user's names where the model has them
         node["model_name"] = model_name(session.model.provenance, node["matched"], node["op_before"])
     rows = table.rows()
@@ -108,12 +109,18 @@ def _localize_relax(session: ShadowSession, event, witness, tol) -> Localization
     session builds and counts them where that is its own target."""
     text = local_target(session.config.target)
     own = session.build_module if text == session.config.target else None
-    return localize_relax(_snapshot_before(session, event), session.optimized.snapshots[event.id],
+    return localize_relax(_snapshot_before(session, event), _snapshots(session)[event.id],
                           session.model.input_names(), witness, target_of(text), tol, own)
 
 
+def _snapshots(session: ShadowSession) -> dict:
+    """The optimized build's IR snapshots, by event id (a trace is made after that build)."""
+    assert session.optimized is not None, "the optimized build is read before it was made"
+    return session.optimized.snapshots
+
+
 def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:
-    snapshots = session.optimized.snapshots
+    snapshots = _snapshots(session)
     before = session.model.mod
     for e in session.events:
         if e.index >= event.index:
@@ -132,7 +139,7 @@ def _localize_tir(session: ShadowSession, culprit: str, witness, tol) -> Localiz
         return Localization(None, None, {"nodes": [], "edges": []}, "the builds around the culprit fail")
     names = session.model.input_names()
     for event in reversed(session.events):
-        mod = session.optimized.snapshots.get(event.id)
+        mod = _snapshots(session).get(event.id)
         if mod is None or "main" not in [g.name_hint for g in mod.get_global_vars()]:
             continue
         try:

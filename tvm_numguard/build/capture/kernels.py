@@ -10,7 +10,7 @@ value finds the binding it came from.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import tvm
@@ -84,8 +84,9 @@ def capture_values(executable, device, graph, input_names: Sequence[str], inputs
 # operators whose result holds its argument's elements, rearranged or repeated: a
 # build may turn their kernel into a view of the argument (TVM's RewriteDataflowReshape),
 # so no kernel call computes them, and their value is their argument's, so made
-_VIEWS = {"reshape": np.reshape, "expand_dims": np.reshape, "squeeze": np.reshape, "flatten": np.reshape,
-          "broadcast_to": np.broadcast_to}
+_VIEWS: dict[str, Callable[[np.ndarray, tuple], np.ndarray]] = {
+    "reshape": np.reshape, "expand_dims": np.reshape, "squeeze": np.reshape, "flatten": np.reshape,
+    "broadcast_to": np.broadcast_to}
 
 
 def with_views(graph, values: dict) -> dict:

@@ -121,7 +121,7 @@ class Pending:
     """A task's answer on its way: ``result()`` waits for it. ``remote``: made
     in a worker; a worker that gave no answer gives ``lost(why)`` instead."""
 
-    def __init__(self, future=None, compute=None, timeout: float = 0.0, cap: int = 0,
+    def __init__(self, future=None, compute=None, timeout: Optional[float] = 0.0, cap: int = 0,
                  lost: Optional[Callable[[str], object]] = None):
         self._future, self._compute, self._answer, self._lost = future, compute, None, lost
         self.timeout, self.cap = timeout, cap
@@ -144,10 +144,11 @@ class Pending:
 
     def _await(self, within: Optional[float]):
         answer, why = await_worker(self._future, self.timeout, self.cap, within)
+        assert self._lost is not None  # a Pending made in a worker is given its lost
         return answer if why is None else self._lost(why)
 
 
-def await_worker(future, timeout: float, cap: int, within: Optional[float] = None) -> tuple:
+def await_worker(future, timeout: Optional[float], cap: int, within: Optional[float] = None) -> tuple:
     """(the task's answer, None), or (None, why its worker gave none: timed
     out, cancelled, stopped after ``within`` seconds of waiting (a caller's
     time limit: STOPPED_AT_LIMIT), or ``died``)."""

@@ -21,6 +21,7 @@ held on) could not, so a new share removes the shares whose process is gone
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -41,6 +42,8 @@ PIPELINE, PLAIN = "pipeline", "plain"
 
 class RunShare:
     """Outputs of runs in ``directory``, by ``key``."""
+
+    _finalizer: weakref.finalize  # set by create: a share made otherwise has none
 
     def __init__(self, directory: str):
         self.directory = directory
@@ -78,7 +81,7 @@ class RunShare:
 
     def run(self, kind: str, build, inputs: Sequence[Mapping[str, np.ndarray]], run: Callable) -> list:
         """``[run(build, x) for x in inputs]``, each shared under ``build``'s key."""
-        return [self.outputs(self.key(kind, build.fingerprint, x), lambda x=x: run(build, x))[0] for x in inputs]
+        return [self.outputs(self.key(kind, build.fingerprint, x), functools.partial(run, build, x))[0] for x in inputs]
 
     def outputs(self, key: Optional[str], run: Callable[[], list]) -> tuple:
         """(outputs, shared): the outputs kept under ``key``, else those of

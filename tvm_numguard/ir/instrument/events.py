@@ -152,7 +152,7 @@ class EventPath:
         died, and are dropped with it, so the nesting stays right."""
         self._settle_pending()
         depth = next((k for k in range(len(self._frames) - 1, 0, -1)
-                      if self._frames[k][2] is not None and self._frames[k][2].name == name), None)
+                      if (event := self._frames[k][2]) is not None and event.name == name), None)
         if depth is None:
             return None
         event = self._frames[depth][2]
@@ -175,6 +175,7 @@ def disabled_pass_reaches(events) -> set:
     passed alone as ``relax_pipeline``, which ``relax.build`` calls) ignores
     that list (tested in tests/test_advice.py). ``events`` in execution order,
     skipped ones included (their depth places them)."""
+    parents: list
     reached, parents = set(), []
     for event in events:
         del parents[event.depth:]

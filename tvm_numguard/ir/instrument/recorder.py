@@ -110,7 +110,8 @@ class ModuleHasher:
         for gvar, func in sorted(mod.functions.items(), key=lambda item: item[0].name_hint):
             digest.update(f"{gvar.name_hint}\0{self._function(func):x}\0".encode())
         for extra in (mod.attrs, mod.global_infos):
-            digest.update(f"{tvm_ffi.structural_hash(extra, map_free_vars=True) if extra is not None else 0:x}\0".encode())
+            extra_hash = tvm_ffi.structural_hash(extra, map_free_vars=True) if extra is not None else 0
+            digest.update(f"{extra_hash:x}\0".encode())
         return int.from_bytes(digest.digest(), "little")
 
     def _function(self, func) -> int:

@@ -123,7 +123,7 @@ def install() -> None:
                 return original(func, target, rules, tunable)
             return _first_kept_schedule(func, target, rules)
 
-        _rules_as_events.tvm_apply_rules = original
+        setattr(_rules_as_events, "tvm_apply_rules", original)  # TVM's own: marks the patch as installed
         transform._apply_rules = _rules_as_events
 
 

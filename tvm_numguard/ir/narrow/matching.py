@@ -90,7 +90,7 @@ class _Matcher:
         """Pair each unpaired value before the pass with the one after it computed the same way."""
         before, after, pairs = self.before, self.after, self.pairs
         changed = False
-        waiting = {}
+        waiting: dict = {}
         for a in after.order:
             node = after.nodes[a]
             if a in self._used or node.passes_through or node.kind == "param":
@@ -101,7 +101,7 @@ class _Matcher:
             node = before.nodes[b]
             if b in pairs or node.passes_through or node.kind == "param":
                 continue
-            args = [before.canon(x) for x in node.args]
+            args = tuple(before.canon(x) for x in node.args)
             if any(x is not None and x not in pairs for x in args):
                 continue
             key = (node.op, tuple(None if x is None else pairs[x] for x in args))

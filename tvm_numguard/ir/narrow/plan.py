@@ -42,7 +42,8 @@ class CulpritFix:
     @classmethod
     def from_json(cls, data) -> "CulpritFix":
         remedy = data.get("remedy", "narrow")
-        return cls(data["event"], _OLD_REMEDIES.get(remedy, remedy), tuple(Place.from_json(p) for p in data.get("places", ())))
+        return cls(data["event"], _OLD_REMEDIES.get(remedy, remedy),
+                   tuple(Place.from_json(p) for p in data.get("places", ())))
 
     def switched_off(self) -> "CulpritFix":
         """The same culprit, switched off."""

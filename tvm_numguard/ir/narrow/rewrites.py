@@ -85,6 +85,7 @@ class Correspondence:
         if not self.has_main:
             return []
         graph = self.graph_before
+        assert graph is not None  # main is there
         out = []
         for name in graph.order:
             node = graph.nodes[name]
@@ -145,6 +146,7 @@ class Correspondence:
     def _arg(self, xb, xa) -> Change:
         if isinstance(xb, relax.Var) and isinstance(xa, relax.Var):
             wanted = self.partner(self.name_before(xb))
+            assert self.graph_after is not None  # operands of main's bindings: main is there
             if wanted is None or wanted not in (self.name_after(xa), self.graph_after.canon(self.name_after(xa))):
                 return Change.REWRITE
             # the dtypes the value passes through after the pass, against those it passed through before:
@@ -165,7 +167,7 @@ class Correspondence:
         if isinstance(xa, TENSOR_CONSTANT):
             return xa
         value = self.values_after.get(self.name_after(xa), (None, None))[1] if isinstance(xa, relax.Var) else None
-        if op_name(value) == "relax.astype" and isinstance(value.args[0], TENSOR_CONSTANT):
+        if value is not None and op_name(value) == "relax.astype" and isinstance(value.args[0], TENSOR_CONSTANT):
             return value.args[0]
         return None
 
@@ -177,7 +179,10 @@ class Correspondence:
 
     def partner(self, before_name: Optional[str]) -> Optional[str]:
         """The value after the pass that stands for ``before_name`` (its match, casts looked through)."""
-        return None if before_name is None else self.after_of.get(self.graph_before.canon(before_name))
+        if before_name is None:
+            return None
+        assert self.graph_before is not None  # a name of main's: main is there
+        return self.after_of.get(self.graph_before.canon(before_name))
 
     def name_before(self, var) -> Optional[str]:
         return self._name_before.get(var)

@@ -71,9 +71,9 @@ class _Rebuild:
         self.c, self.out = correspondence, out
         if not correspondence.has_main:
             raise CannotUndo("the module has no Relax main before and after the pass")
-        self.targets = {}  # after name -> before name
+        self.targets: dict[str, str] = {}  # after name -> before name
         for place in places:
-            if place.binding not in correspondence.values_before:
+            if place.binding is None or place.binding not in correspondence.values_before:
                 raise CannotUndo(f"main has no value {place.binding}")
             have = op_name(correspondence.values_before[place.binding][1])
             if have is not None and have != place.op:  # a fix made for another module

@@ -108,7 +108,7 @@ def match_values(before: ValueGraph, after: ValueGraph) -> Matching:
             for xa, xb in zip(a.args, b.args):
                 if xa is not None and xb is not None:
                     changed |= pair(xa, xb, "def-use")
-        by_args = {}
+        by_args: dict = {}
         for b_name in before.order:
             b = before.nodes[b_name]
             if b_name not in used and not b.passes_through and b.kind != "param":

@@ -37,13 +37,14 @@ def _judged(component, case: NodeCase) -> ComponentVerdict:
     except Exception as err:  # noqa: BLE001 - TVM, numpy and the frameworks raise many types: no truth reached
         which = Component(component.__name__.rsplit(".", 1)[-1])
         return ComponentVerdict(which, Outcome.UNJUDGED, f"the {which.value} of {case.label}",
-                                f"not judged: {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}")
+                                f"not judged: {type(err).__name__}: "
+                                f"{str(err).splitlines()[0][:200] if str(err) else ''}")
 
 
 def place_fault(located, tol, progress=None) -> tuple:
     """(the NodePlacement of the first differing node a component is at fault for or cannot
     judge, or None where every differing node placed is exonerated; the placements made)."""
-    placements = []
+    placements: list = []
     for key in differing_nodes(located, tol):
         if len(placements) >= PLACED_NODES:
             break

@@ -230,7 +230,8 @@ def _evaluate_binding(case: NodeCase, value, env: dict, inside: set, declared: b
     if meaning is None:
         raise Unjudged(f"{getattr(value.op, 'name', value.op)} has no meaning outside TVM in numguard")
     args = [read(arg) for arg in value.args]
-    if meaning.op == "relax.astype" and not declared and np.dtype(_float_or_none(value.attrs.dtype) or "int64").kind == "f":
+    if (meaning.op == "relax.astype" and not declared
+            and np.dtype(_float_or_none(value.attrs.dtype) or "int64").kind == "f"):
         return args[0]  # a cast to a float: float64 keeps the value, as the framework's float64 run does
     out = meaning.evaluate(args)
     return list(out) if isinstance(out, tuple) else out
@@ -249,7 +250,7 @@ def _converter_kernel(case: NodeCase, call, read):
     return np.asarray(run_prim_func(func, inputs, outputs, case.target)[0])
 
 
-def _float_or_none(dtype) -> str:
+def _float_or_none(dtype) -> Optional[str]:
     name = str(dtype)
     return name if name in ("float16", "float32", "float64") else None
 

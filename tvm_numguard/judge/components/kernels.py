@@ -148,5 +148,5 @@ class KernelRun:
         return result
 
 
-__all__ = ["FORMULAS", "KernelError", "KernelRun", "LIBM", "MATH_INTRINSICS", "intrinsics_of", "run_prim_func", "widened",
-           "with_libm"]
+__all__ = ["FORMULAS", "KernelError", "KernelRun", "LIBM", "MATH_INTRINSICS", "intrinsics_of", "run_prim_func",
+           "widened", "with_libm"]

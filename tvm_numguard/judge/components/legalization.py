@@ -72,7 +72,8 @@ def judge_binding(case: NodeCase, name: str) -> ComponentVerdict:
     if not fault.found:
         return ComponentVerdict(Component.LEGALIZATION, Outcome.AGREES, subject,
                                 f"its kernel computes {op}'s meaning on TVM's own arguments", name)
-    if dtype in _NARROW and not overflows(mine, truth) and _agrees_in_float32(case, call, values, honest, truth, spread):
+    if (dtype in _NARROW and not overflows(mine, truth)
+            and _agrees_in_float32(case, call, values, honest, truth, spread)):
         return ComponentVerdict(Component.LEGALIZATION, Outcome.PRECISION, subject, (
             f"its kernel computes {op} in the model's {dtype} ({fault.elements} element(s) beyond an honest "
             f"{dtype} implementation's error); computed in float32 it agrees with the operator's meaning"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence, overload
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def meaning_of(call) -> Optional[OpMeaning]:
     """The meaning of a Relax ``Call`` (None: no independent implementation of its operator)."""
     op = getattr(getattr(call, "op", None), "name", None)
     function = MEANINGS.get(op)
-    return None if function is None else OpMeaning(op, function, call.attrs)
+    return None if function is None or op is None else OpMeaning(op, function, call.attrs)
 
 
 # -- elementwise ---------------------------------------------------------------------------------
@@ -200,6 +200,14 @@ def _astype(v, a):
 
 
 # -- reductions ----------------------------------------------------------------------------------
+
+@overload
+def _axes(axis: None, ndim: int) -> None: ...
+
+
+@overload
+def _axes(axis: object, ndim: int) -> tuple: ...
+
 
 def _axes(axis, ndim: int) -> Optional[tuple]:
     if axis is None:
@@ -370,7 +378,8 @@ def _full_like(v, a):
     return np.full(x.shape, np.asarray(v[1]).item(), dtype=np.dtype(a.dtype) if a.dtype else x.dtype)
 
 
-MEANINGS["relax.zeros_like"] = lambda v, a: np.zeros_like(np.asarray(v[0]), dtype=np.dtype(a.dtype) if a.dtype else None)
+MEANINGS["relax.zeros_like"] = lambda v, a: np.zeros_like(np.asarray(v[0]),
+                                                          dtype=np.dtype(a.dtype) if a.dtype else None)
 MEANINGS["relax.ones_like"] = lambda v, a: np.ones_like(np.asarray(v[0]), dtype=np.dtype(a.dtype) if a.dtype else None)
 
 
@@ -539,7 +548,8 @@ def _adaptive_avg_pool2d(v, a):
     if (a.layout or "NCHW") != "NCHW":
         raise NotImplementedError("adaptive pool layout")
     size = a.output_size or list(x.shape[2:])
-    return _torch_call(lambda t: F.adaptive_avg_pool2d(t, [int(s) for s in _pair(size, 2)]), x)
+    # torch's stub wants a tuple; the function takes the list of sizes as well
+    return _torch_call(lambda t: F.adaptive_avg_pool2d(t, [int(s) for s in _pair(size, 2)]), x)  # type: ignore[arg-type]
 
 
 @meaning("relax.nn.softmax")
@@ -637,6 +647,9 @@ def _dropout(v, a):
     return (x, np.ones_like(x))
 
 
+_NUMPY_PAD_MODES: dict[str, Literal["reflect", "edge"]] = {"reflect": "reflect", "edge": "edge", "replicate": "edge"}
+
+
 @meaning("relax.nn.pad")
 def _pad(v, a):
     x = np.asarray(v[0])
@@ -646,7 +659,7 @@ def _pad(v, a):
     if mode == "constant":
         value = a.pad_value if a.pad_value is not None else (np.asarray(v[1]).item() if len(v) > 1 else 0.0)
         return np.pad(x, pairs, mode="constant", constant_values=value)
-    return np.pad(x, pairs, mode={"reflect": "reflect", "edge": "edge", "replicate": "edge"}[mode])
+    return np.pad(x, pairs, mode=_NUMPY_PAD_MODES[mode])
 
 
 @meaning("relax.image.resize2d")
@@ -671,8 +684,8 @@ def _resize2d(v, a):
         return _linear_coeffs(ratio)
 
     scales = np.array([1.0, 1.0] + [size[i] / x.shape[2 + i] for i in range(2)])
-    out = _interpolate_nd(x.astype(np.float64), lambda r, s=None: coeffs(r, s), output_size=list(x.shape[:2]) + size,
-                          scale_factors=scales, coordinate_transformation_mode=mode,
+    out = _interpolate_nd(x.astype(np.float64), coeffs, output_size=list(x.shape[:2]) + size,
+                          scale_factors=list(scales), coordinate_transformation_mode=mode,
                           exclude_outside=bool(a.cubic_exclude), extrapolation_value=a.extrapolation_value)
     return out.astype(x.dtype)
 

@@ -11,7 +11,7 @@ value ``key``: nothing is built or run again to make it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import tvm
@@ -22,6 +22,9 @@ from ...ir.targets import target_of
 from .kernels import KernelRun
 from .values import Arguments, MissingValue
 
+if TYPE_CHECKING:  # import_stage imports this package
+    from ..import_stage.first_node import Located
+
 
 @dataclasses.dataclass
 class NodeCase:
@@ -31,7 +34,7 @@ class NodeCase:
     arguments; ``legal``, TVM's import legalized; ``tol``, the node's tolerance
     (the narrowest float the model itself computes it in)."""
 
-    located: object  # import_stage.first_node.Located
+    located: Located
     key: str
     label: str
     bindings: list

@@ -34,7 +34,8 @@ def legalization_script(call, values: Sequence, target: str, worst: dict, subjec
         return None
     mod, fed = alone(call, values)
     at = _index_text(index)
-    lines = _HEADER + ["from tvm import relax", "from tvm.script import ir as I", "from tvm.script import relax as R", "",
+    lines = _HEADER + ["from tvm import relax", "from tvm.script import ir as I",
+                       "from tvm.script import relax as R", "",
                        f"# {subject}: the operator alone, as the model calls it", mod.script(show_meta=False).strip(),
                        "", "mod = Module", f"executable = tvm.compile(mod, {target!r})",
                        "vm = relax.VirtualMachine(executable, tvm.cpu())",

@@ -44,7 +44,7 @@ class Arguments:
     def value_of(self, var) -> np.ndarray:
         name = self.name_of.get(var, getattr(var, "name", None))
         for values in (self.captured, self.computed):
-            if name in values:
+            if name is not None and name in values:
                 return np.asarray(values[name])
         if self.missing is not None:
             return np.asarray(self.missing(name))

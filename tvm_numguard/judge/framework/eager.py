@@ -163,7 +163,7 @@ class TorchEager(Framework):
             if a.name in args:
                 return torch.from_numpy(np.array(args[a.name], order="C"))
             if a.op == "get_attr":
-                return functools.reduce(getattr, a.target.split("."), graph)
+                return functools.reduce(getattr, str(a.target).split("."), graph)  # a get_attr's target: a path
             if a.name in given:
                 return given[a.name]
             raise FrameworkError(f"no value for '{a.name}'")

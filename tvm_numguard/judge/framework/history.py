@@ -15,7 +15,7 @@ narrowest float dtype, or None} and, by ``outputs``, one entry per output.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 FLOAT_WIDTHS = ("bfloat16", "float16", "float32", "float64")
 
@@ -79,7 +79,7 @@ def fx_history(module) -> dict:
     import torch
 
     def dtype(node) -> Optional[str]:
-        value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        value: Any = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
         value = value[0] if isinstance(value, (tuple, list)) and value else value
         return str(value.dtype).replace("torch.", "") if hasattr(value, "dtype") else None
 

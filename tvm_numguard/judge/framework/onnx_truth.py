@@ -16,7 +16,7 @@ the import it judges.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -84,7 +84,7 @@ class NodeByNode:
                     if move is not None and env[name] is not MISSING and not isinstance(env[name], list):
                         env[name] = move(name, env[name])
             for name in node.input:
-                if last.get(name) == index and name not in keep and name not in self._constants:
+                if keep is not None and last.get(name) == index and name not in keep and name not in self._constants:
                     env.pop(name, None)
         return env
 
@@ -238,7 +238,9 @@ def _expanded(made, node):
     from .double import _graph
 
     version = next((o.version for o in made.opset_import if o.domain == (node.domain or "")), None)
-    schema = onnx.defs.get_schema(node.op_type, version, node.domain or "")
+    # onnx's stub lacks the function-body API; no opset for the domain: its newest schema
+    schema: Any = (onnx.defs.get_schema(node.op_type, node.domain or "") if version is None
+                   else onnx.defs.get_schema(node.op_type, version, node.domain or ""))
     if not schema.has_function:
         raise ValueError(f"{node.op_type} has no function body to expand")
     versions = [v for v in schema.function_opset_versions if version is None or v <= version]

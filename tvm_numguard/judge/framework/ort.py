@@ -4,11 +4,14 @@ own fusions must not move the numbers), beside the float64 truth."""
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .runtimes import Framework, FrameworkError, InputsRefused, first_line, is_narrow_float, moved, note_list
+
+if TYPE_CHECKING:  # imported where used
+    from .onnx_truth import NodeByNode
 
 _NARROW_TYPES = (10, 16)  # ONNX's FLOAT16 and BFLOAT16
 _FLOAT_TYPES = (1, 10, 11, 16)  # ONNX's FLOAT, FLOAT16, DOUBLE and BFLOAT16
@@ -52,8 +55,8 @@ class OnnxRuntime(Framework):
         self._nodes = None  # NodeByNode, where the float64 copy is refused
         self._why_nodes = ""
         self._values_sessions: dict = {}  # frozenset of grafted names -> session
-        self._moving = None  # NodeByNode for moved_truth, whose narrow values move
-        self._narrow = None  # the node outputs the model declares narrow, once asked
+        self._moving: Optional[NodeByNode] = None  # NodeByNode for moved_truth, whose narrow values move
+        self._narrow: Optional[frozenset] = None  # the node outputs the model declares narrow, once asked
 
     def _feed(self, session, inputs: Mapping[str, np.ndarray], dtype=None, extra=None) -> dict:
         """The inputs by the model's own names; positionally where TVM's names

@@ -124,4 +124,5 @@ def note_list(what: str, labels: Sequence[str], limit: int = 3) -> str:
     return f"{what}: {', '.join(labels[:limit])}{more}"
 
 
-__all__ = ["Framework", "FrameworkError", "InputsRefused", "NoFramework", "is_narrow_float", "moved", "note_list", "first_line"]
+__all__ = ["Framework", "FrameworkError", "InputsRefused", "NoFramework", "is_narrow_float", "moved", "note_list",
+           "first_line"]

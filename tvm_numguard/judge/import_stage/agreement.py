@@ -173,5 +173,5 @@ def agreement_score(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], 
     return max(scores, default=0.0)
 
 
-__all__ = ["CONDITIONING_RUNS", "ElementJudgement", "conditioning_scale", "IMPORT_VERDICTS", "K", "OutputAgreement", "agreement_score",
-           "compare_outputs_with_framework", "compare_with_framework", "judge_elements", "spread_of"]
+__all__ = ["CONDITIONING_RUNS", "ElementJudgement", "conditioning_scale", "IMPORT_VERDICTS", "K", "OutputAgreement",
+           "agreement_score", "compare_outputs_with_framework", "compare_with_framework", "judge_elements", "spread_of"]

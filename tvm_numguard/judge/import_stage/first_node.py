@@ -190,10 +190,12 @@ def origin_at(located: Located, key: str, tol: Tolerance, expected: Optional[Map
         return None
     worst = element_at(metrics.worst[0]["index"] if metrics.worst else None, theirs, mine)
     return ImportOrigin(provenance.label, key, provenance.op, list(mine.shape), list(theirs.shape), metrics.score,
-                        metrics.max_abs, worst, binding=name, discontinuous=is_discontinuous(provenance.op, theirs.dtype))
+                        metrics.max_abs, worst, binding=name,
+                        discontinuous=is_discontinuous(provenance.op, theirs.dtype))
 
 
-def folded_origin(located: Located, key: str, tol: Tolerance, expected: Optional[Mapping] = None) -> Optional[ImportOrigin]:
+def folded_origin(located: Located, key: str, tol: Tolerance,
+                  expected: Optional[Mapping] = None) -> Optional[ImportOrigin]:
     """The model's value ``key``, which TVM's frontend folded into a constant at import, as an
     ImportOrigin where the constant differs from ``expected``'s (default: the framework's) value."""
     expected = located.expected if expected is None else expected
@@ -236,5 +238,5 @@ def first_difference(located: Located, expected: Mapping, tol: Tolerance, skip: 
                   "(the difference is below it at every node, and adds up)")
 
 
-__all__ = ["DISCONTINUOUS", "Located", "first_difference", "folded_origin", "is_discontinuous", "named_bindings", "origin_at",
-           "tvm_values"]
+__all__ = ["DISCONTINUOUS", "Located", "first_difference", "folded_origin", "is_discontinuous", "named_bindings",
+           "origin_at", "tvm_values"]

@@ -76,12 +76,14 @@ def prove_flip(located: Located, expected: Mapping, origin: ImportOrigin, tol: T
     except Exception as err:  # the framework's node on other inputs: any failure is no proof
         return None, f"its operator could not be run on TVM's inputs ({summarize_error(err)})"
     if not _same(on_mine, mine):
-        return None, "the framework's own operator on TVM's inputs does not give TVM's result: TVM's node itself differs"
+        return None, ("the framework's own operator on TVM's inputs does not give TVM's result: "
+                      "TVM's node itself differs")
     # something could flip: the inputs differ, or the framework computed from values it does not
     # expose (ONNX Runtime runs many float16 kernels in float32 inside: its own operator on its
     # exposed float16 inputs does not give its result)
     if all(np.array_equal(mine_args[n], theirs_args[n]) for n in mine_args) and _same(on_theirs, theirs):
-        return None, "its inputs are identical in TVM and the framework, so nothing could flip: TVM's node itself differs"
+        return None, ("its inputs are identical in TVM and the framework, so nothing could flip: "
+                      "TVM's node itself differs")
     flipped = int(np.count_nonzero(mine.astype(theirs.dtype) != theirs)) if mine.shape == theirs.shape else 0
     return ProvenFlip(origin.node, origin.key, flipped), None
 
@@ -113,6 +115,7 @@ def explain_flips(located: Located, origin: ImportOrigin, tol: Tolerance, out_to
     """Starting at ``origin``, each discontinuous node proven to flip is grafted
     and the rest judged again (``tol`` for values, ``out_tol`` for outputs;
     ``masks``: per output, the elements at fault or unjudged)."""
+    flips: list
     flips, grafts, expected = [], {}, located.expected
     while origin is not None and origin.discontinuous and len(flips) < MAX_FLIPS:
         flip, why = prove_flip(located, expected, origin, tol)
@@ -126,7 +129,8 @@ def explain_flips(located: Located, origin: ImportOrigin, tol: Tolerance, out_to
                 return FlipOutcome(tuple(flips), True, None)
             expected = located.framework.values(located.witness, grafts=grafts)
         except FrameworkError as err:
-            return FlipOutcome(tuple(flips), False, origin, f"the framework cannot run with the flip grafted in ({err})")
+            return FlipOutcome(tuple(flips), False, origin,
+                               f"the framework cannot run with the flip grafted in ({err})")
         origin, _ = first_difference(located, expected, tol)
     return FlipOutcome(tuple(flips), False, origin)
 

@@ -11,6 +11,7 @@ import numpy as np
 from ..framework import FrameworkError, NoFramework
 from ..framework.runtimes import InputsRefused
 from ...base.progress import afford, waiting
+from ...base.words import ImportVerdict
 from ...locate.bisect.driver import probe_parts
 from ...build.observation import Observation
 from ...locate.searches import random_candidate
@@ -64,7 +65,7 @@ class FrameworkWatch:
     def __init__(self, framework, session, oracle: Oracle, ranges: Optional[Mapping] = None):
         self.framework, self.session, self.oracle, self.ranges = framework, session, oracle, ranges
         self.failure: Optional[str] = framework.reason if isinstance(framework, NoFramework) else None
-        self._outputs = Recent()  # (inputs,) -> the framework's outputs
+        self._outputs: Recent[list] = Recent()  # (inputs,) -> the framework's outputs
         self._tol = None
         self._discontinuous: Optional[bool] = None
         # why the model's float64 truth stands in for the framework's own run (None: the framework runs it)
@@ -178,19 +179,21 @@ class FrameworkWatch:
         if theirs is None:
             # a framework that runs nothing of the model, and no float64 truth: nothing says TVM is right
             verdict = "unanswered" if isinstance(self.framework, NoFramework) or self.refused else "unjudged"
-            return ImportJudgement(self.framework.name, verdict, reason=self.failure, lowering=lowering)
+            return ImportJudgement(self.framework.name, ImportVerdict(verdict), reason=self.failure, lowering=lowering)
         tol = self.tol
         mine = self.session.runs.reference_outputs(witness)
         narrowed = narrowed_outputs(theirs, mine)
         if narrowed and agreement_score(theirs, mine, tol) <= 1.0:  # a finding of its own, whatever the numbers
-            return ImportJudgement(self.framework.name, "import", narrowed, lowering=lowering,
-                                   outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
+            return ImportJudgement(self.framework.name, ImportVerdict.IMPORT, narrowed, lowering=lowering,
+                                   outputs=tuple(compare_outputs_with_framework(theirs, mine, tol, judge=False)))
         if agreement_score(theirs, mine, tol) <= 1.0:
-            return ImportJudgement(self.framework.name, "agrees", lowering=lowering, reason=self.stand_in_note,
-                                   outputs=compare_outputs_with_framework(theirs, mine, tol, judge=False))
+            return ImportJudgement(self.framework.name, ImportVerdict.AGREES, lowering=lowering,
+                                   reason=self.stand_in_note,
+                                   outputs=tuple(compare_outputs_with_framework(theirs, mine, tol, judge=False)))
         if len(theirs) != len(mine):
-            return ImportJudgement(self.framework.name, "import", f"TVM's import returns {len(mine)} outputs, the "
-                                   f"model {len(theirs)}", lowering=lowering)
+            return ImportJudgement(self.framework.name, ImportVerdict.IMPORT,
+                                   f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}",
+                                   lowering=lowering)
         truth, name, note = self.truth(witness)
         spread = self.spread(witness, truth)
         outputs = compare_outputs_with_framework(theirs, mine, tol, truth, spread)
@@ -198,12 +201,13 @@ class FrameworkWatch:
                    else "unjudged" if any(o.not_judged for o in outputs) else "benign")
         said = dict(framework=self.framework.name, truth=name, truth_note=self.stand_in_note or note, outputs=outputs,
                     lowering=lowering)
-        if verdict == "benign" and any(o.tvm_at_fault for o in compare_outputs_with_framework(theirs, mine, tol, truth)):
+        if verdict == "benign" and any(o.tvm_at_fault
+                                       for o in compare_outputs_with_framework(theirs, mine, tol, truth)):
             local = self._local_fault(witness, said)  # the spread is what excuses: it must hold node by node too
             if local is not None:
                 return local
         if verdict == "benign":
-            return ImportJudgement(verdict=verdict, reason=BENIGN_REASON, **said)
+            return ImportJudgement(verdict=ImportVerdict(verdict), reason=BENIGN_REASON, **said)
         if verdict == "unjudged":
             said["reason"] = f"no independent float64 truth reaches the differing elements ({note or 'none'})"
         return self._explain(verdict, witness, theirs, mine, truth, spread, said)
@@ -215,7 +219,7 @@ class FrameworkWatch:
         tol = self.tol
         located = self._located(witness)
         origin, origin_note = first_difference(located, located.expected, tol)
-        flips = ()
+        flips: tuple = ()
         if origin is not None and origin.discontinuous:
             masks = [e.at_fault | e.unjudged for e in
                      (judge_elements(f, m, t, tol, i, s) for i, (f, m, t, s) in
@@ -224,7 +228,7 @@ class FrameworkWatch:
             flips = outcome.flips
             if outcome.explained:
                 what = ", ".join(f"{f.node} ({f.elements} element(s))" for f in flips)
-                return ImportJudgement(verdict="benign", flips=flips, reason=(
+                return ImportJudgement(verdict=ImportVerdict.BENIGN, flips=flips, reason=(
                     f"a discontinuous node flips: {what}; its inputs agree within the tolerance, the framework's "
                     "own operator on TVM's inputs gives TVM's result, and with that result the model agrees"), **said)
             origin, origin_note = outcome.origin, outcome.why or origin_note
@@ -242,13 +246,14 @@ class FrameworkWatch:
                 labels = list(dict.fromkeys(e.label for e in widened))  # a node's conversion may make several
                 what = ", ".join(labels[:3]) + (" ..." if len(labels) > 3 else "")
                 said.update(origin=origin, origin_note=origin_note)
-                return ImportJudgement(verdict="precision", widened=widened, verified_on=outcome.verified_on, reason=(
+                return ImportJudgement(verdict=ImportVerdict.PRECISION, widened=widened,
+                                       verified_on=outcome.verified_on, reason=(
                     f"TVM computes {what} in the model's {narrow_dtype(self.session.model)}, the framework in "
                     f"float32: with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
                     f"framework on {outcome.verified_on} input set(s)"), **said)
             origin = outcome.origin
             if said.get("placement") is not None and said["placement"].exonerated:  # every differing node is
-                return ImportJudgement(verdict="benign", reason=EXONERATED_REASON, origin=origin,
+                return ImportJudgement(verdict=ImportVerdict.BENIGN, reason=EXONERATED_REASON, origin=origin,
                                        origin_note=origin_note, **said)
         said.update(origin=origin, origin_note=origin_note, flips=flips)
         return ImportJudgement(verdict=verdict, **said)
@@ -269,7 +274,8 @@ class FrameworkWatch:
         tol = located.tolerance_of(placement.key, self.tol)
         folded = placement.key in self.session.model.folded and placement.key not in located.named
         origin = (folded_origin if folded else origin_at)(located, placement.key, tol)
-        return ImportJudgement(verdict=verdict, origin=origin, origin_note=origin_note, placement=placement, **said)
+        return ImportJudgement(verdict=ImportVerdict(verdict), origin=origin, origin_note=origin_note,
+                               placement=placement, **said)
 
     def _local_fault(self, witness, said: dict) -> Optional[ImportJudgement]:
         """Where only the conditioning excuses the outputs: the first differing node at fault on its own
@@ -285,7 +291,8 @@ class FrameworkWatch:
                 f"error and its own spread ({judged} differing node(s) judged alone)")
         case = NodeCase.of(located, origin.key, self.tol)
         placement = place(case) if case is not None else None
-        return ImportJudgement(verdict="import", origin=origin, origin_note=note, placement=placement, **said)
+        return ImportJudgement(verdict=ImportVerdict.IMPORT, origin=origin, origin_note=note, placement=placement,
+                               **said)
 
     def _located(self, witness) -> Located:
         """TVM's and the framework's values of every node on ``witness``: a plain build of TVM's

@@ -73,7 +73,8 @@ def local_fault(located: Located, tol: Tolerance) -> tuple:
 
 
 def at_fault_alone(located: Located, key: str, mine: np.ndarray, theirs: np.ndarray, tol: Tolerance) -> bool:
-    """Whether TVM's value ``mine`` of node ``key`` is at fault against the node's float64 truth on TVM's own arguments."""
+    """Whether TVM's value ``mine`` of node ``key`` is at fault against the node's float64 truth on
+    TVM's own arguments."""
     arguments = _arguments(located, key)
     if arguments is None:
         return False

@@ -77,7 +77,7 @@ def candidate_sets(mod: tvm.IRModule, first: Optional[str], declared_narrow: Cal
     (``declared_narrow``) take part: a float32 model that TVM computes in
     float16 is narrowed by TVM, and that is a defect, not precision."""
     every = [name for name in widenable_bindings(mod) if declared_narrow(name)]
-    if first not in every:
+    if first is None or first not in every:
         return []
     chain = [name for name in chain_of(mod, first) if name in every]
     return [[first]] + ([chain] if chain != [first] else [])
@@ -108,6 +108,7 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
     does not, the chain stays kept and the next node that still differs is
     explained the same way, up to MAX_ROUNDS: a float16 model may hold several
     operators the framework computes wider, each explained by its own chain."""
+    widened: list
     model, mod, widened, first = located.model, located.model.mod, [], origin
     # the rounds' builds differ in the kernels of the few bindings each keeps in float32: each kernel's
     # machine code is made once (a float16 kernel's is slow on x86, docs/findings.md 23)
@@ -116,7 +117,8 @@ def explain_precision(located: Located, origin: ImportOrigin, tol: Tolerance, tr
     for _ in range(MAX_ROUNDS):
         if origin is None or origin.discontinuous or origin.binding is None:
             break
-        sets = [[n for n in names if n not in widened] for names in candidate_sets(mod, origin.binding, declared_narrow)]
+        sets = [[n for n in names if n not in widened]
+                for names in candidate_sets(mod, origin.binding, declared_narrow)]
         sets = [names for names in sets if names]
         for names in sets:
             try:
@@ -152,7 +154,8 @@ def _wrong_alone(located: Located, origin: ImportOrigin, tol: Tolerance) -> bool
     mine, theirs = located.tvm_value(origin.key), located.expected.get(origin.key)
     if mine is None or theirs is None:
         return False
-    return at_fault_alone(located, origin.key, np.asarray(mine), np.asarray(theirs), located.tolerance_of(origin.key, tol))
+    return at_fault_alone(located, origin.key, np.asarray(mine), np.asarray(theirs),
+                          located.tolerance_of(origin.key, tol))
 
 
 def widened_entries(model, names: Sequence[str]) -> tuple:

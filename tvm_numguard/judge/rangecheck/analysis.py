@@ -107,12 +107,12 @@ def _struct(ty) -> tuple:
 class _Walker:
     def __init__(self, inputs: Mapping[str, Interval], until: Optional[int] = None):
         self.inputs, self.until = inputs, until
-        self.env = {}  # relax.Var -> Abstract | tuple
-        self.tainted = set()  # vars downstream of an unknown operator
+        self.env: dict = {}  # relax.Var -> Abstract | tuple
+        self.tainted: set = set()  # vars downstream of an unknown operator
         self.result = Analysis({}, [], {}, [])
         self.position = -1  # of the binding being analysed
         self.depth = 0  # of the call being analysed: its arguments' weighted sums, and its own
-        self.compares = {}  # var of a comparison with a constant -> (compared Abstract, threshold)
+        self.compares: dict = {}  # var of a comparison with a constant -> (compared Abstract, threshold)
 
     def value(self, expr):
         if isinstance(expr, relax.Var):

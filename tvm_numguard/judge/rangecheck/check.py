@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 import tvm
 
@@ -32,6 +32,9 @@ from .analysis import Analysis, RangeWarning, analyse
 from .drivers import Driver, drive
 from .interval import Interval
 from .patterns import pattern
+
+if TYPE_CHECKING:
+    from ...locate.ranges import InputRange
 
 STOP_BEFORE = "LegalizeOps"  # the first pass after which Relax operators are kernels
 MAX_DRIVEN = 8  # warnings per module whose drivers are searched (the worst first)
@@ -175,9 +178,12 @@ class RangeCheck:
         a frontend may have renamed them (ONNX ``gpu_0/data_0`` is ``gpu_0_data_0``)."""
         return {p.name: by_input[name] for p, name in zip(func.params, self.names) if name in by_input}
 
-    def run(self, ranges: Mapping[str, object], drive_warnings: bool = True) -> CheckResult:
+    def run(self, ranges: Mapping[str, InputRange], drive_warnings: bool = True) -> CheckResult:
         """The check on ``ranges`` (input name -> InputRange)."""
         started = time.perf_counter()
+        loose: list
+        unknown: dict
+        warnings: list
         warnings, loose, unanalysed, unknown, bindings = [], [], [], {}, {}
         model_result = None
         for which, func in self.functions.items():
@@ -213,13 +219,13 @@ class RangeCheck:
         return [w for w in result.warnings if w.module == "pipeline" and standing.find(w.warning) is not None]
 
 
-def check(model, config: CompileConfig, ranges: Mapping[str, object], drive_warnings: bool = True) -> CheckResult:
+def check(model, config: CompileConfig, ranges: Mapping[str, InputRange], drive_warnings: bool = True) -> CheckResult:
     """The static range check of ``model`` (a Model) under ``config`` on ``ranges``
     (input name -> InputRange)."""
     return RangeCheck(model, config).run(ranges, drive_warnings)
 
 
-def _intervals(ranges: Mapping[str, object]) -> dict:
+def _intervals(ranges: Mapping[str, InputRange]) -> dict:
     return {name: Interval(float(r.low), float(r.high)) for name, r in ranges.items()}
 
 
@@ -271,7 +277,7 @@ class _Places:
 
 def _op_ranks(bindings: list) -> dict:
     """op name -> positions of its calls, in order."""
-    ranks = {}
+    ranks: dict = {}
     for k, b in enumerate(bindings):
         op = op_name(b.value)
         if op is not None:

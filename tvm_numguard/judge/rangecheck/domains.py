@@ -77,7 +77,8 @@ def _power_ok(x, y):
     negative_base = (x < 0) & ~integer
     zero_to_negative = (x == 0) & (y < 0)
     with np.errstate(all="ignore"):
-        overflow = ~np.isfinite(np.power(np.abs(x).astype(np.float64), y.astype(np.float64)).astype(x.dtype if x.dtype.kind == "f" else np.float64))
+        powered = np.power(np.abs(x).astype(np.float64), y.astype(np.float64))
+        overflow = ~np.isfinite(powered.astype(x.dtype if x.dtype.kind == "f" else np.float64))
     return ~(negative_base | zero_to_negative | (overflow & np.isfinite(x) & np.isfinite(y)))
 
 
@@ -151,13 +152,17 @@ _TABLE = [
     _d("relax.log", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (1.0,), (0.0,), _below(0.0, strict=True)),
     _d("relax.log2", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (2.0,), (-2.0,), _below(0.0, strict=True)),
     _d("relax.log10", (0,), _pos, "x > 0", "nan for x < 0, -inf at 0", (10.0,), (-10.0,), _below(0.0, strict=True)),
-    _d("relax.log1p", (0,), _gt_minus_one, "x > -1", "nan for x < -1, -inf at -1", (0.5,), (-2.0,), _below(-1.0, strict=True)),
+    _d("relax.log1p", (0,), _gt_minus_one, "x > -1", "nan for x < -1, -inf at -1", (0.5,), (-2.0,),
+       _below(-1.0, strict=True)),
     _d("relax.sqrt", (0,), _nonneg, "x >= 0", "nan", (4.0,), (-4.0,), _below(0.0)),
     _d("relax.rsqrt", (0,), _pos, "x > 0", "nan for x < 0, inf at 0", (4.0,), (0.0,), _below(0.0, strict=True)),
     _d("relax.divide", (0, 1), _nonzero_divisor, "divisor != 0", "inf or nan", (1.0, 2.0), (1.0, 0.0), _holds_zero),
-    _d("relax.floor_divide", (0, 1), _nonzero_divisor, "divisor != 0", "inf or nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0), _holds_zero),
-    _d("relax.floor_mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0), _holds_zero),
-    _d("relax.mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)", (3.0, 2.0), (3.0, 0.0), _holds_zero),
+    _d("relax.floor_divide", (0, 1), _nonzero_divisor, "divisor != 0", "inf or nan (integers: undefined)",
+       (3.0, 2.0), (3.0, 0.0), _holds_zero),
+    _d("relax.floor_mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)",
+       (3.0, 2.0), (3.0, 0.0), _holds_zero),
+    _d("relax.mod", (0, 1), _nonzero_divisor, "divisor != 0", "nan (integers: undefined)",
+       (3.0, 2.0), (3.0, 0.0), _holds_zero),
     _d("relax.reciprocal", (0,), _nonzero, "x != 0", "inf", (2.0,), (0.0,), _holds_zero),
     _d(
         "relax.power",
@@ -173,8 +178,10 @@ _TABLE = [
     _d("relax.acos", (0,), _unit, "|x| <= 1", "nan", (0.5,), (-1.5,), _outside_unit),
     _d("relax.acosh", (0,), _ge_one, "x >= 1", "nan", (2.0,), (0.5,), _below(1.0)),
     _d("relax.atanh", (0,), _open_unit, "|x| < 1", "nan outside, inf at +-1", (0.5,), (1.0,), _reaches_unit),
-    _d("relax.exp", (0,), _exp_ok, "x <= log(max of the dtype) (88.72 for float32)", "inf", (1.0,), (1000.0,), _exp_above(1.0)),
-    _d("relax.exp2", (0,), _exp2_ok, "x <= log2(max of the dtype) (128 for float32)", "inf", (1.0,), (2000.0,), _exp_above(math.log(2.0))),
+    _d("relax.exp", (0,), _exp_ok, "x <= log(max of the dtype) (88.72 for float32)", "inf", (1.0,), (1000.0,),
+       _exp_above(1.0)),
+    _d("relax.exp2", (0,), _exp2_ok, "x <= log2(max of the dtype) (128 for float32)", "inf", (1.0,), (2000.0,),
+       _exp_above(math.log(2.0))),
 ]
 
 DOMAINS: dict = {d.op: d for d in _TABLE}
@@ -216,7 +223,7 @@ def _vulnerable_calls(func) -> list:
     from tvm import relax
     import tvm
 
-    found = []
+    found: list = []
     body = func.body
     if not isinstance(body, relax.SeqExpr):
         return found

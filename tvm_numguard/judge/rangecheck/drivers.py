@@ -21,11 +21,14 @@ there (``locate/aimed.py``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 import numpy as np
 
 from .interval import Interval
+
+if TYPE_CHECKING:
+    from .analysis import RangeWarning
 
 STEPS = 12  # bisection steps per band end: 1/4096 of the range
 
@@ -44,8 +47,8 @@ class Driver:
         return {"corner": self.corner, "band": self.band.to_json(), "pattern": self.pattern is not None}
 
 
-def drive(present: Callable[[Mapping[str, Interval]], object], ranges: Mapping[str, Interval],
-          measure: Callable[[object], float] = lambda w: w.excess) -> dict:
+def drive(present: Callable[[Mapping[str, Interval]], Optional[RangeWarning]], ranges: Mapping[str, Interval],
+          measure: Callable[[RangeWarning], float] = lambda w: w.excess) -> dict:
     """{input name: Driver} for the inputs with a non-empty range.
 
     ``present(ranges)`` re-runs the analysis on ``ranges`` and returns the warning

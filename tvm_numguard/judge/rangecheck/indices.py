@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 from tvm import relax
@@ -60,7 +60,7 @@ class IndexReach:
 
     @property
     def leaves(self) -> bool:
-        return self.low is not None and (self.low < 0 or self.high > self.size - 1)
+        return self.low is not None and self.high is not None and (self.low < 0 or self.high > self.size - 1)
 
 
 class _Evaluator:
@@ -105,7 +105,7 @@ class _Evaluator:
             return None if shape is None else np.asarray(shape)
         if op in ("relax.shape_to_tensor", *_MOVES):
             return self._moved(op, value, args, restricted)
-        if op == "relax.take":
+        if op == "relax.take" and value is not None:
             table, index = self.value(args[0], restricted), self.value(args[1], restricted)
             if isinstance(table, np.ndarray) and isinstance(index, np.ndarray):
                 return np.take(table, index, axis=int(value.attrs.axis or 0), mode="wrap")
@@ -135,11 +135,12 @@ class _Evaluator:
     def _where(self, args, restricted):
         """Each branch with the compared value restricted to its side, where the condition says which."""
         condition, then, other = args
-        cond = self.producers.get(getattr(condition, "name", None))
-        sides = _SIDES.get(op_name(cond)) if cond is not None else None
+        cond: Any = self.producers.get(getattr(condition, "name", None))  # a relax.Call, or None
+        sides = _SIDES.get(op_name(cond) or "") if cond is not None else None
         compared = cond.args[0] if sides is not None else None
         bound = self.value(cond.args[1], restricted) if sides is not None else None
-        if compared is None or not isinstance(bound, np.ndarray) or bound.size != 1 or not hasattr(compared, "name"):
+        if (compared is None or sides is None or not isinstance(bound, np.ndarray) or bound.size != 1
+                or not hasattr(compared, "name")):  # sides is given where compared is
             branches = [self.value(then, restricted), self.value(other, restricted)]
         else:
             holds, fails = sides(float(bound))
@@ -276,7 +277,8 @@ def check_index_ranges(model, ranges: Mapping, framework_runs: Optional[Callable
 
 
 def _range_hint(name: str, inside: tuple, given) -> str:
-    """The range to give ``name`` instead, as the caller gives ranges: the part of ``given`` inside, else all of ``inside``."""
+    """The range to give ``name`` instead, as the caller gives ranges: the part of ``given`` inside,
+    else all of ``inside``."""
     low = max(inside[0], int(np.ceil(given.low))) if _overlaps(inside, given) else inside[0]
     high = min(inside[1], int(np.floor(given.high))) if _overlaps(inside, given) else inside[1]
     return named("ranges", f"{name}={low}:{high}", f"{{{name!r}: ({low}, {high})}}")

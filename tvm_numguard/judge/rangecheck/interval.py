@@ -144,8 +144,8 @@ def dtype_limits(dtype: str) -> Interval:
     if kind in "iu":
         info = np.iinfo(dtype)
         return Interval(float(info.min), float(info.max))
-    info = np.finfo(dtype)
-    return Interval(-float(info.max), float(info.max))
+    finfo = np.finfo(dtype)
+    return Interval(-float(finfo.max), float(finfo.max))
 
 
 def dtype_epsilon(dtype: str) -> float:

@@ -136,13 +136,17 @@ def _mod(call, args, out):
 
 def _gelu(call, args, out):
     x = args[0].interval
-    g = lambda v: v * 0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) if math.isfinite(v) else (v if v > 0 else 0.0)
+    def g(v):
+        return v * 0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) if math.isfinite(v) else (v if v > 0 else 0.0)
+
     return Interval(GELU_MIN if x.lo < 0 else g(x.lo), max(g(x.lo), g(x.hi)))
 
 
 def _silu(call, args, out):
     x = args[0].interval
-    s = lambda v: v / (1.0 + _exp(-v)) if math.isfinite(v) else (v if v > 0 else 0.0)
+    def s(v):
+        return v / (1.0 + _exp(-v)) if math.isfinite(v) else (v if v > 0 else 0.0)
+
     return Interval(SILU_MIN if x.lo < 0 else s(x.lo), max(s(x.lo), s(x.hi)))
 
 
@@ -153,7 +157,9 @@ def _clip(call, args, out):
 def _leaky(call, args, out):
     alpha = float(attr(call, "alpha", 0.01))
     x = args[0].interval
-    f = lambda v: v if v >= 0 else alpha * v
+    def f(v):
+        return v if v >= 0 else alpha * v
+
     return Interval(min(f(x.lo), f(x.hi)), max(f(x.lo), f(x.hi)))
 
 
@@ -300,7 +306,8 @@ def _tanh_like(lo: float, hi: float):
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
             "logical_not", "logical_xor", "isnan", "isinf", "isfinite")
 _SHAPE_ONLY = ("reshape", "permute_dims", "expand_dims", "squeeze", "flatten", "broadcast_to", "strided_slice",
-               "dynamic_strided_slice", "take", "index_tensor", "gather_elements", "gather_nd", "flip", "tile", "repeat",
+               "dynamic_strided_slice", "take", "index_tensor", "gather_elements", "gather_nd", "flip", "tile",
+               "repeat",
                "layout_transform", "nn.batch_flatten", "nn.pixel_shuffle", "max", "min", "nn.max_pool1d",
                "nn.max_pool2d", "nn.max_pool3d", "mean", "nn.adaptive_avg_pool1d", "nn.adaptive_avg_pool2d",
                "nn.adaptive_avg_pool3d", "sort", "median", "hint_on_device", "to_vdevice", "collapse_sum_like",

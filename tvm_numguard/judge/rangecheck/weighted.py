@@ -10,7 +10,7 @@ deviations from its mean, and at most its spread over sqrt(eps).
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, overload
 
 import numpy as np
 
@@ -126,6 +126,14 @@ def _all_terms(term: Interval, k: Optional[int]) -> Interval:
 def conv_output_axis(call) -> int:
     """The output channel's axis of a conv's weight, in either layout (OIHW, IOHW)."""
     return str(attr(call, "kernel_layout", "OIHW")).index("O")
+
+
+@overload
+def conv_terms(call, weight_shape: tuple) -> int: ...
+
+
+@overload
+def conv_terms(call, weight_shape: Optional[tuple]) -> Optional[int]: ...
 
 
 def conv_terms(call, weight_shape) -> Optional[int]:

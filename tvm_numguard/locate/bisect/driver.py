@@ -150,7 +150,7 @@ class Bisection:
             return session.runs.deterministic(self.witness)
         _, vm_s, call_s = probe_parts(session)
         # a build recorded anew for the bisection (the guard's) makes its VM again
-        planned = (0.0 if session.runs.has_run(session.optimized) else vm_s) + 2 * call_s
+        planned = (0.0 if session.runs.has_run(session.built) else vm_s) + 2 * call_s
         afford(session.progress, planned, "running both builds again on the witness")
         with waiting(session.progress, "both builds run again on the witness (are they deterministic?)",
                      planned or None):
@@ -158,7 +158,8 @@ class Bisection:
 
     def _decide(self, result, prefix, progress, ddmin_max_tests: int) -> None:
         """Name the culprit of a prefix search (confirmed alone) or, failing that, a minimal disabling set."""
-        question, events, ends, changed, skip_after = self.question, self.events, self.ends, self.changed, self.skip_after
+        question, events, ends = self.question, self.events, self.ends
+        changed, skip_after = self.changed, self.skip_after
 
         def ask(skip: frozenset, what: str):
             afford(progress, self.probe_seconds, what)

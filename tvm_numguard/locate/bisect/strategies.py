@@ -34,6 +34,7 @@ class PrefixResult:
 def prefix_bisect(n: int, is_bad: PrefixProbe, lookahead: Lookahead = None) -> PrefixResult:
     """Binary search for the first bad prefix; untestable points are stepped
     around like ``git bisect skip`` (nearest testable point in the interval)."""
+    untestable: list
     good, bad, untestable = 0, n, []
     while bad - good > 1:
         mid = (good + bad) // 2
@@ -55,6 +56,7 @@ def bisection_plan(good: int, bad: int, limit: int = LOOKAHEAD_POINTS) -> list:
     halves (the upper half first), and so on; a k-ary search's k-1 split
     points are the first k-1 when k is a power of two. There is no reason to
     favour either half; the order is fixed so the work done does not vary."""
+    plan: list
     plan, level = [], [(good, bad)]
     while level and len(plan) < limit:
         nxt = []

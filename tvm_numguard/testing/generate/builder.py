@@ -17,7 +17,7 @@ import numpy as np
 
 from .model_graph import Choices, Graph, Node
 from ...judge.rangecheck.interval import Interval
-from .ops import EXP_LIMIT, EXP_SAFE, POSITIVE, POSITIVE_MARGIN, spec
+from .ops import EXP_LIMIT, EXP_SAFE, POSITIVE, POSITIVE_MARGIN, known_spec
 
 INPUT_RANGES = ((-1.0, 1.0), (0.0, 1.0), (-3.0, 3.0), (0.1, 2.0))
 MAX_DIM = 6
@@ -54,7 +54,7 @@ class Builder:
 
     # -- operators -----------------------------------------------------------
 
-    def apply(self, op: str, args: tuple, attrs: dict = None, shape: Optional[tuple] = None,
+    def apply(self, op: str, args: tuple, attrs: Optional[dict] = None, shape: Optional[tuple] = None,
               live: bool = True) -> Optional[int]:
         """Node ``op(args)`` with result ``shape`` (default: the first operand's);
         None when its value interval is unbounded or it is too large."""
@@ -62,7 +62,7 @@ class Builder:
         shape = self.nodes[args[0]].shape if shape is None else tuple(shape)
         if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
             return None
-        op_spec = spec(op)
+        op_spec = known_spec(op)
         intervals = [self.nodes[a].interval for a in args]
         shapes = [self.nodes[a].shape for a in args]
         try:
@@ -86,9 +86,9 @@ class Builder:
         return k
 
     def unary(self, op: str, k: int) -> Optional[int]:
-        domain = spec(op).domain
-        k = self.operand(k, domain[0] if domain else None)
-        return None if k is None else self.apply(op, (k,))
+        domain = known_spec(op).domain
+        kept = self.operand(k, domain[0] if domain else None)
+        return None if kept is None else self.apply(op, (kept,))
 
     def binary(self, op: str, a: int, b: Optional[int] = None) -> Optional[int]:
         """``op(a, b)``; ``b`` drawn when not given: a value of the same shape,
@@ -96,12 +96,12 @@ class Builder:
         shape = self.nodes[a].shape
         if b is None:
             b = self._second_operand(op, shape)
-        domain = spec(op).domain or (None, None)
-        a, b = self.operand(a, domain[0]), self.operand(b, domain[1])
-        if a is None or b is None:
+        domain = known_spec(op).domain or (None, None)
+        x, y = self.operand(a, domain[0]), self.operand(b, domain[1])
+        if x is None or y is None:
             return None
-        out = np.broadcast_shapes(self.nodes[a].shape, self.nodes[b].shape)
-        return self.apply(op, (a, b), shape=out)
+        out = np.broadcast_shapes(self.nodes[x].shape, self.nodes[y].shape)
+        return self.apply(op, (x, y), shape=out)
 
     def _second_operand(self, op: str, shape: tuple) -> int:
         same = [k for k, n in enumerate(self.nodes) if n.is_operator and n.shape == shape]
@@ -197,12 +197,14 @@ class Builder:
         return self.apply("concat", (k, other), {"axis": axis}, shape=out)
 
     def power(self, k: int) -> Optional[int]:
-        k = self.operand(k, POSITIVE)
-        return None if k is None else self.apply("power", (k,), {"exponent": self.choices.choice((2.0, 0.5, -1.0))})
+        kept = self.operand(k, POSITIVE)
+        if kept is None:
+            return None
+        return self.apply("power", (kept,), {"exponent": self.choices.choice((2.0, 0.5, -1.0))})
 
     def op(self, name: str, k: int) -> Optional[int]:
         """Apply operator ``name`` to node ``k``, drawing what else it needs."""
-        kind = spec(name).kind
+        kind = known_spec(name).kind
         if kind == "unary":
             return self.unary(name, k)
         if kind == "binary":

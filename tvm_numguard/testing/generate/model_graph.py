@@ -16,7 +16,7 @@ from typing import Optional, Protocol, Sequence
 import numpy as np
 
 from ...judge.rangecheck.interval import Interval
-from .ops import spec
+from .ops import known_spec
 
 
 class Choices(Protocol):
@@ -102,7 +102,8 @@ class Graph:
                     if node.op == "const":
                         values[k] = relax.const(node.data)
                     elif node.is_operator:
-                        values[k] = builder.emit(spec(node.op).make([values[a] for a in node.args], dict(node.attrs)))
+                        values[k] = builder.emit(known_spec(node.op).make([values[a] for a in node.args],
+                                                                          dict(node.attrs)))
                 outs = [values[k] for k in self.outputs]
                 result = builder.emit_output(outs[0] if len(outs) == 1 else relax.Tuple(outs))
             builder.emit_func_output(result)

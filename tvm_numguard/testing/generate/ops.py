@@ -194,5 +194,12 @@ def spec(name: str) -> Optional[OpSpec]:
     return SPECS.get(name) or (CLIP if name == "clip" else None)
 
 
+def known_spec(name: str) -> OpSpec:
+    """The spec of an operator the generator draws (every one it draws has one)."""
+    found = spec(name)
+    assert found is not None, name
+    return found
+
+
 def continuous_ops() -> list:
     return [name for name, s in SPECS.items() if not s.discontinuous]

@@ -11,7 +11,7 @@ reducer feeds it the value captured from the reference run), so a binding is
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import tvm
 from tvm import relax
@@ -94,7 +94,7 @@ def lift_constants(mod: tvm.IRModule) -> tuple:
     return lifted, {p.name: value for p, value in constants}
 
 
-def cut(mod: tvm.IRModule, keep: Sequence[int], outputs: Sequence[int]) -> CutModule:
+def cut(mod: tvm.IRModule, keep: Iterable[int], outputs: Sequence[int]) -> CutModule:
     """See the module docstring; ``outputs`` must be kept bindings of tensor type.
     A binding that is no tensor (a tuple) is never cut: it is kept with what reads it."""
     bindings = main_bindings(mod)
@@ -102,6 +102,7 @@ def cut(mod: tvm.IRModule, keep: Sequence[int], outputs: Sequence[int]) -> CutMo
     keep = sorted(_needed(bindings, position, _with_untensored(bindings, position, set(keep) | set(outputs)),
                           outputs))
     kept_vars = {bindings[k].var for k in keep}
+    names: set
     params, inputs, mapping, names = [], [], {}, set()
     for k in keep:
         for var in reads(bindings[k]):

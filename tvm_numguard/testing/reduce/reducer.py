@@ -76,7 +76,7 @@ class PassQuestion:
         """The comparison on ``inputs``; None when a build or run fails (untestable)."""
         try:
             session = self.sessions(mod)
-            comparison: Comparison = session.runs.compare(session.optimized, inputs)
+            comparison: Comparison = session.runs.compare(session.built, inputs)
             reference = session.runs.reference_outputs(inputs)
         except (BuildError, RunFailure):
             return None
@@ -194,7 +194,7 @@ def _probe(question: PassQuestion, model, bindings: list, tensors: list, witness
     try:
         session = question.sessions(probe.mod)
         reference = session.run(session.reference, witness)
-        optimized = session.run(session.optimized, witness)
+        optimized = session.run(session.built, witness)
     except (BuildError, RunFailure) as err:
         steps.append(f"probe: every binding as an output does not build or run ({err}); cutting blind")
         return None, None

@@ -76,8 +76,9 @@ def render_junit(run: RegressRun, program: str = "numguard") -> bytes:
         for row in rows:
             case = ElementTree.SubElement(suite, "testcase", classname=spec, name=row.model, time=f"{row.seconds:.3f}")
             if row.verdict == "violation":
-                failure = ElementTree.SubElement(case, "failure", message=f"numerical violation, score {_num(row.score)}"
-                                                 f", culprit {', '.join(row.culprit) or '?'}")
+                failure = ElementTree.SubElement(case, "failure",
+                                                 message=f"numerical violation, score {_num(row.score)}"
+                                                         f", culprit {', '.join(row.culprit) or '?'}")
                 failure.text = f"witness: {row.witness}\nreplay: {as_invoked(row.replay, program)}\n"
             elif row.verdict == "error":
                 ElementTree.SubElement(case, "error", message=row.reason or "numguard failed")
@@ -110,6 +111,7 @@ def render_html(run: RegressRun, program: str = "numguard") -> str:
         parts.append("</table>")
         for row in run.rows_of(spec):
             if row.verdict == "violation":
-                parts.append(f"<p>{html.escape(row.model)}: replay <code>{html.escape(as_invoked(row.replay or '', program))}</code></p>")
+                replay = html.escape(as_invoked(row.replay or "", program))
+                parts.append(f"<p>{html.escape(row.model)}: replay <code>{replay}</code></p>")
     parts.append("</body></html>")
     return "".join(parts)

@@ -18,7 +18,8 @@ import time
 from typing import Optional
 
 from ...check import engine
-from ...base.errors import BuildError, InvalidReferenceError, ModelError, NumguardError, UnsupportedModel, summarize_error
+from ...base.errors import (BuildError, InvalidReferenceError, ModelError, NumguardError, UnsupportedModel,
+                             summarize_error)
 from ...ir.instrument.catalog import under_test_span
 from ...locate.options import Options
 from ...ir.pipeline import CompileConfig

@@ -121,7 +121,7 @@ def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], worke
                       list(requests))
 
 
-def _reporter(progress: Progress, on_row, total: int):
+def _reporter(progress: Callable[[str], None], on_row, total: int):
     done = [0]
 
     def report(row: RegressRow) -> None:

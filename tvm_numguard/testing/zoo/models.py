@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -117,7 +117,7 @@ def tiny_cnn_onnx(path: PathLike, seed: int = 0) -> str:
         "fc_w": _he(rng, (10, 16), 16),
         "fc_b": rng.normal(0.0, 0.05, (10,)).astype(np.float32),
     }
-    conv = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    conv: dict[str, Any] = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])
     nodes = [
         helper.make_node("Conv", ["x", "conv1_w", "conv1_b"], ["c1"], name="conv1", **conv),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union
 
 import numpy as np
+
+if TYPE_CHECKING:  # onnx is imported where used
+    from onnx import NodeProto
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -124,9 +127,9 @@ def _drop_unused(graph, replaced_shapes: set) -> None:
         field.extend(kept)
 
 
-def _graph_maps(graph) -> Tuple[Dict[str, object], Dict[str, List[Tuple[object, int]]]]:
-    producers: Dict[str, object] = {}
-    consumers: Dict[str, List[Tuple[object, int]]] = {}
+def _graph_maps(graph) -> Tuple[Dict[str, NodeProto], Dict[str, List[Tuple[NodeProto, int]]]]:
+    producers: Dict[str, NodeProto] = {}
+    consumers: Dict[str, List[Tuple[NodeProto, int]]] = {}
     for node in graph.node:
         for name in node.output:
             producers[name] = node
@@ -197,7 +200,7 @@ class _Graph:
         """Follow ``name`` forward through layout ops to the op that uses it."""
         from onnx import helper
 
-        frontier = [(name, tuple(shape))]
+        frontier: List[Tuple[str, Optional[tuple]]] = [(name, tuple(shape))]
         seen = set()
         while frontier:
             current, cur_shape = frontier.pop(0)
@@ -228,8 +231,8 @@ class _Graph:
                 target = self.const_array(node.input[1])
                 if target is None:
                     return shape
-                target = [shape[i] if int(d) == 0 and i < len(shape) else int(d) for i, d in enumerate(target.ravel())]
-                return tuple(np.empty(shape, dtype=np.uint8).reshape(target).shape)
+                dims = [shape[i] if int(d) == 0 and i < len(shape) else int(d) for i, d in enumerate(target.ravel())]
+                return tuple(np.empty(shape, dtype=np.uint8).reshape(dims).shape)
             if node.op_type == "Transpose":
                 perm = next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
                 return tuple(shape[p] for p in perm) if perm else tuple(reversed(shape))
