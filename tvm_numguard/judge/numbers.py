@@ -79,7 +79,7 @@ NUMBERS = (
     JudgeNumber("CONDITIONING_ROUNDINGS", CONDITIONING_ROUNDINGS,
                 "how many roundings of its float the inputs move by when an output's conditioning is measured: "
                 "float32's five bits as K; float16's two, every value of such a model rounded that coarsely",
-                f"{_PRECISION}::test_moved_moves_floats_only_by_rounding_sizes"),
+                f"{_NUMBERS}::test_inputs_move_by_a_few_roundings_of_their_float_when_conditioning_is_measured"),
     JudgeNumber("CONDITIONING_RUNS", CONDITIONING_RUNS,
                 "moved truth runs an element's spread is measured over: with 8 the chance that all move it by "
                 "under a tenth of its sensitivity is 1e-8",
@@ -101,8 +101,8 @@ NUMBERS = (
                 f"{_COMPONENTS}::test_a_float64_model_computed_in_float32_is_a_narrowing_conversion"),
     JudgeNumber("MAX_ROUNDS", MAX_ROUNDS,
                 "differing nodes explained by precision in a row before the rest is left to the import: a "
-                "float16 GPT2 block needs more than 4",
-                f"{_NUMBERS}::test_a_float16_model_with_two_precision_differences_widens_both"),
+                "float16 GPT2 block needed more than 4; three float16 mean-softmax blocks in a row need 7",
+                f"{_NUMBERS}::test_a_float16_model_with_precision_differences_in_a_row_widens_them_all"),
     JudgeNumber("FRESH_INPUTS", FRESH_INPUTS,
                 "fresh inputs of the range a widening is verified on, beside the witness and the last searched "
                 "ones", f"{_NUMBERS}::test_a_precision_verdict_is_verified_on_fresh_inputs_beside_the_witness"),
