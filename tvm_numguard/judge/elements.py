@@ -7,7 +7,7 @@ float), and beyond the element's own conditioning (``spread``: how far the
 truth moves when its inputs move by a few roundings). The import question
 (``import_stage/agreement.py``) applies it to the model's outputs, the
 components (``components/rule.py``) to one node's values; its numbers are
-here, each with its reason.
+in ``numbers.py``, each with its reason.
 """
 
 from __future__ import annotations
@@ -19,20 +19,9 @@ import numpy as np
 
 from ..base.compare import differences, element_scores
 from ..base.tolerance import Tolerance
+from .numbers import CONDITIONING_ROUNDINGS, CONDITIONING_RUNS, K, SPREAD_SIGMAS
 
-K = 32.0  # TVM is at fault where its error is over K times the framework's at that element (five bits)
-# the inputs move by up to this many roundings of the float an output is computed in when its
-# conditioning is measured: in float32 the same five bits K allows between two implementations;
-# in float16 and bfloat16 two, since every intermediate value of such a model is rounded that
-# coarsely (a one-ulp change of a softmax's float16 argument moves its result by 0.4%)
-CONDITIONING_ROUNDINGS = {"float64": 32.0, "float32": 32.0, "float16": 2.0, "bfloat16": 2.0}
 _EPSILON = {"float64": 2.0 ** -52, "float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
-# moved truth runs (Framework.moved_truth): an element's spread is measured over them. Each run moves an
-# element by a random share of its sensitivity; with 8 the chance that all 8 moves are under a
-# tenth of it is 1e-8
-CONDITIONING_RUNS = 8
-# an element's spread, in root mean squares of its movement over those runs (``spread_of``)
-SPREAD_SIGMAS = 3.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,13 +16,12 @@ import numpy as np
 
 from ...base.compare import compare_output
 from . import codegen, conversion, legalization
+from ..numbers import PLACED_NODES
 from .node import NodeCase
 from .verdict import Component, ComponentVerdict, NodePlacement, Outcome
 
 # the components, in the order a model meets them (frontend, LegalizeOps, the target's code generator)
 COMPONENTS = (conversion, legalization, codegen)
-# differing nodes placed before the rest is left unplaced (each costs a few small kernel builds)
-PLACED_NODES = 32
 
 
 def place(case: NodeCase) -> NodePlacement:

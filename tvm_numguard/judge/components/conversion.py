@@ -30,15 +30,12 @@ from .meaning import meaning_of
 from .node import NodeCase
 from ..elements import CONDITIONING_RUNS, conditioning_scale, spread_of
 from ..framework.runtimes import moved
+from ..numbers import MOVED_BY, MOVED_ROUNDS
 from .rule import fault_of
 from .kernels import run_prim_func
 from .values import MissingValue, widened
 from .verdict import Component, ComponentVerdict, NodePlacement, Outcome
 
-
-# the formula check runs again on TVM's arguments moved by this much (relative), MOVED_ROUNDS times: far
-# beyond rounding, so that two formulas that agree only at a degenerate point part; still near the witness
-MOVED_BY, MOVED_ROUNDS = 1e-2, 2
 
 
 class Unjudged(Exception):

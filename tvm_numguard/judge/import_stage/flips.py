@@ -30,10 +30,9 @@ from ...base.errors import summarize_error
 from ..framework import FrameworkError
 from ...base.compare import compare_output, differences, element_scores
 from ...base.tolerance import Tolerance
+from ..numbers import MAX_FLIPS
 from .judgement import ImportOrigin, ProvenFlip
 from .first_node import Located, first_difference
-
-MAX_FLIPS = 4  # flips proven in a row before the rest is left to the import
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,15 +27,9 @@ from .first_node import Located, first_difference, folded_origin, is_discontinuo
 from ..components import NodeCase, place, place_fault
 from ...base.progress import Detail
 from .local_node import local_fault
-from .precision import MAX_ROUNDS, explain_precision, narrow_dtype, widened_entries
+from ..numbers import FRESH_INPUTS, MAX_ROUNDS, UNPROVEN_JUMP_SCORE
+from .precision import explain_precision, narrow_dtype, widened_entries
 
-# fresh inputs of the range a widening is verified on, beside the witness and the last searched ones
-FRESH_INPUTS = 4
-# an input whose difference only the conditioning spread excuses, across a discontinuous operator: the search
-# keeps it (an exact tie a wrong rounding rule decides differently) but scores it below a certain violation
-# (engine.CERTAIN_SCORE, 10), so that it goes on looking for a difference nothing excuses; a flip that
-# rounding explains would otherwise stop it first
-UNPROVEN_JUMP_SCORE = 2.0
 PAST_A_JUMP = "past a jump"
 _NARROW = ("float16", "bfloat16")
 

@@ -38,11 +38,10 @@ from ...base.compare import compare_output, element_scores
 from ...base.tolerance import Tolerance
 from ..framework import FrameworkError
 from ..framework.runtimes import moved
-from .agreement import CONDITIONING_RUNS, K, conditioning_scale, spread_of
+from ..numbers import CONDITIONING_RUNS, K, LOCAL_NODES
+from .agreement import conditioning_scale, spread_of
 from .first_node import Located, origin_at
 
-# differing nodes judged alone before the rest is left as it is (each costs ten runs of one node)
-LOCAL_NODES = 32
 _NARROW = ("float16", "bfloat16")
 
 

@@ -28,6 +28,7 @@ from ...ir.narrow.widen import NARROW_FLOATS, keep_float32, widenable
 from ...ir.relax_ir import function_bindings, tensor_type
 from ...build.compile import compile_plain, legalized, run_build
 from ...build.kernel_cache import KernelCache
+from ..numbers import MAX_ROUNDS
 from ...ir.targets import target_of
 from ...base.tolerance import Tolerance
 from .judgement import ImportOrigin, WidenedOp
@@ -81,11 +82,6 @@ def candidate_sets(mod: tvm.IRModule, first: Optional[str], declared_narrow: Cal
         return []
     chain = [name for name in chain_of(mod, first) if name in every]
     return [[first]] + ([chain] if chain != [first] else [])
-
-
-# differing nodes explained by precision in a row before the rest is left to the import: a float16 GPT2
-# block needs more than 4 (its QKV projection, the attention MatMuls, a LayerNorm, the MLP projection)
-MAX_ROUNDS = 16
 
 
 @dataclasses.dataclass(frozen=True)
