@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 from tvm import relax  # noqa: E402
 
 import tvm_numguard as ng  # noqa: E402
-from tvm_numguard.check.engine import range_check  # noqa: E402
+from tvm_numguard.engine.engine import range_check  # noqa: E402
 from tvm_numguard.ir.model import from_irmodule  # noqa: E402
 from tvm_numguard.locate.aimed import Aim  # noqa: E402
 from tvm_numguard.locate.budget import Budget  # noqa: E402

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.check.engine import range_check
+from tvm_numguard.engine.engine import range_check
 from tvm_numguard.judge.rangecheck.check import check
 from tvm_numguard.locate import Budget, InputRange, Observation, resolve_ranges
 from tvm_numguard.locate.aimed import Aim, Target

@@ -107,7 +107,7 @@ def test_the_plan_counts_the_probes_and_what_each_costs():
 def test_a_vm_that_takes_longer_than_the_build_is_said_to_be_where_the_time_goes():
     from types import SimpleNamespace
 
-    from tvm_numguard.check.engine import bisection_plan
+    from tvm_numguard.engine.engine import bisection_plan
 
     def session(vm_seconds, pipeline="ToMixedPrecision,default"):
         return SimpleNamespace(optimized=SimpleNamespace(seconds=15.3),

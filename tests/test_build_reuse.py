@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.check import engine
+from tvm_numguard.engine import engine
 from tvm_numguard.locate.bisect import Bisection
 from tvm_numguard.build.context import RunContext
 from tvm_numguard.build.session import ShadowSession

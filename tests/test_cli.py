@@ -51,12 +51,12 @@ def test_demo_violation_exit_1_with_report_and_witness(capsys, tmp_path):
 
 def test_witness_is_kept_when_the_bisection_is_interrupted(capsys, tmp_path, monkeypatch):
     # Ctrl-C (or a crash) during the long bisection: the witness was written before it began
-    import tvm_numguard.check.engine
+    import tvm_numguard.engine.engine
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(tvm_numguard.check.engine, "bisect_session", interrupted)
+    monkeypatch.setattr(tvm_numguard.engine.engine, "bisect_session", interrupted)
     witness = tmp_path / "w.npz"
     code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--pipeline",
                              "ToMixedPrecision,default", "--save-inputs", str(witness), "-v")

@@ -105,12 +105,12 @@ def test_click_errors_have_the_numguard_prefix(capsys):
 
 
 def test_an_internal_error_exits_3_and_asks_for_a_report(capsys, monkeypatch):
-    import tvm_numguard.check.engine
+    import tvm_numguard.engine.engine
 
     def broken(*args, **kwargs):
         raise RuntimeError("an invariant of ours broke")
 
-    monkeypatch.setattr(tvm_numguard.check.engine, "judge", broken)
+    monkeypatch.setattr(tvm_numguard.engine.engine, "judge", broken)
     code, out, err = run_cli(capsys, "bisect", DEMO, *UNSAFE)
     (line,) = error_lines(err)
     assert code == 3 and "internal error" in line and "an invariant of ours broke" in line

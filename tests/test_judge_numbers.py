@@ -158,7 +158,7 @@ def test_inputs_move_by_a_few_roundings_of_their_float_when_conditioning_is_meas
 def test_a_difference_past_a_jump_is_kept_below_a_certain_violation():
     """A difference only the spread excuses, past a discontinuous operator: the search keeps it (scored over
     1) but below a certain violation, so that it goes on looking for one nothing excuses."""
-    from tvm_numguard.check.engine import CERTAIN_SCORE
+    from tvm_numguard.engine.engine import CERTAIN_SCORE
     from tvm_numguard.judge.import_stage.framework_watch import PAST_A_JUMP, FrameworkWatch
 
     mine = [np.array([1.0, 2.0, 3.0], np.float32)]

@@ -148,7 +148,7 @@ def test_the_layers_block_reads_top_layer_first(block):
 
 def test_the_package_root_holds_its_areas_and_little_else():
     """A handful of areas a TVM engineer recognises, each a package (issue 46: at most 10 entries
-    besides __init__.py; issue 53 adds one, ``check``, the check told top-down above what it drives);
+    besides __init__.py; issue 53 adds one, ``engine``, one run told top-down above what it drives);
     every area is a line of the layers block."""
     entries = sorted(p.name for p in (ROOT / "tvm_numguard").iterdir()
                      if p.name not in ("__init__.py", "__pycache__"))

@@ -277,7 +277,7 @@ def test_on_two_cores_the_oracle_is_built_here_before_the_bisection(monkeypatch)
 def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(monkeypatch):
     import dataclasses
 
-    from tvm_numguard.check import engine
+    from tvm_numguard.engine import engine
 
     real = engine.judge_by_oracle
     monkeypatch.setattr(engine, "judge_by_oracle",

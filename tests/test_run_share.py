@@ -12,7 +12,7 @@ import tvm
 from tvm import relax
 
 import tvm_numguard as ng
-from tvm_numguard.check import engine
+from tvm_numguard.engine import engine
 from tvm_numguard.build.context import RunContext
 from tvm_numguard.build.runs import Runs
 from tvm_numguard.build.compile import compile_plain, run_build

@@ -14,7 +14,7 @@ import tvm
 import tvm_numguard as ng
 from tvm_numguard.build.context import RunContext
 from tvm_numguard.ir.narrow import FixPlan
-from tvm_numguard.check import engine
+from tvm_numguard.engine import engine
 from tvm_numguard.base.errors import BuildError
 from tvm_numguard.build import compile as build_module
 from tvm_numguard.build.run_worker import RunWorker

@@ -177,7 +177,7 @@ def warm() -> None:
     for name in ("onnx", "onnxruntime", "torch", "torch.export._trace", "torch._dynamo", "tvm",
                  "tvm.relax.frontend.onnx.onnx_frontend",
                  "tvm.relax.frontend.torch.exported_program_translator", "tvm_numguard.api.public",
-                 "tvm_numguard.check.engine"):
+                 "tvm_numguard.engine.engine"):
         try:
             importlib.import_module(name)
         except ImportError:  # an extra not installed: its cells say so themselves

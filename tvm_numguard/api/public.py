@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
-from ..check import engine
+from ..engine import engine
 from ..base.errors import BuildError, PipelineBuildError, first_line
 from ..locate.options import DEFAULT_SEARCHES, Options
 from ..ir.pipeline import CompileConfig

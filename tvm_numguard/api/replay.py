@@ -152,7 +152,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     """Rebuild a report's configuration and rerun its witness (see the module
     docstring); ``program``: how numguard is run here (a command line an error
     names starts with it)."""
-    from ..check.engine import coerce_given_inputs
+    from ..engine.engine import coerce_given_inputs
     from ..ir.model import file_sha256, load_model
     from ..build.context import RunContext
     from ..build.session import ShadowSession

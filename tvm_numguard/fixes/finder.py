@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Optional
 
-from ..check import engine
+from ..engine import engine
 from ..build.context import RunContext
 from ..ir.narrow import FixPlan
 from ..locate.options import Options

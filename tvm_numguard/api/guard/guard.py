@@ -24,7 +24,7 @@ import tvm_ffi
 from tvm import relax
 
 from ... import __version__
-from ...check import engine
+from ...engine import engine
 from ...base.errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ...ir.instrument import DEPENDS_ON, REQUIRED_PASSES
 from ...fixes.narrowing import narrow_all, switched_off

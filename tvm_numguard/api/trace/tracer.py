@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 import tvm
 
-from ...check import engine
+from ...engine import engine
 from ...judge.finding import Finding
 from ...ir.instrument.snapshot import EventSnapshot
 from ...locate.options import Options

@@ -17,7 +17,7 @@ import shlex
 import time
 from typing import Optional
 
-from ...check import engine
+from ...engine import engine
 from ...base.errors import (BuildError, InvalidReferenceError, ModelError, NumguardError, UnsupportedModel,
                              summarize_error)
 from ...ir.instrument.catalog import under_test_span

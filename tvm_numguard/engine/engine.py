@@ -1,7 +1,7 @@
-"""One check, told top-down: prepare the builds, search, judge each stage, locate the culprit.
+"""One run of numguard, told top-down: prepare the builds, search, judge each stage, locate the culprit.
 
 The area above the judge, the search and the builds: nothing below it calls
-up into it. ``run`` is a check as a reader follows it: ``open_session``
+up into it. ``run`` is one run as a reader follows it: ``open_session``
 prepares the builds (the pipeline as written, the reference), the searches
 look for the inputs where they differ (``search_range``), ``judge`` asks each
 stage of the witness (import, pass, target, determinism, lowering), a
@@ -56,7 +56,7 @@ CERTAIN_SCORE = 10.0
 
 def run(model, config: CompileConfig, options: Options, context: RunContext, command: str, *,
         inputs: Optional[Mapping[str, np.ndarray]] = None, bisect: bool = True, every_search: bool = False) -> Finding:
-    """One check of ``model``, top-down, as ``command`` runs it (``inputs``: those alone, no search)."""
+    """One run on ``model``, top-down, as ``command`` runs it (``inputs``: those alone, no search)."""
     started = time.perf_counter()
     session, ranges = open_session(model, config, options, context)  # the builds: as written, the reference
     with session:

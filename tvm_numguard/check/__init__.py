@@ -1,5 +1,0 @@
-"""One check, told top-down, above the judge, the search and the builds (``engine.py``)."""
-
-from . import engine
-
-__all__ = ["engine"]
