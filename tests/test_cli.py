@@ -440,3 +440,10 @@ def test_a_torch_import_failure_names_the_operator_not_its_printed_object(tmp_pa
     assert first.endswith(f"cannot import {path}: relax.nn.group_norm expects that all inputs must have the same "
                           "dtype, but got T.float32 and T.float16"), first
     assert "ir.Op(" not in err and "..." not in first
+
+
+def test_a_target_tvm_has_no_default_pipeline_for_is_a_usage_error_not_an_internal_one(capsys):
+    """A new user's --target c with the default pipeline: TVM 0.27's get_default_pipeline raises ValueError
+    for it, which came out as 'internal error' (exit 3); it is the user's choice of pipeline: exit 2."""
+    code, out, err = run_cli(capsys, "bisect", DEMO, "--low", "0", "--high", "1", "--target", "c")
+    assert_one_line_error(code, err, "TVM has no 'default' pipeline for target c", "--pipeline zero")

@@ -253,7 +253,11 @@ def relax_pipeline(text: str, target: tvm.target.Target, objects: Optional[dict]
         if part == "zero":
             return relax.get_pipeline("zero")
         if part == "default":
-            return relax.get_default_pipeline(target)
+            try:
+                return relax.get_default_pipeline(target)
+            except ValueError as err:  # TVM 0.27 has a default pipeline for llvm and the GPUs only ('c': none)
+                raise PipelineError(f"TVM has no 'default' pipeline for target {target.kind.name}: "
+                                    f"{str(err).splitlines()[0]} (give --pipeline zero, or passes by name)") from None
         if ":" in part:
             return import_pass(part, target)
         return _named_pass(part, relax.transform, "tvm.relax.transform")
