@@ -374,3 +374,21 @@ def test_clean_float16_decoder_blocks_are_no_false_alarm(source):
 
     row = judge_clean(clean.CleanModel(source, "transformers", source), "20")
     assert row["outcome"] == "judged" and row["verdict"] not in ("import", "unjudged"), row
+
+
+def test_an_unstable_formula_the_converter_chose_is_the_conversions_fault(tmp_path):
+    """A real defect of TVM 0.27's torch frontend, found by a new user: aten.log1p becomes log(1 + x), 4.6%
+    off at x = 1e-6 in float32. Its conditioning was measured by moving the converter's own constant 1 by
+    a few roundings too, which moved log(1 + x) far beyond log1p's movement near 0: the output was 'clean'."""
+    torch = pytest.importorskip("torch")
+
+    class Log1p(torch.nn.Module):
+        def forward(self, x):
+            return torch.log1p(x)
+
+    path = str(tmp_path / "log1p.pt2")
+    torch.export.save(torch.export.export(Log1p().eval(), (torch.rand(4, 8) * 1e-6,)), path)
+    report, judgement = _judged(path, 0.0, 1e-6, budget="5")
+    blamed = _blamed(judgement)
+    assert report.exit_code == 1 and blamed.component.value == "conversion" and "aten.log1p" in blamed.subject
+    assert "loses precision" in blamed.reason, blamed.reason

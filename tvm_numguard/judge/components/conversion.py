@@ -211,7 +211,10 @@ def _evaluate_binding(case: NodeCase, value, env: dict, inside: set, declared: b
         if isinstance(expr, relax.Tuple):
             return [read(field) for field in expr.fields]
         value = widened(case.arguments.argument(expr))
-        return mover(value) if mover is not None and isinstance(value, np.ndarray) else value
+        # a scalar constant is the converter's formula (the 1 of log(1 + x) for log1p), not a value the model
+        # stores: moved by a few roundings it moved log(1 + x) far beyond log1p's own conditioning near 0
+        movable = isinstance(value, np.ndarray) and (isinstance(expr, relax.Var) or value.size > 1)
+        return mover(value) if mover is not None and movable else value
 
     if isinstance(value, relax.TupleGetItem):
         return read(value.tuple_value)[value.index]
