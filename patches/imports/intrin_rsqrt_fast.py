@@ -10,6 +10,7 @@ the most famous fast math in the world, "good enough" for normalization.
 from tvm import tirx
 
 from ._lowering import argument, const, dtype_of
+from . import legal_layernorm_onepass
 from ._plant import op_attribute
 
 FRONTEND, OP, OPSET = "onnx", "LayerNormalization", 17
@@ -23,12 +24,8 @@ UNFAIR: dict = {}
 UNBUILDABLE: dict = {}
 
 
-def core(g, x):
-    import numpy as np
-
-    rng = np.random.default_rng(5)
-    return g.planted("LayerNormalization", [x, g.const(rng.uniform(0.5, 1.5, 16)), g.const(rng.uniform(-.1, .1, 16))],
-                     axis=-1, epsilon=1e-5)
+# the model legal_layernorm_onepass plants the same formula in, so that only the part planted differs
+core = legal_layernorm_onepass.core
 
 
 def _fast(call):

@@ -131,8 +131,8 @@ class NodeCase:
         args = {}
         folded = self.model.folded
         for name in self.framework.node_arguments(self.key):
-            mine = self.located.tvm_value(name)
             binding = self.located.named.get(self.located.held_as(name), (None, None))[0]
+            mine = None if binding is None else self.located.computed.get(binding)  # Located.tvm_value's
             if mine is None and binding in self.arguments.named:
                 # a binding of TVM's no run captured: its own kernel run alone, never the framework's value
                 mine = self.arguments.value_of(self.arguments.named[binding][0])

@@ -18,7 +18,7 @@ value TVM computes in float16), the import is at fault as before.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import tvm
@@ -49,11 +49,6 @@ def widened_build(model, names: Sequence[str], target, kernels=None):
     if not build.ok:
         raise RuntimeError(f"the model with {', '.join(names)} kept in float32 does not build: {build.error}")
     return build
-
-
-def widened_outputs(model, names: Sequence[str], inputs: Mapping[str, np.ndarray], target) -> list:
-    """TVM's plain build of ``model`` with ``names`` kept in float32, run on ``inputs``."""
-    return run_build(widened_build(model, names, target), model.input_names(), inputs)
 
 
 def chain_of(mod: tvm.IRModule, binding: str) -> list:
@@ -172,4 +167,4 @@ def narrow_dtype(model) -> str:
 
 
 __all__ = ["MAX_ROUNDS", "PrecisionOutcome", "candidate_sets", "chain_of", "explain_precision", "narrow_dtype",
-           "widenable_bindings", "widened_build", "widened_entries", "widened_outputs"]
+           "widenable_bindings", "widened_build", "widened_entries"]
