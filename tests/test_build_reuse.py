@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.engine import engine
+from tvm_numguard.judge import oracle as oracles
 from tvm_numguard.locate.bisect import Bisection
 from tvm_numguard.build.context import RunContext
 from tvm_numguard.build.session import ShadowSession
@@ -109,9 +109,9 @@ def test_the_bisection_starts_building_before_the_oracle_judges(monkeypatch):
     from crash_passes import make_model
 
     order = []
-    start, judge = Bisection.start, engine.judge_by_oracle
+    start, judge = Bisection.start, oracles.judge
     monkeypatch.setattr(Bisection, "start", lambda self: (order.append("bisection"), start(self))[1])
-    monkeypatch.setattr(engine, "judge_by_oracle", lambda *a, **k: (order.append("oracle"), judge(*a, **k))[1])
+    monkeypatch.setattr(oracles, "judge", lambda *a, **k: (order.append("oracle"), judge(*a, **k))[1])
     config = ng.CompileConfig(pipeline=f"{ROOT}/tests/crash_passes.py:round_weights,zero")
     report = ng.bisect(make_model(), config, ng.Options(low=-1, high=1, search="random", budget="4"),
                        workers=Workers(jobs=1))

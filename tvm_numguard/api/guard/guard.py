@@ -221,8 +221,8 @@ class Guard:
         """(report, build to return, events it skips): the prepared session
         searched, judged, bisected and, for ``disable``, the culprit switched off."""
         strategy = self._strategy(session, started)
-        finding = engine.search_and_judge(session, self.options, ranges, [strategy], "guard",
-                                          budget=str(strategy.budget))
+        finding = engine.run_on(session, self.options, ranges,
+                                engine.Steps("guard", searches=(strategy,), budget=str(strategy.budget)), started)
         chain = None
         if start.chain is not None:
             self.progress("judging the passes that do not replay by the modules they made")
@@ -239,6 +239,7 @@ class Guard:
             info = dataclasses.replace(info, verified_inputs=verified, returned=returned, not_narrowed=not_narrowed,
                                        disabled=sorted(skip - {EVERY_RULE_EVENT}), fix=plan or FixPlan())
             finding = dataclasses.replace(finding, guard=info)
+        # counted again: the remedy's builds too
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
     def _workers(self, config: CallConfig, placed: Workers, gpu: bool) -> tuple:
