@@ -25,6 +25,7 @@ from tvm import relax
 
 from ... import __version__
 from ...engine import engine
+from ...base.numbers import plain
 from ...base.errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ...ir.instrument import DEPENDS_ON, REQUIRED_PASSES
 from ...fixes.narrowing import narrow_all, switched_off
@@ -386,7 +387,7 @@ class Guard:
                 return None
         info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True,
                                    prelude_calls=list(start.calls))
-        report = Report({**entry["report"], "guard": info.to_json()})  # one pass over the document, not two
+        report = Report.read_back({**entry["report"], "guard": plain(info.to_json())})
         self.report.add(report, info)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())
