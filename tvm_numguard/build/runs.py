@@ -18,7 +18,7 @@ from .compile import Build, run_build
 from ..base.compare import Comparison, compare_outputs, differences, is_finite_outputs
 from ..base.tolerance import Tolerance
 from .constancy import ConstancyWatch, same_bytes
-from .recent import Recent
+from .recent import Recent, same
 from .tasks import RunFailure, Started
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class Runs:
         """The reference's run on ``inputs``: the remembered one, or (``again``:
         always) one started now."""
         if not again:
-            if self._best is not None and self._best.optimized[1] is inputs:
+            if self._best is not None and same(self._best.optimized[1], inputs):
                 return self._best.reference
             remembered = self._ref_runs.find(inputs)
             if remembered is not None:
@@ -153,7 +153,7 @@ class Runs:
         """The optimized build's outputs, the last few remembered (the search
         scores the witness, the report describes it: one run)."""
         for build, seen, outputs in self.remembered():
-            if build is self.optimized and seen is inputs:
+            if build is self.optimized and same(seen, inputs):
                 return outputs
         assert self.optimized is not None, "no optimized build in use yet"
         try:
