@@ -392,3 +392,17 @@ def test_an_unstable_formula_the_converter_chose_is_the_conversions_fault(tmp_pa
     blamed = _blamed(judgement)
     assert report.exit_code == 1 and blamed.component.value == "conversion" and "aten.log1p" in blamed.subject
     assert "loses precision" in blamed.reason, blamed.reason
+
+
+def test_a_formula_that_loses_a_value_far_below_atol_is_the_conversions_fault(tmp_path):
+    """TVM 0.27's ONNX Softplus converter emits max(x, 0) + log(1 + exp(-|x|)): 0 for x below -37 in
+    float64 already, where softplus means exp(x) (5.7e-19 at -42). It was 'clean' (a red-team trial):
+    the conditioning of the emitted formula was measured from the truth, so the formula's own loss
+    counted as its conditioning and excused itself."""
+    path = save_onnx(str(tmp_path / "softplus.onnx"), [helper.make_node("Softplus", ["x"], ["y"], name="sp")],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], [], opset=17)
+    report, judgement = _judged(path, -42.0, -38.0, budget="5")
+    blamed = _blamed(judgement)
+    assert report.exit_code == 1 and blamed.component.value == "conversion" and "Softplus" in blamed.subject
+    assert "loses precision" in blamed.reason, blamed.reason
