@@ -205,3 +205,12 @@ def test_a_clean_run_whose_import_differs_says_so_in_its_headline():
     assert "precision" in headline({**data, "framework": {"verdict": "precision"}})
     assert headline({**data, "framework": {"verdict": "agrees"}}) == ""  # nothing to say: a bare clean
     assert headline({**data, "verdict": "benign"}) == ""  # the pass's own word says it
+
+
+def test_a_range_is_printed_with_the_digits_that_tell_its_ends_apart():
+    """[1000, 1001] was printed '[1e+03, 1e+03]' (a red-team trial)."""
+    from tvm_numguard.report.text import span
+
+    assert span({"low": 1000.0, "high": 1001.0}) == "[1000, 1001]"
+    assert span({"low": 0.0, "high": 1.0}) == "[0, 1]"
+    assert span({"low": 1e8, "high": 1.0000001e8}) == "[1e+08, 1.0000001e+08]"

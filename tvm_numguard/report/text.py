@@ -31,6 +31,17 @@ def num(value) -> str:
     return f"{value:.3g}"
 
 
+def span(bounds: dict) -> str:
+    """``[low, high]`` with as many digits as tell them apart ([1000, 1001], not [1e+03, 1e+03])."""
+    low, high = bounds["low"], bounds["high"]
+    if isinstance(low, str) or isinstance(high, str) or low == high:
+        return f"[{num(low)}, {num(high)}]"
+    digits = 3
+    while digits < 17 and f"{low:.{digits}g}" == f"{high:.{digits}g}":
+        digits += 1
+    return f"[{0 if low == 0 else format(low, f'.{digits}g')}, {0 if high == 0 else format(high, f'.{digits}g')}]"
+
+
 def counted(n: int, noun: str) -> str:
     """``1 place``, ``3 places``: a count said, not ``place(s)``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
@@ -108,11 +119,8 @@ def render_summary(data: dict, program: str = "numguard") -> str:
     if data["verdict"] == "violation" and data.get("bisection"):
         head += f": {document_blame(data['bisection']).describe()} changes what the model computes"
     lines = [head]
-    inputs = ", ".join(
-        f"{i['name']}{i['shape']} {i['dtype']} in [{num(cfg['ranges'][i['name']]['low'])}, "
-        f"{num(cfg['ranges'][i['name']]['high'])}]"
-        for i in model["inputs"]
-    )
+    inputs = ", ".join(f"{i['name']}{i['shape']} {i['dtype']} in {span(cfg['ranges'][i['name']])}"
+                       for i in model["inputs"])
     lines.append(f"  model     {model['source']}  ({inputs})")
     if DIMS_WORDS.get(model.get("dims", "static")):
         lines.append(f"            {DIMS_WORDS[model['dims']]}")
