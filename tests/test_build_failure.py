@@ -58,3 +58,22 @@ def test_the_repro_fails_and_the_fix_builds_in_a_fresh_process(capsys, tmp_path)
     model = "\n".join(line for line in repro.splitlines() if line.startswith(("import", "from", "mod =")))
     built = subprocess.run([sys.executable, "-c", model + "\n" + fix], capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr[-2000:]
+
+
+def test_a_build_code_generation_breaks_whatever_is_skipped_blames_no_pass(capsys, tmp_path):
+    """TVM 0.27's llvm code generation has no float16 atan ('unknown intrinsic tirx.atan', after every
+    pass ran). The probes were built lazily, their machine code made only to run them, and a build
+    question runs nothing: every probe 'built', and the last optional pass was blamed and 'confirmed'
+    (a red-team trial). Every probe makes its machine code now: no pass is at fault."""
+    from onnx import TensorProto, helper
+
+    from onnxfile import save_onnx
+
+    path = save_onnx(str(tmp_path / "atan16.onnx"), [helper.make_node("Atan", ["x"], ["y"])],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 16])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 16])], [], opset=18)
+    document = tmp_path / "atan.json"
+    code, out, err = run_cli(capsys, "bisect", path, "--low", "-2", "--high", "2", "--json", str(document))
+    failure = json.loads(document.read_text())["build_failure"]
+    assert code == 1 and failure["culprit"] is None and "unknown intrinsic tirx.atan" in failure["reference_error"]
+    assert "CODEGEN: llvm's code generation has no lowering of tirx.atan" in " ".join(out.split())

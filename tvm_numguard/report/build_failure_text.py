@@ -28,6 +28,15 @@ def build_failure_document(failure, config, model, command: str, diagnostics=())
     return data
 
 
+def unknown_intrinsic(error: str) -> str:
+    """``tirx.atan`` of LLVM's code generator's ``unknown intrinsic tirx.atan``
+    (``CodeGenLLVM::CreateIntrinsic``: a float16 atan, asin, sinh... on TVM 0.27), else ``""``."""
+    marker = "unknown intrinsic "
+    if marker not in (error or ""):
+        return ""
+    return error.split(marker, 1)[1].split()[0].strip("'\".,;:") if error.split(marker, 1)[1].split() else ""
+
+
 def build_failure_summary(failure, config, model, command: str = "numguard") -> str:
     """The terminal text of a ``BuildFailure`` of ``config`` (a CompileConfig)
     on ``model``; ``command``: the command that found it, as invoked."""
@@ -49,8 +58,11 @@ def build_failure_summary(failure, config, model, command: str = "numguard") -> 
                                          "disabled_pass_reaches": failure.disabled_pass_reaches}])
     else:
         lines.append(f"  reference {failure.reference_error}")
-        lines.append(NOTE + "TVM's import or its required lowering fails on this model: "
-                     "report it upstream with the repro below")
+        intrinsic = unknown_intrinsic(failure.reference_error or failure.error)
+        lines.append(NOTE + (f"CODEGEN: {config.target}'s code generation has no lowering of {intrinsic} in this "
+                             "model's dtype (no pass is at fault)" if intrinsic
+                             else "TVM's import or its required lowering fails on this model")
+                     + ": report it upstream with the repro below")
     repro = repro_code(model, config)
     frontend = frontend_name(model.source)
     alone = "TVM alone" + (f" and {frontend}" if frontend else "")
