@@ -173,7 +173,7 @@ def range_check(session: ShadowSession, ranges) -> tuple:
     model and pipeline, its warnings about the pipeline told as progress. The
     check is advice: one it cannot make (a pipeline that fails before
     legalizing) leaves the search unaimed, and says why."""
-    from ..judge.rangecheck.words import warning_line
+    from ..judge.rangecheck.check import warning_line
 
     progress = session.progress
     try:
