@@ -13,7 +13,7 @@ import tvm_numguard as ng
 from tvm_numguard.build.context import RunContext
 from tvm_numguard.locate.bisect.result import BisectResult, Blame
 from tvm_numguard.base.errors import RangeError, UsageError
-from tvm_numguard.ir.instrument.snapshot import EventSnapshot
+from tvm_numguard.ir.instrument.recorder import EventSnapshot
 from tvm_numguard.report import Report
 from tvm_numguard.build.session import ShadowSession
 

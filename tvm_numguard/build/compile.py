@@ -15,7 +15,7 @@ from tvm import relax
 from ..base.errors import summarize_error
 from ..ir.instrument import EveryOptional, PassEvent, PassGate, PassRecorder
 from ..ir.instrument.checkpoint import Checkpoints, FastForward, restore
-from ..ir.instrument.fingerprint import TirPipelineOutput
+from ..ir.instrument.recorder import TirPipelineOutput
 from ..ir.relax_ir import pristine
 from ..ir.pipeline import CompileConfig, pass_context, target_device
 from ..base.quiet import silenced_stderr

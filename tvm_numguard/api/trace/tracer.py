@@ -17,7 +17,7 @@ import tvm
 
 from ...engine import engine
 from ...judge.finding import Finding
-from ...ir.instrument.snapshot import EventSnapshot
+from ...ir.instrument.recorder import EventSnapshot
 from ...locate.options import Options
 from ...ir.provenance import describe as describe_provenance, model_name
 from ...ir.pipeline import CompileConfig
