@@ -12,7 +12,7 @@ from tvm_numguard.ir.instrument.base import EventInstrument
 from tvm_numguard.ir.instrument.recorder import PassRecorder
 from tvm_numguard.locate.options import Options
 from tvm_numguard.ir.pipeline import CompileConfig
-from tvm_numguard.build.recent import REMEMBERED, Recent
+from tvm_numguard.build.runs import REMEMBERED, Recent
 
 
 def test_first_line_takes_a_tvmscript_diagnostic_with_where_it_is():

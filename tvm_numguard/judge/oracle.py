@@ -18,7 +18,7 @@ import numpy as np
 from ..base.frozen import freeze_fields
 from ..base.numbers import plain, unplain
 from ..base.errors import summarize_error
-from ..build.recent import Recent
+from ..build.runs import Recent
 from ..base.compare import differences, element_scores
 from ..base.tolerance import Tolerance
 from ..ir.targets import local_target
