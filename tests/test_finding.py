@@ -10,7 +10,7 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import RunContext
 from tvm_numguard.locate.bisect.result import BisectResult, Blame
 from tvm_numguard.base.errors import RangeError, UsageError
 from tvm_numguard.ir.instrument.recorder import EventSnapshot

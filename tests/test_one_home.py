@@ -191,7 +191,7 @@ class _Blame:
 def test_a_fix_search_round_ends_verified_or_says_why_without_building():
     import types
 
-    from tvm_numguard.build.context import RunContext
+    from tvm_numguard.build.session import RunContext
     from tvm_numguard.fixes.finder import FixOutcome, FixSearch
     from tvm_numguard.fixes.narrowing import Narrowing
     from tvm_numguard.ir.narrow import CulpritFix

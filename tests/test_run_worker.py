@@ -12,7 +12,7 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import RunContext
 from tvm_numguard.ir.narrow import FixPlan
 from tvm_numguard.engine import engine
 from tvm_numguard.base.errors import BuildError

@@ -46,7 +46,7 @@ from ..judge.import_stage import FrameworkWatch
 from ..judge.import_stage.framework_watch import oracle_truth
 from ..judge.cpu_reference import judge_against_cpu, wants_cpu_reference
 from ..judge.determinism import judgeable
-from ..build.context import RunContext
+from ..build.session import RunContext
 
 # A search for a witness to bisect stops once a violation is this many times the
 # tolerance: far past rounding noise, a certain violation, and a bisection needs

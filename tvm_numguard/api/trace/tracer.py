@@ -26,7 +26,7 @@ from ...locate.bisect.driver import probe_parts
 from ...report import Report
 from ...build.session import ShadowSession
 from ...ir.targets import local_target, target_of
-from ...build.context import RunContext
+from ...build.session import RunContext
 from ...build.workers import Workers
 from ...build.capture.kernels import capture_values, with_views
 from ...ir.values.value_graph import value_graph

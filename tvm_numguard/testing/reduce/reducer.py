@@ -35,7 +35,7 @@ from ...ir.pipeline import CompileConfig
 from ...base.compare import Comparison, compare_output, compare_outputs
 from ...base.tolerance import Tolerance
 from ...ir.targets import local_target
-from ...build.context import RunContext
+from ...build.session import RunContext
 from ...build.session import ShadowSession
 from ...build.tasks import RunFailure
 from .cut import CutModule, cut, is_operator, is_tensor, main_bindings, upstream
