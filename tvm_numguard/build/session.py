@@ -33,7 +33,7 @@ from .workers.pool import STOPPED_AT_LIMIT
 from .attempts import Attempts
 from .compile import Build, optional_events
 from ..base.tolerance import Tolerance
-from .worker_info import WorkerInfo
+from .attempts import WorkerInfo
 from .compile import BuildRequest
 from .kernel_cache import KernelCache
 from .memo import BuildMemo
