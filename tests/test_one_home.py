@@ -156,7 +156,7 @@ def test_the_guards_fix_keyword_fills_its_remedy_and_says_itself_as_fix():
 
 
 def test_old_reports_search_sections_still_read():
-    from tvm_numguard.locate.sampling import SearchResult
+    from tvm_numguard.locate.searches import SearchResult
 
     old = {"strategy": "evolve", "evaluations": 3, "invalid": 0, "best_score": 2.0, "history": [1.0, 2.0, 0.5]}
     assert SearchResult.from_json(old).search == "evolve"
