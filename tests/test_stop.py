@@ -236,7 +236,7 @@ def test_a_callers_own_sigterm_handler_that_raises_nothing_is_left_to_do_its_wor
     build, and the build does not turn it into an exception; the CLI's handler,
     which raises Terminated, is raised again after a build that swallowed it."""
     from tvm_numguard.base.errors import Terminated
-    from tvm_numguard.build.interrupt_watch import InterruptWatch
+    from tvm_numguard.build.compile import InterruptWatch
 
     seen = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
