@@ -30,10 +30,9 @@ from ..base.progress import Progress, afford, silent, stopped_at_limit, time_lef
 from ..ir.relax_ir import output_float_history
 from .workers import Workers
 from .workers.pool import STOPPED_AT_LIMIT
-from .attempts import Attempts
+from .attempts import Attempts, WorkerInfo
 from .compile import Build, optional_events
 from ..base.tolerance import Tolerance
-from .attempts import WorkerInfo
 from .compile import BuildRequest
 from .kernel_cache import KernelCache
 from .memo import BuildMemo

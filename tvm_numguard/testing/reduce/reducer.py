@@ -48,8 +48,7 @@ from ...base.compare import Comparison, compare_output, compare_outputs
 from ...base.tolerance import Tolerance
 from ...ir.relax_ir import tensor_type
 from ...ir.targets import local_target
-from ...build.session import RunContext
-from ...build.session import ShadowSession
+from ...build.session import RunContext, ShadowSession
 from ...build.tasks import RunFailure
 from .cut import CutModule, cut, emit_main, is_operator, is_tensor, lift_constants, main_bindings, upstream
 
