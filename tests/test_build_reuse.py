@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tvm_numguard as ng
-from tvm_numguard.engine import engine
+from tvm_numguard.judge import oracle as oracles
 from tvm_numguard.locate.bisect import Bisection
 from tvm_numguard.build.session import RunContext, ShadowSession
 from tvm_numguard.build.compile import BuildRequest, compile_model, optional_events
@@ -108,9 +108,9 @@ def test_the_bisection_starts_building_before_the_oracle_judges(monkeypatch):
     from crash_passes import make_model
 
     order = []
-    start, judge = Bisection.start, engine.judge_by_oracle
+    start, judge = Bisection.start, oracles.judge
     monkeypatch.setattr(Bisection, "start", lambda self: (order.append("bisection"), start(self))[1])
-    monkeypatch.setattr(engine, "judge_by_oracle", lambda *a, **k: (order.append("oracle"), judge(*a, **k))[1])
+    monkeypatch.setattr(oracles, "judge", lambda *a, **k: (order.append("oracle"), judge(*a, **k))[1])
     config = ng.CompileConfig(pipeline=f"{ROOT}/tests/crash_passes.py:round_weights,zero")
     report = ng.bisect(make_model(), config, ng.Options(low=-1, high=1, search="random", budget="4"),
                        workers=Workers(jobs=1))
@@ -183,3 +183,25 @@ def test_a_build_as_written_recorded_again_is_the_build_made_first_with_its_reco
         assert any(e.changed for e in session.optional) and first.relax_phase is not None
         assert session.known_build(frozenset()) is first
         assert Bisection(session, witness).run().culprit == "ToMixedPrecision#0"
+
+
+def test_the_witness_a_search_froze_is_the_run_it_made(mlp, monkeypatch):
+    """The witness a search reports is a frozen copy of the inputs it ran
+    (SearchResult freezes them): judging it runs neither build again (each
+    judge ran both once more: a model run and the reference's, per witness)."""
+    from tvm_numguard.base.frozen import freeze
+
+    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
+    session.prepare()
+    ran = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in mlp.inputs}
+    session.runs.observe(ran)  # as the search leaves it
+    witness = freeze(ran)
+    assert witness is not ran and all(witness[n] is not ran[n] for n in ran)
+    runs = []
+    run = session.runs.run
+    monkeypatch.setattr(session.runs, "run", lambda build, inputs: (runs.append(build), run(build, inputs))[1])
+    session.runs.compare(session.optimized, witness)
+    assert runs == []
+    flipped = {n: -np.zeros_like(v) if i == 0 else v for i, (n, v) in enumerate(ran.items())}
+    session.runs.compare(session.optimized, {**ran, **flipped})  # -0.0 is other bytes: run anew
+    assert runs == [session.optimized, session.reference]

@@ -192,3 +192,16 @@ def test_the_package_keeps_its_public_functions_beside_subpackages_of_the_same_n
     for name in ("bisect", "search", "guard", "trace"):
         assert callable(getattr(ng, name)) and not isinstance(getattr(ng, name), types.ModuleType), name
     assert set(ng.__all__) <= set(dir(ng))
+
+
+def test_a_clean_run_whose_import_differs_says_so_in_its_headline():
+    """A clean run with an excused import difference (import score 1e5 on a
+    cumsum's cancellation) said a bare "clean": the headline says the
+    difference is there and why it is no failure."""
+    from tvm_numguard.report.imports import headline
+
+    data = {"verdict": "clean", "at_fault": [], "framework": {"verdict": "benign"}}
+    assert headline(data).startswith("clean (TVM's reference differs from the model's framework, not by TVM's fault")
+    assert "precision" in headline({**data, "framework": {"verdict": "precision"}})
+    assert headline({**data, "framework": {"verdict": "agrees"}}) == ""  # nothing to say: a bare clean
+    assert headline({**data, "verdict": "benign"}) == ""  # the pass's own word says it

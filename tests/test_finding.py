@@ -182,3 +182,15 @@ def test_the_witness_stats_name_every_input(finding_report):
     stats = finding_report.data["witness"]["inputs"]["x"]
     witness = finding_report.witness["x"]
     assert stats["shape"] == list(witness.shape) and np.isclose(stats["max"], float(witness.max()))
+
+
+def test_a_document_read_back_from_json_is_the_same_report_without_a_second_walk(finding_report, monkeypatch):
+    import json
+
+    from tvm_numguard.report import document
+
+    text = json.loads(json.dumps(finding_report.to_json()))
+    walked = Report(dict(text)).data
+    monkeypatch.setattr(document, "plain", lambda value: pytest.fail("a plain document was walked again"))
+    read = Report.read_back(dict(text))
+    assert read.data == walked and read.blame() == finding_report.blame()

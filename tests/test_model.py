@@ -499,3 +499,22 @@ def test_pt2_dynamic_batch_hint_is_a_shape_the_export_allows(tmp_path):
     assert load_model(path, {name: [int(d) for d in dims.split(",")]}).inputs[0].shape == (2, 8)
     assert "[2, 64]" in _model_error(path, {"input": [1, 8]})
     assert "[2, 64]" in _model_error(path, {"input": [65, 8]})
+
+
+def test_a_torch_node_torch_decomposed_is_named_with_the_programs_own_operator(tmp_path):
+    """TVM's torch frontend runs torch's decompositions first: softplus reaches
+    it as exp, log1p, where..., so a value named by its FX node alone ("node
+    'log1p'") is nowhere in the user's program. Its label says the program's
+    operator and the line it is on; a node torch kept (the multiply) says nothing more."""
+    import torch
+    import torch.nn.functional as F
+
+    class Softplus(torch.nn.Module):
+        def forward(self, x):
+            return F.softplus(x) * 1e4
+
+    path = str(tmp_path / "softplus.pt2")
+    torch.export.save(torch.export.export(Softplus(), (torch.randn(4),)), path)
+    labels = {p.key: p.label for p in load_model(path).provenance.values() if p.key and not p.inside}
+    assert "of the program's softplus (torch decomposed it, test_model.py:" in labels["log1p"], labels
+    assert labels["mul"] == "torch node 'mul'", labels

@@ -277,10 +277,10 @@ def test_on_two_cores_the_oracle_is_built_here_before_the_bisection(monkeypatch)
 def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(monkeypatch):
     import dataclasses
 
-    from tvm_numguard.engine import engine
+    from tvm_numguard.judge import oracle as oracles
 
-    real = engine.judge_by_oracle
-    monkeypatch.setattr(engine, "judge_by_oracle",
+    real = oracles.judge
+    monkeypatch.setattr(oracles, "judge",
                         lambda *a, **k: dataclasses.replace(real(*a, **k), real_violation=False))
     lines: list = []
     report = _bisect_mlp(lines, monkeypatch)

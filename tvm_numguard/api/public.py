@@ -79,8 +79,8 @@ def bisect(model, config: Optional[CompileConfig] = None, options: Optional[Opti
         PipelineBreaksError: the pipeline as written does not build the model (the pass that breaks it named).
     """
     context = RunContext.of(progress, on_build, on_witness, workers)
-    return Report.from_finding(engine.run(model, config or CompileConfig(), options or Options(), context, "bisect",
-                                          inputs=inputs))
+    return Report.from_finding(engine.run(model, config or CompileConfig(), options or Options(), context,
+                                          engine.Steps("bisect"), inputs=inputs))
 
 
 def search(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None,
@@ -102,7 +102,7 @@ def search(model, config: Optional[CompileConfig] = None, options: Optional[Opti
     """
     context = RunContext.of(progress, on_build, workers=workers)
     return Report.from_finding(engine.run(model, config or CompileConfig(), options or Options(search=DEFAULT_SEARCHES),
-                                          context, "search", bisect=False, every_search=True))
+                                          context, engine.Steps("search", bisect=False, every_search=True)))
 
 
 def range_check(model, config: Optional[CompileConfig] = None, options: Optional[Options] = None):

@@ -157,7 +157,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     from ..build.session import RunContext
     from ..build.session import ShadowSession
 
-    report = Report(load_report(report_path))
+    report = Report.read_back(load_report(report_path))
     finding = Finding.from_json(report.data)
     if finding.command == "guard":
         raise ReportError(f"{report_path}: a guard report's model was an in-memory module; it cannot be replayed "

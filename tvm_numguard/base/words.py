@@ -9,6 +9,7 @@ and users read.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
 
@@ -52,6 +53,21 @@ class TargetVerdict(Word):
     UNANSWERED = "unanswered"
 
 
+class LoweringVerdict(Word):
+    """TVM's float32 reference against its own float64 build: float32's own rounding, never a failure."""
+
+    AGREES = "agrees"
+    DIFFERS = "differs"
+    UNANSWERED = "unanswered"
+
+
+class DeterminismVerdict(Word):
+    """Each build run twice on the same inputs."""
+
+    AGREES = "agrees"
+    DIFFERS = "differs"
+
+
 class Stage(Word):
     """Where a difference can come in, in the order a model meets them."""
 
@@ -62,4 +78,16 @@ class Stage(Word):
     DETERMINISM = "determinism"
 
 
-__all__ = ["ImportVerdict", "PassVerdict", "Stage", "TargetVerdict", "Word"]
+
+@dataclasses.dataclass(frozen=True)
+class StageVerdict:
+    """A stage's answer said (``judge/stages.py``): its ``word`` (a member of the stage's Enum) and whether
+    the stage is ``at_fault``."""
+
+    stage: Stage
+    word: Word
+    at_fault: bool = False
+
+
+__all__ = ["DeterminismVerdict", "ImportVerdict", "LoweringVerdict", "PassVerdict", "Stage", "StageVerdict",
+           "TargetVerdict", "Word"]

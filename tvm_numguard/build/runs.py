@@ -3,11 +3,13 @@ last few remembered, and their comparison.
 
 What was computed for the last few input sets, newest first (``Recent``): the
 one home of how much a session remembers (``REMEMBERED``) and of how it looks a
-result up: by the identity of the inputs (and of the build), never by their
-values. A search's inputs are fresh arrays each round, so identity is both
-exact and cheap; the few remembered are the ones asked for again (a bisection
-asks for the witness's runs many times, the witness is judged and reported
-after the search).
+result up: by the identity of the build, and of the inputs or, where they are
+another object, their bytes (``same``). A search's inputs are fresh arrays each
+round; the witness the search reports is a frozen copy of the inputs it ran
+(``locate.searches.SearchResult`` freezes them), and the few remembered are the
+ones asked for again (a bisection asks for the witness's runs many times; the
+witness is judged and reported after the search: without the bytes, each judge
+ran both builds and the framework on it once more).
 
 Whether a model ignores its inputs is told from the reference's runs a session
 observes (``ConstancyWatch``).
@@ -135,7 +137,7 @@ class Runs:
         """The reference's run on ``inputs``: the remembered one, or (``again``:
         always) one started now."""
         if not again:
-            if self._best is not None and self._best.optimized[1] is inputs:
+            if self._best is not None and same(self._best.optimized[1], inputs):
                 return self._best.reference
             remembered = self._ref_runs.find(inputs)
             if remembered is not None:
@@ -163,7 +165,7 @@ class Runs:
         """The optimized build's outputs, the last few remembered (the search
         scores the witness, the report describes it: one run)."""
         for build, seen, outputs in self.remembered():
-            if build is self.optimized and seen is inputs:
+            if build is self.optimized and same(seen, inputs):
                 return outputs
         assert self.optimized is not None, "no optimized build in use yet"
         try:
@@ -257,17 +259,39 @@ REMEMBERED = 4
 V = TypeVar("V")
 
 
+def same(a, b) -> bool:
+    """``a is b``, or two input sets (mappings of arrays) with the same names,
+    and arrays of the same dtypes, shapes and bytes (-0.0 is not 0.0, a NaN is
+    its own bits): what a build computes from one it computes from the other."""
+    if a is b:
+        return True
+    if not (isinstance(a, Mapping) and isinstance(b, Mapping)) or a.keys() != b.keys():
+        return False
+    return all(_same_array(np.asarray(a[name]), np.asarray(b[name])) for name in a)
+
+
+def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
+    if x.dtype != y.dtype or x.shape != y.shape:
+        return False
+    a, b = np.ascontiguousarray(x).reshape(-1).view(np.uint8), np.ascontiguousarray(y).reshape(-1).view(np.uint8)
+    # fresh inputs differ in their first bytes: no pass over the whole array for them
+    return bool(np.array_equal(a[:64], b[:64]) and np.array_equal(a, b))
+
+
 class Recent(Generic[V]):
-    """Values keyed by a tuple of objects, compared with ``is``; adding one
-    past ``REMEMBERED`` forgets the oldest."""
+    """Values keyed by a tuple of objects, compared with ``same`` (identity,
+    or an input set's bytes); adding one past ``REMEMBERED`` forgets the oldest."""
 
     def __init__(self):
         self._items: list = []  # (key, value), newest first
 
     def find(self, *key) -> Optional[V]:
-        """The value added with these very objects as its key, or None."""
-        for seen, value in self._items:
+        """The value added with these objects (or input sets of the same bytes) as its key, or None."""
+        for seen, value in self._items:  # the very objects first: a search asks for the inputs it just made
             if len(seen) == len(key) and all(a is b for a, b in zip(seen, key)):
+                return value
+        for seen, value in self._items:
+            if len(seen) == len(key) and all(same(a, b) for a, b in zip(seen, key)):
                 return value
         return None
 

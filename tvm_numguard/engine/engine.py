@@ -4,10 +4,13 @@ The area above the judge, the search and the builds: nothing below it calls
 up into it. ``run`` is one run as a reader follows it: ``open_session``
 prepares the builds (the pipeline as written, the reference), the searches
 look for the inputs where they differ (``search_range``), ``judge`` asks each
-stage of the witness (import, pass, target, determinism, lowering), a
-violation is bisected (``bisect_finding``), and ``finish`` counts the builds.
-Every command runs this sequence with its own settings (the guard, trace,
-fix and regress call its steps); what they return is a Finding. Nothing here prints: long work
+stage of the witness (``judge/stages.STAGES``: determinism, pass, import,
+target, lowering), a violation is bisected (``bisect_finding``), the
+command's own step follows (``Steps.then``: trace's per-pass table), and
+``finish`` counts the builds. Every command runs this sequence with its own
+``Steps``: bisect, search, trace and fix through ``run`` (fix, and the guard
+and regress, which prepare their sessions their own way, through ``run_on``);
+what they return is a Finding. Nothing here prints: long work
 reports through ``progress(message)`` (a ``progress.Detail`` message is below
 phase level).
 """
@@ -22,7 +25,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..locate.bisect import Bisection, BisectionStopped, BisectResult, bisect_session
-from ..locate.bisect.driver import bisection_plan, probe_parts
+from ..locate.bisect.driver import bisection_plan
 from ..locate.bisect.breaking_pass import bisect_build_failure
 from ..base.errors import (FixError, InvalidReferenceError, PipelineBreaksError, PipelineBuildError, RangeError,
                            summarize_error)
@@ -33,19 +36,18 @@ from ..judge.rangecheck.check import RangeCheck
 from ..judge.rangecheck.indices import check_index_ranges, integer_note
 from ..locate.options import Options
 from ..ir.pipeline import CompileConfig
-from ..base.progress import Detail, afford, waiting
-from ..base.words import PassVerdict
+from ..base.progress import Detail, waiting
+from ..base.words import Stage
 from ..locate import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
 from ..locate.aimed import Aim
 from ..ir.targets import CUDA_STARTED, cuda_started_here, local_target, parse_target, require_device
 from ..judge.framework import open_framework
 from ..judge.framework.probe import EndsProbe
-from ..judge.oracle import Oracle, judge as judge_by_oracle
+from ..judge import oracle as oracles
+from ..judge.oracle import Oracle
 from ..build.session import ShadowSession
 from ..judge.import_stage import FrameworkWatch
-from ..judge.import_stage.framework_watch import oracle_truth
-from ..judge.cpu_reference import judge_against_cpu, wants_cpu_reference
-from ..judge.determinism import judgeable
+from ..judge.stages import Witnessed, judge_stages
 from ..build.session import RunContext
 
 # A search for a witness to bisect stops once a violation is this many times the
@@ -54,18 +56,45 @@ from ..build.session import RunContext
 CERTAIN_SCORE = 10.0
 
 
-def run(model, config: CompileConfig, options: Options, context: RunContext, command: str, *,
-        inputs: Optional[Mapping[str, np.ndarray]] = None, bisect: bool = True, every_search: bool = False) -> Finding:
-    """One run on ``model``, top-down, as ``command`` runs it (``inputs``: those alone, no search)."""
+@dataclasses.dataclass(frozen=True)
+class Steps:
+    """What a command sets of the one sequence (``run``, ``run_on``): its name
+    in the Finding, the searches (None: the options' input searches), the
+    budget to record (None: the options'), whether a violation is bisected,
+    whether the Finding lists every search's result, and ``then``, a step of
+    the command's own after judging (trace's per-pass table), given the
+    session and the Finding, returning the Finding."""
+
+    command: str
+    searches: Optional[tuple] = None
+    budget: Optional[str] = None
+    bisect: bool = True
+    every_search: bool = False
+    then: Optional[Callable[[ShadowSession, Finding], Finding]] = None
+
+
+def run(model, config: CompileConfig, options: Options, context: RunContext, steps: Steps, *,
+        inputs: Optional[Mapping[str, np.ndarray]] = None) -> Finding:
+    """One run on ``model``, top-down, as ``steps`` say (``inputs``: those alone, no search)."""
     started = time.perf_counter()
     session, ranges = open_session(model, config, options, context)  # the builds: as written, the reference
     with session:
-        searches = ([FixedInputs(coerce_given_inputs(session.model, inputs))] if inputs is not None
-                    else input_searches(options))
-        finding = search_and_judge(session, options, ranges, searches, command,  # search, judge, locate
-                                   budget=options.budget if inputs is None else None, bisect=bisect,
-                                   every_search=every_search)
-        return finish(finding, session, started)  # the builds counted, how they were made
+        if inputs is not None:
+            steps = dataclasses.replace(steps, searches=(FixedInputs(coerce_given_inputs(session.model, inputs)),))
+        return run_on(session, options, ranges, steps, started)
+
+
+def run_on(session: ShadowSession, options: Options, ranges, steps: Steps, started: float) -> Finding:
+    """The sequence on a prepared session (``open_session``'s, or one a command
+    prepared its own way: the guard's, regress's): search, judge each stage,
+    locate, the command's own step, the builds counted; ``started``: when the
+    run began (``time.perf_counter()``)."""
+    searches = steps.searches if steps.searches is not None else input_searches(options)
+    finding = search_and_judge(session, options, ranges, searches, steps.command, budget=steps.budget,
+                               bisect=steps.bisect, every_search=steps.every_search)
+    if steps.then is not None:
+        finding = steps.then(session, finding)
+    return finish(finding, session, started)  # the builds counted, how they were made
 
 
 def as_model(model) -> Model:
@@ -290,7 +319,7 @@ def oracle_finds_benign(session: ShadowSession, options: Options, oracle: Oracle
 
     def benign() -> bool:
         if not said and oracle.answered():
-            judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
+            judgement = oracles.judge(session, witness, session.tol, options.oracle_k, oracle)
             said.append(judgement.available and not judgement.real_violation)
         return bool(said) and said[0]
 
@@ -298,11 +327,12 @@ def oracle_finds_benign(session: ShadowSession, options: Options, oracle: Oracle
 
 
 def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutcome, command: str, *,
-          before_oracle: Optional[Callable[[dict], None]] = None, watch: Optional[FrameworkWatch] = None,
+          before_oracle: Optional[Callable[[Mapping], None]] = None, watch: Optional[FrameworkWatch] = None,
           oracle: Optional[Oracle] = None) -> Finding:
     """The Finding (made by ``command``) of a search (``searched``: its result,
-    budget and input searches): its witness compared, the oracle's verdict, the
-    framework's (``watch``), no bisection yet. ``before_oracle(witness)``
+    budget and input searches): its witness judged by each stage of
+    ``judge/stages.STAGES`` (determinism, pass with the oracle, import with the
+    framework ``watch``, target, lowering), no bisection yet. ``before_oracle(witness)``
     hears of a violation before the oracle judges it (which takes a build);
     ``oracle``: TVM's float64 build, when the search made it already."""
     progress = session.progress
@@ -312,43 +342,15 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
     found = searched.result
     witness = require_valid_witness(found, ranges, invalid, session.runs.invalid_samples)
     comparison = session.runs.compare(session.built, witness)
-    nondeterminism, pass_note = judgeable(session, witness, comparison, watch)
-    verdict = "unjudged" if pass_note else "violation" if comparison.violated else "clean"
-    judgement = None
-    if verdict == "violation" and before_oracle is not None:
-        before_oracle(witness)
-    oracle = oracle or Oracle(session)
-    if verdict == "violation" and options.oracle:
-        progress("the float64 oracle's answer from its worker" if oracle.in_worker else "building the float64 oracle")
-        planned = sum(probe_parts(session))  # a build, its VM and a run, as the pipeline as written took
-        if not oracle.in_worker:  # built here: not stopped once started
-            afford(progress, planned, "the float64 oracle (a build, its VM and a run)")
-        with waiting(progress, "the float64 oracle: TVM building the model in float64, making its VM and "
-                     "running it on the witness", planned):
-            judgement = judge_by_oracle(session, witness, session.tol, options.oracle_k, oracle)
-        if judgement.available and not judgement.real_violation:
-            verdict = "benign"
-    imports = None
-    if watch is not None:  # the framework's float64 truth and its spread run the model node by node: minutes
-        with waiting(progress, f"{watch.framework.name} judging TVM's import on the witness (its float64 truth)"):
-            imports = watch.judge(witness)
+    said = judge_stages(Witnessed(session, options, witness, comparison, watch, oracle or Oracle(session),
+                                  before_oracle))  # each stage, in the table's order
+    passed = said[Stage.PASS]
     search = dataclasses.replace(searched, invalid_causes=invalid, outputs_constant=session.runs.outputs_constant)
     return Finding(command=command, model=ModelInfo.of(session.model), config=session.config, options=options,
                    ranges=ranges, events=list(session.events), optional=frozenset(e.id for e in session.optional),
-                   search=search, witness=witness, comparison=comparison, oracle=judgement,
-                   verdict=PassVerdict(verdict),
-                   imports=imports, cpu_reference=cpu_stage(session, witness, watch, oracle),
-                   nondeterminism=nondeterminism, pass_note=pass_note)
-
-
-def cpu_stage(session: ShadowSession, witness, watch: Optional[FrameworkWatch], oracle: Oracle):
-    """The target's build against the LLVM build on the witness (None for plain llvm),
-    judged against the framework's float64 truth, else the oracle's."""
-    if not wants_cpu_reference(session.config.target):
-        return None
-    session.progress("building the pipeline for llvm: the CPU build is the target's second reference")
-    truth = watch.truth if watch is not None and watch.active else functools.partial(oracle_truth, oracle)
-    return judge_against_cpu(session, witness, truth)
+                   search=search, witness=witness, comparison=comparison, oracle=passed.judgement,
+                   verdict=passed.verdict, imports=said[Stage.IMPORT], cpu_reference=said[Stage.TARGET],
+                   nondeterminism=said[Stage.DETERMINISM], pass_note=passed.note)
 
 
 def bisect_finding(finding: Finding, session: ShadowSession, options: Options,

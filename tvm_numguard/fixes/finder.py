@@ -23,6 +23,7 @@ import is made again so.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import TYPE_CHECKING, Optional
 
 from ..engine import engine
@@ -135,9 +136,10 @@ class FixSearch:
         if not first:
             self.context.progress(f"verifying the fix on a fresh search (seed {options.seed}, "
                                   f"budget {options.budget})")
+        started = time.perf_counter()
         session, ranges = engine.open_session(self.model, fixed, options, self.context)
         with session:
-            finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "fix")
+            finding = engine.run_on(session, options, ranges, engine.Steps("fix"), started)
             if first:
                 self.outcome = FixOutcome(finding, self.narrowings, imports=self.imports)
             self.made.rounds, self.made.verification = round_ + 1, None if first else finding

@@ -137,8 +137,39 @@ def torch_labels(env: Mapping) -> dict:
         stack = list((node.meta.get("nn_module_stack") or {}).values())
         path, cls = stack[-1] if stack else ("", "")
         where = f"module {path} ({str(cls).rsplit('.', 1)[-1]}), " if path else ""
-        labels.setdefault(expr, (f"torch {where}node '{node.name}'", node.name))
+        labels.setdefault(expr, (f"torch {where}node '{node.name}'{decomposed_from(node)}", node.name))
     return labels
+
+
+def decomposed_from(node) -> str:
+    """``" of the program's softplus (torch decomposed it, model.py:3)"`` for an FX
+    node that torch made of another operator of the user's program (at export,
+    or in the ``run_decompositions`` TVM's torch frontend runs first: its node
+    names are the pieces', not the user's), else ``""``."""
+    mine = _aten_name(node.target)
+    theirs = [name for name in (_torch_fn_name(node.meta.get("torch_fn")), _aten_name(node.meta.get("original_aten")))
+              if name and name != mine]
+    if not mine or not theirs:
+        return ""
+    frames = [line.strip() for line in str(node.meta.get("stack_trace") or "").splitlines() if line.strip()]
+    at = ""  # the user's line: 'File "/path/m.py", line 3, in forward', then its code
+    if len(frames) >= 2 and frames[-2].startswith("File ") and frames[-2].count('"') >= 2:
+        path, line = frames[-2].split('"')[1], frames[-2].rsplit("line ", 1)[-1].split(",")[0]
+        at = f", {path.rsplit('/', 1)[-1]}:{line}"
+    return f" of the program's {theirs[0]} (torch decomposed it{at})"
+
+
+def _aten_name(target) -> Optional[str]:
+    """``"elu"`` of ``aten.elu.default``; None for anything else."""
+    parts = str(target).split(".") if target is not None else []
+    return parts[1] if len(parts) >= 2 and parts[0] == "aten" else None
+
+
+def _torch_fn_name(torch_fn) -> Optional[str]:
+    """``"selu"`` of FX's ``torch_fn`` meta ``('selu_1', 'function.selu')``; None without one."""
+    if not isinstance(torch_fn, (tuple, list)) or len(torch_fn) < 2:
+        return None
+    return str(torch_fn[1]).rsplit(".", 1)[-1] or None
 
 
 def model_name(provenance: Mapping, name: Optional[str], op: Optional[str]) -> Optional[str]:

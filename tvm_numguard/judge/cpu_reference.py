@@ -18,14 +18,16 @@ a GPU target builds in-process anyway (CUDA does not survive a fork).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable, Mapping, Optional
 
 import numpy as np
 
 from ..base.errors import summarize_error
-from ..base.words import TargetVerdict
+from ..base.words import Stage, StageVerdict, TargetVerdict
 from ..build.compile import compile_model, run_build
 from ..ir.targets import parse_target
+from .import_stage.framework_watch import oracle_truth
 from .import_stage.agreement import OutputAgreement, agreement_score, compare_outputs_with_framework
 
 CPU_TARGET = "llvm"
@@ -92,3 +94,25 @@ def judge_against_cpu(session, witness: Mapping[str, np.ndarray],
     # with no truth nothing excuses the target's build
     at_fault = len(theirs) != len(mine) or any(o.tvm_at_fault or o.not_judged for o in outputs)
     return CpuJudgement(target, TargetVerdict.TARGET if at_fault else TargetVerdict.BENIGN, truth=name, outputs=outputs)
+
+
+def judge_target(at, said) -> Optional[CpuJudgement]:
+    """The target stage on ``at``'s witness (a stages.Witnessed): the target's
+    build against the LLVM build, judged against the framework's float64 truth,
+    else the oracle's; None for plain llvm."""
+    session = at.session
+    if not wants_cpu_reference(session.config.target):
+        return None
+    session.progress("building the pipeline for llvm: the CPU build is the target's second reference")
+    watch = at.watch
+    truth = watch.truth if watch is not None and watch.active else functools.partial(oracle_truth, at.oracle)
+    return judge_against_cpu(session, at.witness, truth)
+
+
+def target_answer(finding) -> Optional[CpuJudgement]:
+    return finding.cpu_reference
+
+
+def target_verdict(answer: Optional[CpuJudgement]) -> StageVerdict:
+    word = answer.verdict if answer is not None else TargetVerdict.UNANSWERED
+    return StageVerdict(Stage.TARGET, word, at_fault=answer is not None and answer.differs)

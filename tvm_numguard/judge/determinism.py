@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base.errors import summarize_error
 from ..base.numbers import plain, unplain
-from ..base.compare import is_finite_outputs
+from ..base.words import DeterminismVerdict, Stage, StageVerdict
 from ..ir.targets import local_target
 from .import_stage.first_node import tvm_values
 
@@ -56,6 +56,10 @@ class Nondeterminism:
             return None
         fields = unplain(dict(data))
         return cls(**{**fields, "builds": tuple(fields["builds"])})
+
+    def builds_give(self) -> str:
+        """``"the optimized build gives"``, ``"the reference and the optimized builds give"``."""
+        return which_builds_give(self.builds)
 
     def text(self) -> str:
         which = " and ".join(f"the {b} build" for b in self.builds)
@@ -96,23 +100,33 @@ def locate(model, witness: Mapping[str, np.ndarray], target, builds: tuple) -> N
     return Nondeterminism(builds, note="TVM's import, built plainly, gave the same values twice here")
 
 
-def judgeable(session, witness, comparison, watch) -> tuple:
-    """(Nondeterminism or None, why the pass question is not judged or None) on
-    ``witness``. Where anything differs, the builds are run again: one that gives
-    other outputs on the same inputs is a finding of its own, and nothing is
-    judged against it; nor against a reference that is not finite."""
-    differs = comparison.violated or (watch is not None and watch.differs_on(witness))
+def judge_determinism(at, said) -> Optional[Nondeterminism]:
+    """The determinism stage on ``at``'s witness (a stages.Witnessed): where
+    anything differs, the builds are run again, and one that gives other
+    outputs on the same inputs is a finding of its own (None: none does)."""
+    session, witness = at.session, at.witness
+    differs = at.comparison.violated or (at.watch is not None and at.watch.differs_on(witness))
     builds = session.runs.nondeterministic_builds(witness) if differs else ()
-    if builds:
-        said = f"the {' and the '.join(builds)} build{'s give' if len(builds) > 1 else ' gives'}"
-        session.progress(f"{said} other outputs on the same inputs: finding the first value that differs")
-        found = locate(session.model, witness, local_target(session.config.target), builds)
-        return found, f"{said} other outputs on the same inputs"
-    if comparison.violated and not is_finite_outputs(session.runs.reference_outputs(witness)):
-        return None, ("TVM's reference is not finite on the witness: no pass is judged against it (the import "
-                      "question says where it goes wrong)")
-    return None, None
+    if not builds:
+        return None
+    session.progress(f"{which_builds_give(builds)} other outputs on the same inputs: finding the first value "
+                     "that differs")
+    return locate(session.model, witness, local_target(session.config.target), builds)
 
 
+def which_builds_give(builds) -> str:
+    """``"the optimized build gives"``, ``"the reference and the optimized builds give"``."""
+    return f"the {' and the '.join(builds)} build{'s give' if len(builds) > 1 else ' gives'}"
 
-__all__ = ["Nondeterminism", "judgeable", "locate"]
+
+def determinism_answer(finding) -> Optional[Nondeterminism]:
+    return finding.nondeterminism
+
+
+def determinism_verdict(found: Optional[Nondeterminism]) -> StageVerdict:
+    return StageVerdict(Stage.DETERMINISM, DeterminismVerdict.AGREES if found is None else DeterminismVerdict.DIFFERS,
+                        at_fault=found is not None)
+
+
+__all__ = ["Nondeterminism", "determinism_answer", "determinism_verdict", "judge_determinism", "locate",
+           "which_builds_give"]

@@ -31,6 +31,7 @@ from .oracle import OracleJudgement
 from .import_stage import ImportJudgement
 from .cpu_reference import CpuJudgement
 from .determinism import Nondeterminism
+from .stages import stage_verdicts
 
 # the pass question's (base/words.PassVerdict); "unjudged": nothing can be judged against the witness's
 # reference (it is not finite there, or the builds give other outputs on the same inputs: Finding.pass_note)
@@ -172,20 +173,13 @@ class Finding:
         """The stages (STAGES) that make TVM compute other numbers than the model: a
         check fails (exit 1) when any does. Lowering is never one: its error is a
         property of float32, reported, never a failure."""
-        target_differs = self.cpu_reference is not None and self.cpu_reference.differs
-        return [stage for stage, bad in ((Stage.IMPORT, self.import_differs), (Stage.PASS, self.violation),
-                                         (Stage.TARGET, target_differs),
-                                         (Stage.DETERMINISM, self.nondeterminism is not None)) if bad]
+        return [stage for stage, verdict in stage_verdicts(self).items() if verdict.at_fault]
 
     def attribution(self) -> dict:
-        """Each stage's word: import (source.IMPORT_VERDICTS), pass (VERDICTS),
-        lowering ("differs" from TVM's float64 build, "agrees", "unanswered")."""
-        lowering = self.imports.lowering if self.imports is not None else None
-        return {"import": self.imports.verdict if self.imports is not None else "unanswered",
-                "pass": self.verdict,
-                "target": self.cpu_reference.verdict if self.cpu_reference is not None else "unanswered",
-                "lowering": "unanswered" if lowering is None else ("differs" if lowering > 1.0 else "agrees"),
-                "determinism": "differs" if self.nondeterminism is not None else "agrees"}
+        """Each stage's word (``judge/stages``): import (ImportVerdict), pass
+        (PassVerdict), target, lowering ("differs" from TVM's float64 build,
+        "agrees", "unanswered"), determinism."""
+        return {stage.value: verdict.word for stage, verdict in stage_verdicts(self).items()}
 
     @classmethod
     def from_json(cls, document: Mapping, sections: Optional[Mapping[str, Callable]] = None) -> "Finding":

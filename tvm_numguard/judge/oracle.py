@@ -19,7 +19,10 @@ from ..base.frozen import freeze_fields
 from ..base.numbers import plain, unplain
 from ..base.errors import summarize_error
 from ..build.runs import Recent
-from ..base.compare import differences, element_scores
+from ..base.compare import differences, element_scores, is_finite_outputs
+from ..base.progress import afford, waiting
+from ..base.words import PassVerdict, Stage, StageVerdict
+from ..locate.bisect.driver import probe_parts
 from ..base.tolerance import Tolerance
 from ..ir.targets import local_target
 from .float64 import Float64Build
@@ -274,6 +277,66 @@ def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float,
     return OracleJudgement(True, None, has_real_violation(verdicts), list(oracle.kept), k, verdicts)
 
 
+@dataclasses.dataclass(frozen=True)
+class PassAnswer:
+    """The pass stage's answer: ``verdict`` (the optimized build against the
+    reference on the witness, the oracle's word included), the oracle's
+    ``judgement`` (None where it was not asked) and ``note``: why nothing is
+    judged (``unjudged``)."""
+
+    verdict: PassVerdict
+    judgement: Optional[OracleJudgement] = None
+    note: Optional[str] = None
+
+
+def judge_pass(at, said) -> PassAnswer:
+    """The pass stage on ``at``'s witness (a stages.Witnessed): the builds'
+    comparison there, judged by the float64 oracle where they differ (benign
+    where the optimized build is no worse than the reference); unjudged where
+    a build gives other outputs on the same inputs (``said``'s determinism)
+    or the reference is not finite."""
+    session, witness, options = at.session, at.witness, at.options
+    note = pass_note(session, witness, at.comparison, said.get(Stage.DETERMINISM))
+    verdict = (PassVerdict.UNJUDGED if note else PassVerdict.VIOLATION if at.comparison.violated
+               else PassVerdict.CLEAN)
+    if verdict is not PassVerdict.VIOLATION:
+        return PassAnswer(verdict, note=note)
+    if at.before_oracle is not None:
+        at.before_oracle(witness)
+    if not options.oracle:
+        return PassAnswer(verdict)
+    oracle, progress = at.oracle, session.progress
+    progress("the float64 oracle's answer from its worker" if oracle.in_worker else "building the float64 oracle")
+    planned = sum(probe_parts(session))  # a build, its VM and a run, as the pipeline as written took
+    if not oracle.in_worker:  # built here: not stopped once started
+        afford(progress, planned, "the float64 oracle (a build, its VM and a run)")
+    with waiting(progress, "the float64 oracle: TVM building the model in float64, making its VM and "
+                 "running it on the witness", planned):
+        judgement = judge(session, witness, session.tol, options.oracle_k, oracle)
+    benign = judgement.available and not judgement.real_violation
+    return PassAnswer(PassVerdict.BENIGN if benign else verdict, judgement)
+
+
+def pass_note(session, witness, comparison, nondeterminism) -> Optional[str]:
+    """Why the pass question is not judged on ``witness``, or None: a build
+    gives other outputs on the same inputs (``nondeterminism``), or the
+    builds differ where the reference is not finite."""
+    if nondeterminism is not None:
+        return f"{nondeterminism.builds_give()} other outputs on the same inputs"
+    if comparison.violated and not is_finite_outputs(session.runs.reference_outputs(witness)):
+        return ("TVM's reference is not finite on the witness: no pass is judged against it (the import "
+                "question says where it goes wrong)")
+    return None
+
+
+def pass_answer(finding) -> PassAnswer:
+    return PassAnswer(finding.verdict, finding.oracle, finding.pass_note)
+
+
+def pass_verdict(answer: PassAnswer) -> StageVerdict:
+    return StageVerdict(Stage.PASS, answer.verdict, at_fault=answer.verdict is PassVerdict.VIOLATION)
+
+
 __all__ = [
     "OracleFailed",
     "OracleJudgement",
@@ -283,4 +346,9 @@ __all__ = [
     "classify_output",
     "has_real_violation",
     "judge",
+    "judge_pass",
+    "pass_answer",
+    "pass_note",
+    "pass_verdict",
+    "PassAnswer",
 ]

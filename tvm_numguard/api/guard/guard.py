@@ -25,6 +25,7 @@ from tvm import relax
 
 from ... import __version__
 from ...engine import engine
+from ...base.numbers import plain
 from ...base.errors import BuildError, ModelError, NumericalError, UsageError, from_keywords
 from ...ir.instrument import DEPENDS_ON, REQUIRED_PASSES
 from ...fixes.narrowing import narrow_all, switched_off
@@ -221,8 +222,8 @@ class Guard:
         """(report, build to return, events it skips): the prepared session
         searched, judged, bisected and, for ``disable``, the culprit switched off."""
         strategy = self._strategy(session, started)
-        finding = engine.search_and_judge(session, self.options, ranges, [strategy], "guard",
-                                          budget=str(strategy.budget))
+        finding = engine.run_on(session, self.options, ranges,
+                                engine.Steps("guard", searches=(strategy,), budget=str(strategy.budget)), started)
         chain = None
         if start.chain is not None:
             self.progress("judging the passes that do not replay by the modules they made")
@@ -239,6 +240,7 @@ class Guard:
             info = dataclasses.replace(info, verified_inputs=verified, returned=returned, not_narrowed=not_narrowed,
                                        disabled=sorted(skip - {EVERY_RULE_EVENT}), fix=plan or FixPlan())
             finding = dataclasses.replace(finding, guard=info)
+        # counted again: the remedy's builds too
         return Report.from_finding(engine.finish(finding, session, started)), build, skip
 
     def _workers(self, config: CallConfig, placed: Workers, gpu: bool) -> tuple:
@@ -385,7 +387,7 @@ class Guard:
                 return None
         info = dataclasses.replace(GuardInfo.from_json(entry["report"]["guard"]), cached=True,
                                    prelude_calls=list(start.calls))
-        report = Report({**entry["report"], "guard": info.to_json()})  # one pass over the document, not two
+        report = Report.read_back({**entry["report"], "guard": plain(info.to_json())})
         self.report.add(report, info)
         if self.report_path:
             write_atomic(self.report_path, self.report.to_text().encode())

@@ -10,7 +10,6 @@ section.
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Callable, Optional
 
 import tvm
@@ -60,15 +59,16 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
           workers: Optional[Workers] = None) -> Report:
     """Bisect, then measure every pass and localize the blamed event's error.
     ``on_witness`` and ``workers`` as in ``api.bisect``."""
-    started = time.perf_counter()
-    options = options or Options()
     context = RunContext.of(progress, on_build, on_witness, workers)
-    session, ranges = engine.open_session(model, config or CompileConfig(), options, context)
-    with session:
-        finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "trace")
-        if finding.witness is not None and finding.verdict != "clean":
-            finding = dataclasses.replace(finding, trace=explain(session, finding))
-        return Report.from_finding(engine.finish(finding, session, started))
+    return Report.from_finding(engine.run(model, config or CompileConfig(), options or Options(), context,
+                                          engine.Steps("trace", then=traced)))
+
+
+def traced(session: ShadowSession, finding: Finding) -> Finding:
+    """``finding`` with its ``trace`` section, where it has a witness that is not clean (trace's own step)."""
+    if finding.witness is None or finding.verdict == "clean":
+        return finding
+    return dataclasses.replace(finding, trace=explain(session, finding))
 
 
 def explain(session: ShadowSession, finding: Finding) -> TraceResult:

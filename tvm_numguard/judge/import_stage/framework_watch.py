@@ -11,7 +11,7 @@ import numpy as np
 from ..framework import FrameworkError, NoFramework
 from ..framework.runtimes import InputsRefused
 from ...base.progress import afford, waiting
-from ...base.words import ImportVerdict
+from ...base.words import ImportVerdict, Stage, StageVerdict
 from ...locate.bisect.driver import probe_parts
 from ...build.observation import Observation
 from ...locate.searches import random_candidate
@@ -418,3 +418,24 @@ EXONERATED_REASON = ("every node where TVM differs from the framework computes, 
                      "with their own truth, so the difference is rounding that accumulates, not a part of TVM at fault")
 BENIGN_REASON = ("at every differing element, TVM is within the tolerance of the float64 truth, within that "
                  "element's conditioning, or not over 32 times as far off as the framework")
+
+
+def judge_import(at, said) -> Optional[ImportJudgement]:
+    """The import stage on ``at``'s witness (a stages.Witnessed): the
+    framework's float64 truth and its conditioning run the model node by node
+    (minutes); None with ``--no-framework``."""
+    watch = at.watch
+    if watch is None:
+        return None
+    with waiting(at.session.progress, f"{watch.framework.name} judging TVM's import on the witness (its float64 "
+                 "truth)"):
+        return watch.judge(at.witness)
+
+
+def import_answer(finding) -> Optional[ImportJudgement]:
+    return finding.imports
+
+
+def import_verdict(answer: Optional[ImportJudgement]) -> StageVerdict:
+    word = answer.verdict if answer is not None else ImportVerdict.UNANSWERED
+    return StageVerdict(Stage.IMPORT, word, at_fault=answer is not None and answer.differs)

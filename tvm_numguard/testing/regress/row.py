@@ -124,6 +124,7 @@ def judge_model(request: RowRequest, entry: CorpusModel, workdir: str) -> Regres
 
 def _judge_row(request: RowRequest, entry: CorpusModel, options: Options, workdir: str,
                row: RegressRow) -> None:
+    started = time.perf_counter()
     try:
         model = entry.load(workdir)
     except (ModelError, UnsupportedModel) as err:  # bad input, or an operator TVM cannot import
@@ -153,7 +154,7 @@ def _judge_row(request: RowRequest, entry: CorpusModel, options: Options, workdi
             row.verdict, row.reason = "untestable", f"does not build without the pass: {err}"
             return
         try:
-            finding = engine.search_and_judge(session, options, ranges, engine.input_searches(options), "regress")
+            finding = engine.run_on(session, options, ranges, engine.Steps("regress"), started)
         except InvalidReferenceError as err:
             row.verdict, row.reason = _not_finite(session, err)
             return
