@@ -247,7 +247,7 @@ def baseline_error(case: dict, inputs) -> dict:
     from tvm_numguard.ir.pipeline import CompileConfig
     from tvm_numguard.base.compare import compare_outputs
     from tvm_numguard.base.tolerance import Tolerance
-    from tvm_numguard.build.context import RunContext
+    from tvm_numguard.build.session import RunContext
     from tvm_numguard.build.session import ShadowSession
 
     expected = _read_tensors(case["data"]["outputs"])

@@ -28,7 +28,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tvm_numguard.build.context import RunContext  # noqa: E402
+from tvm_numguard.build.session import RunContext  # noqa: E402
 from tvm_numguard.engine.engine import as_model  # noqa: E402
 from tvm_numguard.fixes import find_fix  # noqa: E402
 from tvm_numguard.fixes.cost import cost_table  # noqa: E402

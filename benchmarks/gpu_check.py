@@ -99,7 +99,7 @@ def guard_after_cuda_row(model, target: str, budget: str) -> dict:
 
 def fix_row(target: str, budget: str, directory: str) -> dict:
     import tvm_numguard as ng
-    from tvm_numguard.build.context import RunContext
+    from tvm_numguard.build.session import RunContext
     from tvm_numguard.fixes import find_fix
     from tvm_numguard.fixes.cost import cost_table
     from tvm_numguard.testing.zoo.models import tiny_cnn_onnx

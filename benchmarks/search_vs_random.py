@@ -54,8 +54,7 @@ from tvm_numguard.locate.budget import Budget  # noqa: E402
 from tvm_numguard.locate.ranges import resolve_ranges  # noqa: E402
 from tvm_numguard.locate.searches import make_search  # noqa: E402
 from tvm_numguard.base.tolerance import Tolerance  # noqa: E402
-from tvm_numguard.build.context import RunContext  # noqa: E402
-from tvm_numguard.build.session import ShadowSession  # noqa: E402
+from tvm_numguard.build.session import RunContext, ShadowSession  # noqa: E402
 from tvm_numguard.build.workers import Workers  # noqa: E402
 
 FP16_TOL = Tolerance(rtol=1e-2, atol=1e-2)

@@ -16,8 +16,7 @@ from tvm_numguard.judge.rangecheck.check import check
 from tvm_numguard.locate import Budget, InputRange, Observation, resolve_ranges
 from tvm_numguard.locate.aimed import Aim, Target
 from tvm_numguard.locate.searches import conform, make_search
-from tvm_numguard.build.context import RunContext
-from tvm_numguard.build.session import ShadowSession
+from tvm_numguard.build.session import RunContext, ShadowSession
 from tvm_numguard.testing import tiny_cnn_onnx
 from tvm_numguard.build.workers import Workers
 

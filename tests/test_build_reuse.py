@@ -10,8 +10,7 @@ import pytest
 import tvm_numguard as ng
 from tvm_numguard.judge import oracle as oracles
 from tvm_numguard.locate.bisect import Bisection
-from tvm_numguard.build.context import RunContext
-from tvm_numguard.build.session import ShadowSession
+from tvm_numguard.build.session import RunContext, ShadowSession
 from tvm_numguard.build.compile import BuildRequest, compile_model, optional_events
 from tvm_numguard.build.workers import Workers
 from tvm_numguard.build.workers import can_fork

@@ -192,7 +192,7 @@ def _calls():
 def test_every_meaning_agrees_with_stock_tvms_kernel(index):
     """Stock TVM 0.27's kernels are right on ordinary inputs: a meaning that disagrees with one is wrong
     (and would blame a correct legalization). Each operator alone, on random arguments."""
-    from tvm_numguard.judge.components.alone import run_alone
+    from tvm_numguard.judge.components.kernels import run_alone
     from tvm_numguard.judge.components.meaning import meaning_of
     from tvm_numguard.judge.components.rule import fault_of, spread_over
     from tvm_numguard.judge.components.values import widened

@@ -10,12 +10,11 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import RunContext, ShadowSession
 from tvm_numguard.locate.bisect.result import BisectResult, Blame
 from tvm_numguard.base.errors import RangeError, UsageError
-from tvm_numguard.ir.instrument.snapshot import EventSnapshot
+from tvm_numguard.ir.instrument.recorder import EventSnapshot
 from tvm_numguard.report import Report
-from tvm_numguard.build.session import ShadowSession
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 import tvm_numguard as ng
 from tvm_numguard.judge.finding import Finding
 from tvm_numguard.judge.framework import open_framework
-from tvm_numguard.judge.framework.double import to_float64
+from tvm_numguard.judge.framework.onnx_truth import to_float64
 from tvm_numguard.judge.framework.runtimes import FrameworkError
 from tvm_numguard.ir.model import load_model
 from tvm_numguard.judge.import_stage.agreement import agreement_score, compare_with_framework

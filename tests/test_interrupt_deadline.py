@@ -84,7 +84,7 @@ def test_a_run_that_ends_by_itself_is_not_cut_short():
 
 
 def test_a_process_that_ignores_sigint_goes_on_ignoring_it_during_builds():
-    from tvm_numguard.build.interrupt_watch import InterruptWatch
+    from tvm_numguard.build.compile import InterruptWatch
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

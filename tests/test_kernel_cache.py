@@ -16,9 +16,8 @@ from tvm.script import relax as R
 
 import tvm_numguard as ng
 from tvm_numguard.build.compile import BuildRequest, call_main, compile_model, compile_plain, optional_events
-from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import RunContext, ShadowSession
 from tvm_numguard.build.kernel_cache import KernelCache
-from tvm_numguard.build.session import ShadowSession
 from tvm_numguard.build.tasks import SkipRun
 from tvm_numguard.build.vm_link import Linking, tirx_build
 from tvm_numguard.build.workers import Workers

@@ -12,7 +12,7 @@ from tvm_numguard.ir.instrument.base import EventInstrument
 from tvm_numguard.ir.instrument.recorder import PassRecorder
 from tvm_numguard.locate.options import Options
 from tvm_numguard.ir.pipeline import CompileConfig
-from tvm_numguard.build.recent import REMEMBERED, Recent
+from tvm_numguard.build.runs import REMEMBERED, Recent
 
 
 def test_first_line_takes_a_tvmscript_diagnostic_with_where_it_is():
@@ -156,7 +156,7 @@ def test_the_guards_fix_keyword_fills_its_remedy_and_says_itself_as_fix():
 
 
 def test_old_reports_search_sections_still_read():
-    from tvm_numguard.locate.sampling import SearchResult
+    from tvm_numguard.locate.searches import SearchResult
 
     old = {"strategy": "evolve", "evaluations": 3, "invalid": 0, "best_score": 2.0, "history": [1.0, 2.0, 0.5]}
     assert SearchResult.from_json(old).search == "evolve"
@@ -191,7 +191,7 @@ class _Blame:
 def test_a_fix_search_round_ends_verified_or_says_why_without_building():
     import types
 
-    from tvm_numguard.build.context import RunContext
+    from tvm_numguard.build.session import RunContext
     from tvm_numguard.fixes.finder import FixOutcome, FixSearch
     from tvm_numguard.fixes.narrowing import Narrowing
     from tvm_numguard.ir.narrow import CulpritFix

@@ -292,7 +292,7 @@ def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(m
 
 def test_a_bisection_told_to_stop_gives_up_before_its_next_probe():
     from tvm_numguard.locate.bisect import Bisection, BisectionStopped
-    from tvm_numguard.build.context import RunContext
+    from tvm_numguard.build.session import RunContext
     from tvm_numguard.build.session import ShadowSession
     from tvm_numguard.build.workers import Workers
 

@@ -145,7 +145,7 @@ def test_shrinking_refuses_shapes_the_operators_cannot_take_without_a_build():
     from tvm.script import relax as R
     import tvm
 
-    from tvm_numguard.testing.reduce.shrink import resize
+    from tvm_numguard.testing.reduce.reducer import resize
 
     @R.function
     def main(x: R.Tensor((4, 6), "float32")):

@@ -13,7 +13,7 @@ from tvm import relax
 
 import tvm_numguard as ng
 from tvm_numguard.engine import engine
-from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import RunContext
 from tvm_numguard.build.runs import Runs
 from tvm_numguard.build.compile import compile_plain, run_build
 from tvm_numguard.api.trace.passes import PassTable

@@ -12,13 +12,12 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.build.context import RunContext
+from tvm_numguard.build.session import RunContext, ShadowSession
 from tvm_numguard.ir.narrow import FixPlan
 from tvm_numguard.engine import engine
 from tvm_numguard.base.errors import BuildError
 from tvm_numguard.build import compile as build_module
 from tvm_numguard.build.run_worker import RunWorker
-from tvm_numguard.build.session import ShadowSession
 from tvm_numguard.build.tasks import RunFailure
 from tvm_numguard.ir.targets import local_target
 from tvm_numguard.build.workers import IN_PROCESS, Workers, can_fork

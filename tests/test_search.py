@@ -11,7 +11,7 @@ from tvm_numguard.base.errors import NumguardError, RangeError
 from tvm_numguard.locate.budget import DEFAULT_BUDGET, Budget, parse_budget
 from tvm_numguard.locate.cancellation import ZeroCrossing
 from tvm_numguard.locate.ranges import InputRange
-from tvm_numguard.locate.sampling import Observation
+from tvm_numguard.build.observation import Observation
 from tvm_numguard.locate.searches import (
     SEARCHES,
     BoundarySearch,

@@ -108,7 +108,7 @@ def test_a_worker_forked_after_its_parent_died_ends_at_once():
     and the request. The worker's check of its parent ends it."""
     child = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import os
-        from tvm_numguard.build.workers.lifetime import die_with_parent
+        from tvm_numguard.build.workers.pool import die_with_parent
         die_with_parent(os.getppid() + 1)  # a parent that is not this process's
         print("survived")
     """)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}, timeout=30)
@@ -236,7 +236,7 @@ def test_a_callers_own_sigterm_handler_that_raises_nothing_is_left_to_do_its_wor
     build, and the build does not turn it into an exception; the CLI's handler,
     which raises Terminated, is raised again after a build that swallowed it."""
     from tvm_numguard.base.errors import Terminated
-    from tvm_numguard.build.interrupt_watch import InterruptWatch
+    from tvm_numguard.build.compile import InterruptWatch
 
     seen = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))

@@ -12,8 +12,7 @@ import tvm_numguard as ng
 from tvm_numguard.base.errors import BuildError
 from tvm_numguard.build import memo as memo_module
 from tvm_numguard.build.compile import BuildRequest, compile_model
-from tvm_numguard.build.context import RunContext
-from tvm_numguard.build.session import ShadowSession
+from tvm_numguard.build.session import RunContext, ShadowSession
 from tvm_numguard.build.workers import Workers
 from tvm_numguard.build import tasks as service
 from tvm_numguard.build.workers import can_fork

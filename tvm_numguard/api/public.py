@@ -19,8 +19,7 @@ from ..ir.pipeline import CompileConfig
 from ..base.progress import Progress
 from ..report import Report
 from ..report.sections import event_row
-from ..build.session import ShadowSession
-from ..build.context import RunContext
+from ..build.session import RunContext, ShadowSession
 from ..build.workers import Workers
 
 __all__ = ["Options", "bisect", "event_table", "list_passes", "range_check", "search"]

@@ -154,7 +154,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     names starts with it)."""
     from ..engine.engine import coerce_given_inputs
     from ..ir.model import file_sha256, load_model
-    from ..build.context import RunContext
+    from ..build.session import RunContext
     from ..build.session import ShadowSession
 
     report = Report.read_back(load_report(report_path))

@@ -1,11 +1,25 @@
 """A session's runs: the optimized build and the reference on each input, the
-last few remembered, and their comparison."""
+last few remembered, and their comparison.
+
+What was computed for the last few input sets, newest first (``Recent``): the
+one home of how much a session remembers (``REMEMBERED``) and of how it looks a
+result up: by the identity of the build, and of the inputs or, where they are
+another object, their bytes (``same``). A search's inputs are fresh arrays each
+round; the witness the search reports is a frozen copy of the inputs it ran
+(``locate.searches.SearchResult`` freezes them), and the few remembered are the
+ones asked for again (a bisection asks for the witness's runs many times; the
+witness is judged and reported after the search: without the bytes, each judge
+ran both builds and the framework on it once more).
+
+Whether a model ignores its inputs is told from the reference's runs a session
+observes (``ConstancyWatch``).
+"""
 
 from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Generic, Iterator, Mapping, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -17,8 +31,6 @@ from ..base.errors import summarize_error
 from .compile import Build, run_build
 from ..base.compare import Comparison, compare_outputs, differences, is_finite_outputs
 from ..base.tolerance import Tolerance
-from .constancy import ConstancyWatch, same_bytes
-from .recent import Recent, same
 from .tasks import RunFailure, Started
 
 if TYPE_CHECKING:
@@ -238,3 +250,87 @@ class Runs:
         pairs = zip(self._reference_result(first_ref), self._reference_result(second_ref))
         reference = all(same_bytes(a, b) for a, b in pairs)
         return tuple(name for name, same in (("reference", reference), ("optimized", optimized)) if not same)
+
+
+# input sets remembered: a search's last round and the witness fit, and
+# a session holds at most this many outputs of each build in memory
+REMEMBERED = 4
+
+V = TypeVar("V")
+
+
+def same(a, b) -> bool:
+    """``a is b``, or two input sets (mappings of arrays) with the same names,
+    and arrays of the same dtypes, shapes and bytes (-0.0 is not 0.0, a NaN is
+    its own bits): what a build computes from one it computes from the other."""
+    if a is b:
+        return True
+    if not (isinstance(a, Mapping) and isinstance(b, Mapping)) or a.keys() != b.keys():
+        return False
+    return all(_same_array(np.asarray(a[name]), np.asarray(b[name])) for name in a)
+
+
+def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
+    if x.dtype != y.dtype or x.shape != y.shape:
+        return False
+    a, b = np.ascontiguousarray(x).reshape(-1).view(np.uint8), np.ascontiguousarray(y).reshape(-1).view(np.uint8)
+    # fresh inputs differ in their first bytes: no pass over the whole array for them
+    return bool(np.array_equal(a[:64], b[:64]) and np.array_equal(a, b))
+
+
+class Recent(Generic[V]):
+    """Values keyed by a tuple of objects, compared with ``same`` (identity,
+    or an input set's bytes); adding one past ``REMEMBERED`` forgets the oldest."""
+
+    def __init__(self):
+        self._items: list = []  # (key, value), newest first
+
+    def find(self, *key) -> Optional[V]:
+        """The value added with these objects (or input sets of the same bytes) as its key, or None."""
+        for seen, value in self._items:  # the very objects first: a search asks for the inputs it just made
+            if len(seen) == len(key) and all(a is b for a, b in zip(seen, key)):
+                return value
+        for seen, value in self._items:
+            if len(seen) == len(key) and all(same(a, b) for a, b in zip(seen, key)):
+                return value
+        return None
+
+    def add(self, key: Tuple, value: V) -> None:
+        self._items = [(tuple(key), value)] + self._items[:REMEMBERED - 1]
+
+    def __iter__(self) -> Iterator[Tuple[tuple, V]]:
+        return iter(list(self._items))
+
+
+class ConstancyWatch:
+    """Keeps the first valid (inputs, reference outputs) observed and whether any
+    later input, and any later output, differed from them: a model whose
+    outputs never change while its inputs do ignores its inputs."""
+
+    def __init__(self):
+        self._first: Optional[tuple] = None
+        self.inputs_vary = False
+        self.outputs_vary = False
+
+    def note(self, inputs: Mapping[str, np.ndarray], outputs: list) -> None:
+        """One valid observation: ``inputs`` and the reference's ``outputs`` on them."""
+        if self._first is None:
+            self._first = (inputs, outputs)
+            return
+        if self.inputs_vary and self.outputs_vary:  # settled: no more byte comparisons per evaluation
+            return
+        first_inputs, first_outputs = self._first
+        self.inputs_vary = self.inputs_vary or any(not same_bytes(inputs[k], first_inputs[k]) for k in inputs)
+        self.outputs_vary = self.outputs_vary or any(not same_bytes(a, b) for a, b in zip(outputs, first_outputs))
+
+    @property
+    def outputs_constant(self) -> bool:
+        """The very same outputs on every valid input observed, and those inputs
+        were not all the same (a range of one point proves nothing)."""
+        return self.inputs_vary and not self.outputs_vary
+
+
+def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-identical: same shape, dtype and bytes (NaNs included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()

@@ -10,27 +10,29 @@ processes), ``runs.Runs`` (runs on inputs, remembered, compared) and
 ``reference.Reference`` (where the reference is built and run: in worker
 mode, a worker of its own builds it while this process builds the pipeline as
 written, and runs it beside it).
+
+A session is made with its run's context (``RunContext``): what a run reports
+to and where its builds are made, with one default each.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Mapping, Optional
+import dataclasses
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 
-from .context import RunContext
 from ..base.errors import BuildError, PipelineBuildError, UsageError, named
 from ..ir.instrument import close_skip_set, is_required
 from ..ir.pipeline import CompileConfig
-from ..base.progress import afford, stopped_at_limit, time_left, waiting
+from ..base.progress import Progress, afford, silent, stopped_at_limit, time_left, waiting
 from ..ir.relax_ir import output_float_history
 from .workers import Workers
 from .workers.pool import STOPPED_AT_LIMIT
-from .attempts import Attempts
+from .attempts import Attempts, WorkerInfo
 from .compile import Build, optional_events
 from ..base.tolerance import Tolerance
-from .worker_info import WorkerInfo
 from .compile import BuildRequest
 from .kernel_cache import KernelCache
 from .memo import BuildMemo
@@ -39,7 +41,39 @@ from .run_worker import RunWorker
 from .runs import Runs
 from .tasks import INPUT_MODULE, RunFailure, Started
 
-__all__ = ["RunFailure", "ShadowSession"]
+__all__ = ["RunContext", "RunFailure", "ShadowSession"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunContext:
+    """The hooks of one run and its workers.
+
+    ``progress(message)`` sees phase messages and details (``progress.Detail``);
+    ``on_build(build)`` sees every compile (a ``Build``, or a worker's
+    ``RemoteBuild``); ``on_witness(inputs)`` sees a violation's witness as
+    soon as it is known, before bisection (a report writer keeps it even if
+    the run is stopped); ``workers``: where builds that may crash are made
+    (default: one worker process per core).
+    """
+
+    progress: Callable[[str], None] = silent
+    on_build: Optional[Callable] = None
+    on_witness: Optional[Callable[[dict], None]] = None
+    workers: Workers = Workers()
+
+    @classmethod
+    def of(cls, progress: Progress = None, on_build: Optional[Callable] = None,
+           on_witness: Optional[Callable[[dict], None]] = None, workers: Optional[Workers] = None) -> "RunContext":
+        """A context from a caller's optional hooks (None: the default)."""
+        return cls(progress or silent, on_build, on_witness, workers or Workers())
+
+    def in_process(self) -> "RunContext":
+        """The same hooks, every build made in this process."""
+        return dataclasses.replace(self, workers=Workers(jobs=0))
+
+    def quiet(self) -> "RunContext":
+        """The same workers, no hooks (a worker's: its parent reports)."""
+        return RunContext(workers=self.workers)
 
 
 class ShadowSession:

@@ -177,7 +177,7 @@ def _lower_tir(mod: tvm.IRModule, target: tvm.target.Target, pipeline) -> tuple:
     else:
         pipeline, finalize_host, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
     mod = pipeline(mod)
-    output = pristine(mod)  # what ir/instrument/fingerprint.TirPipelineOutput keeps of relax.build
+    output = pristine(mod)  # what ir/instrument/recorder.TirPipelineOutput keeps of relax.build
     host, devices = tirx_build().split_host_device_mods(mod)
     host = finalize_host()(host)
     devices = {device: finalize_device()(device_mod) for device, device_mod in devices.items()}

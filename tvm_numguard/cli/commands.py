@@ -314,7 +314,7 @@ class Fix(Command):
                           help="Skip timing the unsafe, narrowly fixed and pass-off builds."))
 
     def run(self, outputs, options, config, workers, model, fix_path="numguard-fix.json", no_cost=False) -> int:
-        from ..build.context import RunContext
+        from ..build.session import RunContext
         from ..fixes import find_fix, fix_document
         from ..base.progress import waiting
         from ..fixes.cost import RUNS, cost_table

@@ -21,7 +21,7 @@ thread says the same in one line, kills the worker processes and ends the
 process with that code. Nothing is half-written: numguard writes every file to a
 temporary name and renames it (``report.files.write_atomic``), so a file is
 whole or absent. Workers that outlive nothing: the kernel kills them when
-this process ends, however it ends (``workers.lifetime``).
+this process ends, however it ends (``workers.pool.die_with_parent``).
 
 CLI only: the library never ends the process (``with InterruptDeadline(...)``
 in ``cli.main``). Other signals pass through untouched.

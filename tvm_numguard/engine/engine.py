@@ -48,7 +48,7 @@ from ..judge.oracle import Oracle
 from ..build.session import ShadowSession
 from ..judge.import_stage import FrameworkWatch
 from ..judge.stages import Witnessed, judge_stages
-from ..build.context import RunContext
+from ..build.session import RunContext
 
 # A search for a witness to bisect stops once a violation is this many times the
 # tolerance: far past rounding noise, a certain violation, and a bisection needs
@@ -202,7 +202,7 @@ def range_check(session: ShadowSession, ranges) -> tuple:
     model and pipeline, its warnings about the pipeline told as progress. The
     check is advice: one it cannot make (a pipeline that fails before
     legalizing) leaves the search unaimed, and says why."""
-    from ..judge.rangecheck.words import warning_line
+    from ..judge.rangecheck.check import warning_line
 
     progress = session.progress
     try:

@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Optional
 
 from ..engine import engine
-from ..build.context import RunContext
+from ..build.session import RunContext
 from ..ir.narrow import FixPlan
 from ..locate.options import Options
 from ..ir.pipeline import CompileConfig

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..locate.bisect.driver import probe_parts
 from ..locate.bisect.strategies import ddmin
-from ..ir.instrument.snapshot import EventSnapshot
+from ..ir.instrument.recorder import EventSnapshot
 from ..ir.narrow import CulpritFix, FixPlan, Place, rewrites
 from ..ir.narrow.change import Change
 from ..ir.pipeline import CompileConfig

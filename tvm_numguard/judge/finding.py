@@ -25,7 +25,7 @@ from ..locate.options import Options
 from ..ir.pipeline import CompileConfig
 from .rangecheck.domains import InvalidCall
 from ..locate import InputRange, SearchResult
-from ..build.worker_info import WorkerInfo
+from ..build.attempts import WorkerInfo
 from ..base.compare import Comparison
 from .oracle import OracleJudgement
 from .import_stage import ImportJudgement

@@ -18,7 +18,7 @@ import numpy as np
 from ..base.frozen import freeze_fields
 from ..base.numbers import plain, unplain
 from ..base.errors import summarize_error
-from ..build.recent import Recent
+from ..build.runs import Recent
 from ..base.compare import differences, element_scores, is_finite_outputs
 from ..base.progress import afford, waiting
 from ..base.words import PassVerdict, Stage, StageVerdict

@@ -2,8 +2,7 @@
 
 from .budget import DEFAULT_BUDGET, Budget, parse_budget
 from .ranges import InputRange, validate_span, parse_range_spec, resolve_ranges
-from .sampling import FixedInputs, Observation, SearchResult, score_of
-from .searches import SEARCHES, make_search
+from .searches import SEARCHES, FixedInputs, Observation, SearchResult, make_search, score_of
 
 __all__ = [
     "DEFAULT_BUDGET",

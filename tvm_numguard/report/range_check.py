@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..base.numbers import plain
 from ..base.tolerance import DEFAULT_TOLERANCES
-from ..judge.rangecheck.words import interval, number, warning_line
+from ..judge.rangecheck.check import interval, number, warning_line
 from .schemas import CHECK_SCHEMA, header, validate
 from .sections import environment
 

@@ -43,7 +43,7 @@ from ...locate import Budget, make_search, parse_budget, resolve_ranges
 from ...locate.searches import random_candidate
 from ...build.compile import compile_model
 from ...base.compare import is_finite_outputs
-from ...build.context import RunContext
+from ...build.session import RunContext
 from ...build.session import ShadowSession
 from ...ir.targets import CUDA_STARTED, cuda_started_here, is_gpu
 from ...build.workers import WORKERS, Workers

@@ -16,7 +16,7 @@ import tvm
 
 from ...engine import engine
 from ...judge.finding import Finding
-from ...ir.instrument.snapshot import EventSnapshot
+from ...ir.instrument.recorder import EventSnapshot
 from ...locate.options import Options
 from ...ir.provenance import describe as describe_provenance, model_name
 from ...ir.pipeline import CompileConfig
@@ -25,7 +25,7 @@ from ...locate.bisect.driver import probe_parts
 from ...report import Report
 from ...build.session import ShadowSession
 from ...ir.targets import local_target, target_of
-from ...build.context import RunContext
+from ...build.session import RunContext
 from ...build.workers import Workers
 from ...build.capture.kernels import capture_values, with_views
 from ...ir.values.value_graph import value_graph

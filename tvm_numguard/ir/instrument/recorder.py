@@ -1,4 +1,15 @@
-"""PassRecorder: sees every pass event and keeps what a bisection needs."""
+"""Instruments that record what a compilation's pass events saw.
+
+``PassRecorder`` sees every pass event and keeps what a bisection needs.
+``EventSnapshot`` keeps the module just before and just after one pass event.
+``TirPipelineOutput`` keeps the module the TIR pipeline returned, for a build's
+fingerprint: ``tvm.tirx.build`` runs ``tirx.BindTarget``, then the TIR pipeline
+as one top-level pass call, then TVM's own host/device split and finalization
+on parts of the module. The module that top-level call returned is therefore
+the whole lowered TIR as the pipeline made it; what follows depends only on it
+and on the TVM version. The builder enables the instrument for the TIR phase
+only.
+"""
 
 from __future__ import annotations
 
@@ -120,3 +131,50 @@ class ModuleHasher:
         if known is None:
             known = self._functions[handle] = (func, tvm_ffi.structural_hash(func, map_free_vars=True))
         return known[1]
+
+
+@tvm.instrument.pass_instrument
+class EventSnapshot(EventInstrument):
+    """Keeps the module that the event ``event_id`` received (``before``) and
+    returned (``after``); for TIR events these are TIR modules, which a
+    recorder does not keep. Use it in a build that skips nothing: ids of
+    events after a skipped one are only stable for the instruments that the
+    skipping gate precedes."""
+
+    def __init__(self, event_id: str):
+        super().__init__()
+        self.event_id = event_id
+        self.before = None
+        self.after = None
+
+    def entered(self, event, mod):
+        if event.id == self.event_id:
+            self.before = pristine(mod)  # the pass may edit it in place
+
+    def left(self, event, mod):
+        if event.id == self.event_id:
+            self.after = pristine(mod)
+
+
+@tvm.instrument.pass_instrument
+class TirPipelineOutput(EventInstrument):
+    """``module``: a pristine copy of what the first top-level pass after
+    ``tirx.BindTarget`` returned in the TIR phase (None before that)."""
+
+    def __init__(self):
+        super().__init__()
+        self.active = False
+        self.bound = False
+        self.module: Optional[tvm.IRModule] = None
+
+    def set_phase(self, phase: str) -> None:
+        super().set_phase(phase)
+        self.active = phase == "tir"
+
+    def left(self, event, mod):
+        if not self.active or event.depth != 0:
+            return
+        if event.name == "tirx.BindTarget":
+            self.bound = True
+        elif self.bound and self.module is None:
+            self.module = pristine(mod)

@@ -23,8 +23,7 @@ from typing import Optional
 import numpy as np
 
 from ...ir.relax_ir import tensor_type
-from .alone import run_alone
-from .kernels import KernelError, with_libm
+from .kernels import KernelError, run_alone, with_libm
 from .meaning import meaning_of
 from .node import NodeCase
 from .rule import Fault, fault_of, spread_over

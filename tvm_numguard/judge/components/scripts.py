@@ -1,6 +1,6 @@
 """Standalone scripts that show a component's fault with stock TVM and numpy, without numguard.
 
-A legalization verdict's script compiles the operator alone (``alone.py``: the
+A legalization verdict's script compiles the operator alone (``kernels.alone``: the
 call as the model makes it, its tensor arguments as parameters) with
 ``tvm.compile`` for the target and prints TVM's value beside what the operator
 means there (computed by numguard's independent meaning when the verdict was
@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .alone import alone
+from .kernels import alone
 
 EMBEDDED_ELEMENTS = 4096
 

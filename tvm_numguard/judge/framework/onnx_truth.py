@@ -1,9 +1,17 @@
-"""An ONNX model in float64 node by node: the truth where ONNX Runtime has no
-float64 copy of the whole model.
+"""An ONNX model in float64: a float64 copy of the whole graph, and the model
+node by node, the truth where ONNX Runtime has no float64 copy of the whole
+model.
+
+The float64 copy (``to_float64``): every float32, float16 and bfloat16 tensor,
+type, constant and cast made float64, so ONNX Runtime computes the same model
+in double precision (where it has the kernels: the session refuses the copy
+otherwise). The float16 ones too: the truth is the real-number result, which a
+float16 model's framework run (float32 inside many of ONNX Runtime's float16
+kernels) does not give; a float16 copy would be no truth at all.
 
 ONNX Runtime's CPU provider registers many kernels for float only (``Conv``,
 ``Erf``, ``GlobalAveragePool``, the inverse trigonometric functions, ...), so
-one such node anywhere refuses the whole float64 copy (``double.py``). Here
+one such node anywhere refuses the whole float64 copy (``to_float64``). Here
 each node runs on its own, on float64 values: in ONNX Runtime where it has the
 node's float64 kernel, else in the ``onnx`` package's own numpy reference
 (``onnx.reference``), else (a node neither can run in float64, such as
@@ -21,7 +29,54 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from ...base.errors import first_line
-from .double import DOUBLE, NARROW, _TYPE_ATTRIBUTES
+
+FLOAT, DOUBLE = 1, 11  # onnx.TensorProto.FLOAT, DOUBLE
+NARROW = (1, 10, 16)  # FLOAT, FLOAT16, BFLOAT16: the float types made float64
+# attributes that name an element type (Cast's "to", ConstantOfShape's value's, RandomNormal's "dtype")
+_TYPE_ATTRIBUTES = ("to", "dtype")
+
+
+def to_float64(model):
+    """A copy of the ONNX ``model`` computing in float64 (its inputs and
+    outputs float64 too); raises ValueError for what it cannot convert."""
+    import onnx
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    _graph(copy.graph)
+    return copy
+
+
+def _graph(graph) -> None:
+    for info in list(graph.input) + list(graph.output) + list(graph.value_info):
+        _value_info(info)
+    for tensor in graph.initializer:
+        _tensor(tensor)
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.name in _TYPE_ATTRIBUTES and attribute.i in NARROW:
+                attribute.i = DOUBLE
+            if attribute.HasField("t"):
+                _tensor(attribute.t)
+            if attribute.HasField("g") or len(attribute.graphs):
+                raise ValueError(f"{node.op_type} has a subgraph (not converted to float64)")
+
+
+def _value_info(info) -> None:
+    tensor_type = info.type.tensor_type if info.type.HasField("tensor_type") else None
+    if tensor_type is not None and tensor_type.elem_type in NARROW:
+        tensor_type.elem_type = DOUBLE
+
+
+def _tensor(tensor) -> None:
+    import numpy as np
+    from onnx import numpy_helper
+
+    if tensor.data_type not in NARROW:
+        return
+    converted = numpy_helper.from_array(np.asarray(numpy_helper.to_array(tensor), dtype=np.float64), tensor.name)
+    tensor.CopyFrom(converted)
+
 
 # a value that no implementation could compute: everything computed from it is too
 MISSING = object()
@@ -235,8 +290,6 @@ def _expanded(made, node):
     import onnx
     import onnx.inliner
 
-    from .double import _graph
-
     version = next((o.version for o in made.opset_import if o.domain == (node.domain or "")), None)
     # onnx's stub lacks the function-body API; no opset for the domain: its newest schema
     schema: Any = (onnx.defs.get_schema(node.op_type, node.domain or "") if version is None
@@ -270,8 +323,6 @@ def _to_float32(value: np.ndarray) -> np.ndarray:
 
 def _widen_attributes(node) -> None:
     """``node``'s element-type attributes and tensor attributes made float64."""
-    from .double import _tensor
-
     for attribute in node.attribute:
         if attribute.name in _TYPE_ATTRIBUTES and attribute.i in NARROW:
             attribute.i = DOUBLE
@@ -291,4 +342,4 @@ def _ort_session(model):
     return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-__all__ = ["MISSING", "NodeByNode", "node_label", "widen"]
+__all__ = ["MISSING", "NodeByNode", "node_label", "to_float64", "widen"]

@@ -192,7 +192,7 @@ class OnnxRuntime(Framework):
 
     def _open_double(self):
         """A session of the model's float64 copy, or the FrameworkError that says why there is none."""
-        from .double import to_float64
+        from .onnx_truth import to_float64
 
         try:
             return open_session(to_float64(self._model), "float64")

@@ -7,7 +7,7 @@ from typing import Mapping
 import numpy as np
 
 from ...locate.searches import random_candidate
-from .opening import open_framework
+from . import open_framework
 from .runtimes import Framework, FrameworkError
 
 

@@ -1,6 +1,6 @@
 """Running the user's model in its own framework.
 
-``open_framework(source, input_names)`` (``opening.py``) gives a ``Framework`` for an ONNX
+``open_framework(source, input_names)`` (the package's ``__init__``) gives a ``Framework`` for an ONNX
 model (ONNX Runtime, graph optimizations off so that its own fusions do not
 move the numbers) or a torch ``ExportedProgram`` (PyTorch eager, through
 ``ExportedProgram.module()``), or a ``NoFramework`` saying why there is none

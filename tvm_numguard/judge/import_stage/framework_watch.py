@@ -16,7 +16,7 @@ from ...locate.bisect.driver import probe_parts
 from ...build.observation import Observation
 from ...locate.searches import random_candidate
 from ...base.compare import compare_outputs, is_finite_outputs
-from ...build.recent import Recent
+from ...build.runs import Recent
 from ..oracle import Oracle
 from ...ir.targets import local_target
 from .agreement import (CONDITIONING_RUNS, K, agreement_score, compare_outputs_with_framework, conditioning_scale,

@@ -35,9 +35,7 @@ from tvm import relax
 
 from .domains import domain_of, exp_limit
 from .interval import EVERYTHING, Interval, dtype_epsilon, dtype_limits
-from .abstract import Abstract, attr
-from .transfer import TRANSFER
-from .weighted import conv_terms
+from .transfer import TRANSFER, Abstract, attr, conv_terms
 from ...ir.relax_ir import tensor_type
 
 # One interval per tensor is exact through one weighted sum of the inputs and

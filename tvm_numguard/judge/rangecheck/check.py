@@ -11,6 +11,9 @@ gets its binding's name in the user's model (``provenance.describe``) and what
 drives it (``drivers.drive``: the corner or band of each input). Nothing is
 built or run: a check takes the time of two walks over the graph, plus a few
 dozen more per warning to find its drivers.
+
+A warning in words (``warning_line``) is one line, as progress and every report
+say it.
 """
 
 from __future__ import annotations
@@ -285,3 +288,24 @@ def _op_ranks(bindings: list) -> dict:
     return ranks
 
 
+KIND_WORDS = {
+    "domain": "can leave its domain",
+    "overflow": "can overflow",
+    "approximation": "gets arguments where its approximation departs",
+    "piecewise": "splits the range",
+}
+
+
+def number(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def interval(pair) -> str:
+    return f"[{number(pair[0])}, {number(pair[1])}]"
+
+
+def warning_line(w: dict) -> str:
+    """One warning (its document form) in a line: where, what, the interval, against which limit."""
+    new = " (new: the pipeline brought it)" if w["new"] else ""
+    return (f"{w['binding']} = {w['op']} {KIND_WORDS[w['kind']]}{new}: {w['dtype']} values in "
+            f"{interval(w['interval'])}, limit: {w['limit']}")

@@ -18,7 +18,7 @@ from typing import Iterable, Mapping, Optional, Protocol
 import numpy as np
 
 from ...build.session import ShadowSession
-from ...build.worker_info import describe_skip
+from ...build.attempts import describe_skip
 from ...build.tasks import SkipRun
 from ...build.workers import WORKERS
 

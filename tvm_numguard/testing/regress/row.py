@@ -25,7 +25,7 @@ from ...locate.options import Options
 from ...ir.pipeline import CompileConfig
 from ...report.files import write_witness
 from ...locate import resolve_ranges
-from ...build.context import RunContext
+from ...build.session import RunContext
 from ...build.compile import optional_events, relax_phase_events
 from ...build.session import ShadowSession
 from .corpus import CorpusModel
