@@ -120,6 +120,8 @@ def import_lines(data: dict) -> list:
     origin = section.get("origin")
     if origin:
         lines.append(f"  first     {_origin_text(origin)}")
+        if section["verdict"] in ("import", "unjudged") and section.get("origin_note"):
+            lines.append(f"            {section['origin_note']}")  # why this node (amplified, judged alone)
     elif section["verdict"] in ("import", "unjudged") and section.get("origin_note"):
         lines.append(f"  first     not named: {section['origin_note']}")
     lines += placement_lines(section)
