@@ -19,6 +19,8 @@ from ..base.frozen import freeze_fields
 from ..build.observation import Observation, score_of
 
 Inputs = dict  # input name -> numpy array
+# what ended a search whose ranges hold one input (SearchResult.stopped_by): nothing else to try
+ONE_POINT = "one point"
 
 
 Evaluate = Callable[[Inputs], Union[Optional[float], Observation]]
@@ -32,7 +34,8 @@ class SearchResult:
     invalid: int
     history: list  # score per evaluation, None for invalid
     search: str  # the search that made it (searches.SEARCHES), or "given"
-    # what ended the search: "evaluations", "time" (the seconds limit) or "target score"
+    # what ended the search: "evaluations", "time" (the seconds limit), "target score" or
+    # ONE_POINT (the ranges hold one input, evaluated once)
     stopped_by: str = "evaluations"
     # the --budget that repeats exactly these inputs (None: a seconds-only budget cannot)
     repeat_budget: Optional[str] = None

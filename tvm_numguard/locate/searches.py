@@ -27,7 +27,7 @@ from .budget import DEFAULT_BUDGET, Budget
 from .cancellation import ZeroCrossing
 from .edges import edge_candidates
 from .ranges import InputRange
-from .sampling import Evaluate, Observation, SearchResult, score_of
+from .sampling import ONE_POINT, Evaluate, Observation, SearchResult, score_of
 
 INVALID = -math.inf  # fitness of a candidate the reference cannot score
 
@@ -48,6 +48,19 @@ def conform(values, spec, r: InputRange) -> np.ndarray:
         out[over] = np.nextafter(out[over], out.dtype.type(-np.inf))
         out[under] = np.nextafter(out[under], out.dtype.type(np.inf))
     return out
+
+
+def one_point(specs, ranges: Mapping[str, InputRange]) -> Optional[dict]:
+    """The one candidate of ranges that hold one value of each input's dtype (``--low 1 --high 1``;
+    [1, 1 + 1e-9] of a float32 too, which rounds both ends to 1), else None."""
+    point = {}
+    for spec in specs:
+        r = ranges[spec.name]
+        low, high = conform(r.low, spec, r), conform(r.high, spec, r)
+        if low.tobytes() != high.tobytes():
+            return None
+        point[spec.name] = low
+    return point
 
 
 def special_values(spec, r: InputRange) -> list:
@@ -197,6 +210,11 @@ class _Search:
             stop_at: Optional[float] = None, budget: Optional[Budget] = None, aim: Aim = Aim()) -> SearchResult:
         """``aim``: where the static range check points (aimed.py); random ignores it."""
         run = _Run(self.name, evaluate, budget or self.budget, stop_at, aim if self.aims else Aim())
+        point = one_point(specs, ranges)
+        if point is not None:  # every candidate would be this one: evaluated once, not once per draw
+            run.observe(point)
+            run.result.stopped_by = ONE_POINT
+            return SearchResult(**vars(run.result))
         self.search(run, list(specs), ranges, np.random.default_rng(seed))
         done = run.result.evaluations
         run.result.stopped_by = "target score" if run.found() else run.budget.stopped_by(done)
