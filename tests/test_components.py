@@ -123,6 +123,25 @@ def test_stock_tvm_tanh_of_tiny_values_is_llvms_lowering_and_its_script_shows_it
     assert float(lines["as TVM lowers it"]) == 0.0 and float(lines["with the C library"]) != 0.0, shown
 
 
+def test_a_tiny_difference_a_later_node_amplifies_is_placed_at_the_node_that_makes_it(tmp_path):
+    """Found by a new user's trial: tanh(x) * 1e6 on [-1e-3, 1e-3]. llvm's tanh is off by up to 1.5e-8
+    there (0 for tiny x), below the Tanh node's atol (1e-6): only the Mul differed beyond its tolerance, it
+    computes what the model's does on its own inputs, and the output, TVM at fault against the truth by 58
+    times the tolerance, was excused as rounding that accumulates ('clean'). The Tanh's difference, grafted
+    into ONNX Runtime's run, moves the output element at fault: it is judged at the atol the output's
+    implies there, and llvm's lowering of tanh is named."""
+    nodes = [helper.make_node("Tanh", ["x"], ["t"], name="tanh"), helper.make_node("Mul", ["t", "s"], ["y"])]
+    path = save_onnx(tmp_path / "amplified.onnx", nodes,
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+                     [helper.make_tensor("s", TensorProto.FLOAT, [], [1e6])], opset=17)
+    report, judgement = _judged(path, -1e-3, 1e-3)
+    blamed = _blamed(judgement)
+    assert report.exit_code == 1 and judgement.verdict == "import" and judgement.origin.key == "t", judgement
+    assert blamed.component.value == "codegen" and "tirx.tanh" in blamed.subject, blamed
+    assert "amplifies" in judgement.origin_note and "amplifies" in report.summary()
+
+
 def test_without_the_own_scale_the_tiny_output_is_a_silent_pass(tmp_path):
     """The same model with the user's own atol: their contract, kept; then nothing is found."""
     path = _unary(tmp_path / "tiny.onnx", "Tanh", scale=1e-12)

@@ -414,10 +414,39 @@ def test_pt2_zip_that_is_not_an_export(tmp_path):
 
 
 def test_py_that_raises_on_import(tmp_path):
+    """A TVMScript file that fails while it loads says why."""
     path = tmp_path / "broken.py"
-    path.write_text("import math\nraise RuntimeError('the weights are missing')\n")
+    path.write_text("raise RuntimeError('the weights are missing')\n" + SCRIPT.format(name="Module", n=2))
     message = _model_error(str(path))
     assert "broken.py" in message and "RuntimeError" in message and "the weights are missing" in message
+
+
+def test_a_py_that_is_not_tvmscript_is_refused_without_running_it(tmp_path, capsys):
+    """Found by a new user's trial: any .py given as the model was run (imported), whatever it was; only
+    a TVMScript file (a class decorated with @I.ir_module, as docs/cli.md says) is a model. Anything
+    else is refused with one line, exit 2, before a line of it runs."""
+    from clirun import assert_one_line_error, run_cli
+
+    ran = tmp_path / "ran"
+    path = tmp_path / "train.py"
+    path.write_text(f"open({str(ran)!r}, 'w').write('ran')\nmod = None\n")
+    code, _, err = run_cli(capsys, "bisect", str(path), "--low", "0", "--high", "1")
+    assert not ran.exists()
+    assert_one_line_error(code, err, "train.py", "not a TVMScript model", "has not run it")
+    assert "not Python" in _model_error(str(_written(tmp_path / "notes.py", "these are notes, not code\n")))
+    assert not ran.exists()
+    # the documented forms still load: the decorator spelled as TVMScript allows, an IRModule assigned to Module
+    spelled = SCRIPT.format(name="Module", n=2).replace("@I.ir_module", "@I.ir_module(check_well_formed=True)")
+    assert load_model(str(_written(tmp_path / "spelled.py", spelled))).input_names() == ["x", "y"]
+    built = ("from tvm import relax\nbb = relax.BlockBuilder()\nx = relax.Var('x', relax.TensorType((2, 4), "
+             "'float32'))\nwith bb.function('main', [x]):\n    bb.emit_func_output(bb.emit(relax.op.exp(x)))\n"
+             "Module = bb.get()\n")
+    assert load_model(str(_written(tmp_path / "built.py", built))).input_names() == ["x"]
+
+
+def _written(path, text):
+    path.write_text(text)
+    return path
 
 
 def test_py_with_a_tvmscript_error(tmp_path):

@@ -3,6 +3,8 @@ precision told apart from an import defect, a flip of a discontinuous operator
 benign, a tolerance that follows a value's history, conditioning, index bounds."""
 
 
+import ast
+
 import numpy as np
 from tvm.script import ir as I
 from tvm.script import relax as R
@@ -61,7 +63,35 @@ def test_a_float16_reduction_is_precision_not_an_import_defect(mean_report):
     assert "ReduceMean" in imports.reason and "float16" in imports.reason
     summary = report.summary()
     assert "IMPORT" not in summary.splitlines()[0]
-    assert "--keep-float32 y" in summary
+    assert "--keep-float32 gv" in summary and "the model's 'y'" in summary
+
+
+def test_the_widen_line_names_one_thing_that_both_the_command_line_and_the_api_take(mean_report):
+    """Found by a new user's trial: the widen line said '--keep-float32 y' and, for the API,
+    'keep_float32(mod, ['gv'])': two names for one value, and keep_float32 refuses the model's 'y'
+    (it takes bindings of main). Both now name the binding; the model's name is said beside it."""
+    path, report = mean_report
+    lines = [line for line in report.summary().splitlines() if "--keep-float32" in line or "keep_float32(" in line]
+    flag = lines[0].split("--keep-float32 ", 1)[1].split()[0].split(",")
+    api = ast.literal_eval(lines[1].split("keep_float32(mod, ", 1)[1].rsplit(")", 1)[0])
+    assert flag == api == ["gv"], lines
+    assert tvm.compile(keep_float32(load_model(path).mod, api), "llvm") is not None  # what the API takes
+    assert load_model(path).keeping_float32(flag).kept_float32 == ("gv",)  # and the flag
+
+
+def test_a_binding_of_main_is_widened_whatever_the_model_names_its_values(tmp_path):
+    """The line numguard prints names bindings of main: one the model also uses as a value's name (an
+    ONNX tensor called 'gv', which TVM binds to 'lv') is still that binding, so the printed line
+    widens what it says (the mean), not the model's 'gv' (the Abs)."""
+    nodes = [helper.make_node("Abs", ["x"], ["gv"]),
+             helper.make_node("ReduceMean", ["gv"], ["y"], axes=[1], keepdims=0)]
+    path = _onnx(tmp_path / "gv.onnx", nodes, [helper.make_tensor_value_info("x", F16, [4, 51])],
+                 [helper.make_tensor_value_info("y", F16, [4])])
+    model = load_model(path)
+    assert {name: p.key for name, p in model.provenance.items()} == {"lv": "gv", "gv": "y"}
+    widened = model.keeping_float32(["gv"]).mod.script()
+    assert "R.mean(gv_in0_f32" in widened and 'lv: R.Tensor((4, 51), dtype="float16") = R.abs(x)' in widened
+    assert "R.abs(lv_in0_f32" in model.keeping_float32(["lv"]).mod.script()
 
 
 def test_the_printed_precision_fix_verifies(mean_report):

@@ -214,6 +214,24 @@ def test_infinite_and_nan_scores_are_violations():
     assert result.best_score == math.inf and result.evaluations == 1
 
 
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+@pytest.mark.parametrize("ranges", [{"x": InputRange(1.0, 1.0), "k": InputRange(2.0, 2.0)},
+                                    {"x": InputRange(1.0, 1.0 + 1e-9), "k": InputRange(1.5, 2.9)}])
+def test_a_range_of_one_point_is_evaluated_once(name, ranges):
+    """Found by a new user's trial: --low 1 --high 1 evaluated the same input 200 times (every draw of a
+    range of one point is that point; 1 + 1e-9 rounds to 1 in float32, and [1.5, 2.9] holds one integer)."""
+    specs = [Spec("x", (8,), "float32"), Spec("k", (2,), "int64")]
+    seen = []
+    found = make_search(name).run(lambda inputs: seen.append(inputs) or 0.5, specs, ranges, seed=0)
+    assert len(seen) == 1 and found.evaluations == 1 and list(found.history) == [0.5], len(seen)
+    assert found.stopped_by == "one point" and found.best_score == 0.5
+    assert np.array_equal(found.best_inputs["x"], np.ones(8, np.float32))
+    assert np.array_equal(found.best_inputs["k"], np.full(2, 2)) and found.best_inputs["k"].dtype == np.int64
+    wider = make_search(name).run(lambda inputs: 0.5, specs, {**ranges, "x": InputRange(1.0, 2.0)}, seed=0,
+                                  budget=Budget(20))
+    assert wider.evaluations == 20 and wider.stopped_by == "evaluations"  # one input free to move: a search
+
+
 def test_conform_rounds_and_clips():
     spec = Spec("i", (4,), "int8")
     out = conform([-300.0, 1.4, 1.6, 300.0], spec, InputRange(-5.5, 5.5))

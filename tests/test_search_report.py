@@ -42,6 +42,18 @@ def test_reference_nan_on_half_the_range_still_gives_valid_witnesses(log_model):
     validate(report.to_json())
 
 
+def test_a_range_of_one_point_is_evaluated_once_by_every_search_together(log_model):
+    """Found by a new user's trial: --low 1 --high 1 ran the same input ~200 times per search. The one input
+    is evaluated once; the searches after the first would only repeat it; the report says why."""
+    report = ng.search(log_model, ng.CompileConfig(pipeline="zero"), ng.Options(low=1.0, high=1.0))
+    search = report.data["search"]
+    assert search["evaluations"] == 1 and search["stopped_by"] == "one point", search
+    assert [r["evaluations"] for r in search["searches"]] == [1]
+    assert report.data["witness"]["inputs"]["x"]["min"] == 1.0 == report.data["witness"]["inputs"]["x"]["max"]
+    assert "the range holds one input" in report.summary() and "evaluated once" in report.summary()
+    validate(report.to_json())
+
+
 def test_reference_nan_everywhere_names_the_operator(log_model):
     with pytest.raises(InvalidReferenceError, match=r"log .*range is wrong"):
         ng.bisect(log_model, ng.CompileConfig(pipeline="zero"), ng.Options(low=-2.0, high=-1.0, budget="10"))

@@ -52,7 +52,8 @@ class ModelArgs(OptionGroup):
                           "image: ONNX Runtime cannot run it there, so the import is not judged)."),
         click.option(FLAG["kept_float32"], "keep_float32", metavar="NAME[,NAME...]",
                      help="Compute these values of a float16 model in float32 in TVM (casts around them): the widening "
-                          "a precision finding prints."),
+                          "a precision finding prints. Bindings of main, as that line and tvm_numguard.keep_float32 "
+                          "name them, or the model's own names."),
     )
 
     def parse(self, values: dict):

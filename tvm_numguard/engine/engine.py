@@ -39,6 +39,7 @@ from ..ir.pipeline import CompileConfig
 from ..base.progress import Detail, waiting
 from ..base.words import Stage
 from ..locate import FixedInputs, make_search, parse_budget, resolve_ranges, score_of
+from ..locate.searches import ONE_POINT
 from ..locate.aimed import Aim
 from ..ir.targets import CUDA_STARTED, cuda_started_here, local_target, parse_target, require_device
 from ..judge.framework import open_framework
@@ -191,7 +192,8 @@ def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Opt
         result = search.run(_reporting(observe, session), session.model.inputs, ranges, seed,
                             stop_at=stop_at, aim=aim)
     best = "none valid" if result.best_score is None else f"best score {result.best_score:.3g}"
-    why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation"}.get(
+    why = {"time": ", stopped by the time limit", "target score": ", stopped early: a certain violation",
+           ONE_POINT: ": the range holds one input"}.get(
         getattr(result, "stopped_by", ""), "")
     progress(Detail(f"  {search.name}: {result.evaluations} inputs evaluated, {best}{why}"))
     return result
@@ -238,8 +240,8 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     results = []
     for search in searches:
         results.append(search_range(session, search, ranges, options.seed, stop_at, aim, watch))
-        if stop_at is not None and results[-1].best_score > stop_at:
-            break
+        if stop_at is not None and results[-1].best_score > stop_at or results[-1].stopped_by == ONE_POINT:
+            break  # a certain violation; or the one input the ranges hold, which another search would repeat
     found = max(results, key=lambda r: r.best_score)
     kept = keep_seen_violation(session, found)
     early: list = []  # the Bisection started before the oracle, or its result where it ran in full

@@ -7,6 +7,7 @@ are kept off the terminal). ``model.load_model`` wraps the result in a Model.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import hashlib
@@ -361,6 +362,37 @@ def _import_program(program) -> tuple:
     return mod, provenance
 
 
+def defines_a_module(path: str) -> bool:
+    """Whether the .py file ``path``, read without running it, has the form of a model: a top-level
+    class decorated with ``ir_module`` (``@I.ir_module``, ``@tvm.script.ir_module``,
+    ``@ir_module(...)``), or a top-level assignment to ``Module`` (the name the loader takes when
+    a file holds several modules). ModelError where it is not Python."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (SyntaxError, ValueError) as err:  # ValueError: a null byte
+        raise ModelError(f"{path}: not a TVMScript model: it is not Python ({type(err).__name__}: "
+                         f"{first_line(err)})") from None
+    except OSError as err:
+        raise ModelError(f"{path}: cannot be read ({err.strerror or type(err).__name__})") from None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(_decorator_name(d) == "ir_module" for d in node.decorator_list):
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "Module" for t in targets):
+            return True
+    return False
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    """The last name of a decorator (``I.ir_module`` and ``I.ir_module(...)``: ``ir_module``)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
+
+
 class _Collect(logging.Handler):
     def __init__(self):
         super().__init__(logging.DEBUG)
@@ -371,6 +403,13 @@ class _Collect(logging.Handler):
 
 
 def load_tvmscript(path: str) -> tvm.IRModule:
+    """The IRModule a TVMScript file defines (a class decorated with ``@I.ir_module``, or one
+    assigned to the top-level name ``Module``, as ``numguard reduce`` writes it). The file is run as
+    Python, as TVMScript's parser needs; a .py file of any other form is refused before any of it
+    runs (``defines_a_module``): numguard runs no script given as a model by mistake."""
+    if not defines_a_module(path):
+        raise ModelError(f"{path}: not a TVMScript model: it defines no IRModule (no top-level class decorated "
+                         "with @I.ir_module, nor a top-level 'Module = ...'), so numguard has not run it")
     name = "_numguard_model_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -385,7 +424,7 @@ def load_tvmscript(path: str) -> tvm.IRModule:
     finally:
         sys.modules.pop(name, None)
     found = [(k, v) for k, v in vars(module).items() if isinstance(v, tvm.IRModule)]
-    if not found:
+    if not found:  # a decorated class the script itself replaced or deleted
         raise ModelError(f"{path}: defines no IRModule (decorate a class with @I.ir_module)")
     if len(found) > 1:
         preferred = [kv for kv in found if kv[0] in ("Module", "mod", "model")]

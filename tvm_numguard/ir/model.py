@@ -100,12 +100,15 @@ class Model:
         return words + [FLAG["kept_float32"], ",".join(self.kept_float32)] if self.kept_float32 else words
 
     def keeping_float32(self, names: Sequence[str]) -> "Model":
-        """This model with the values ``names`` (their names in the model, as the
-        precision stage prints them, or binding names of main) computed in float32."""
+        """This model with the values ``names`` (binding names of main, as the precision
+        stage prints them and ``keep_float32`` takes them, or their names in the model)
+        computed in float32. A binding of main is that binding, whatever the model names
+        its values: the line a report prints widens what it says."""
         from .narrow.widen import CannotWiden, keep_float32
 
         by_key = {p.key: b for b, p in self.provenance.items() if p.key and not p.inside}
-        bindings = [by_key.get(n, n) for n in names]
+        of_main = {b.var.name for b in function_bindings(self.mod["main"])}
+        bindings = [n if n in of_main else by_key.get(n, n) for n in names]
         try:
             mod = keep_float32(self.mod, bindings)
         except CannotWiden as err:

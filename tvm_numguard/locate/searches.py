@@ -43,6 +43,8 @@ INVALID = -math.inf  # fitness of a candidate the reference cannot score
 # -- the interface of a search --------------------------------------------
 
 Inputs = dict  # input name -> numpy array
+# what ended a search whose ranges hold one input (SearchResult.stopped_by): nothing else to try
+ONE_POINT = "one point"
 
 
 Evaluate = Callable[[Inputs], Union[Optional[float], Observation]]
@@ -56,7 +58,8 @@ class SearchResult:
     invalid: int
     history: list  # score per evaluation, None for invalid
     search: str  # the search that made it (searches.SEARCHES), or "given"
-    # what ended the search: "evaluations", "time" (the seconds limit) or "target score"
+    # what ended the search: "evaluations", "time" (the seconds limit), "target score" or
+    # ONE_POINT (the ranges hold one input, evaluated once)
     stopped_by: str = "evaluations"
     # the --budget that repeats exactly these inputs (None: a seconds-only budget cannot)
     repeat_budget: Optional[str] = None
@@ -113,6 +116,19 @@ def conform(values, spec, r: InputRange) -> np.ndarray:
         out[over] = np.nextafter(out[over], out.dtype.type(-np.inf))
         out[under] = np.nextafter(out[under], out.dtype.type(np.inf))
     return out
+
+
+def one_point(specs, ranges: Mapping[str, InputRange]) -> Optional[dict]:
+    """The one candidate of ranges that hold one value of each input's dtype (``--low 1 --high 1``;
+    [1, 1 + 1e-9] of a float32 too, which rounds both ends to 1), else None."""
+    point = {}
+    for spec in specs:
+        r = ranges[spec.name]
+        low, high = conform(r.low, spec, r), conform(r.high, spec, r)
+        if low.tobytes() != high.tobytes():
+            return None
+        point[spec.name] = low
+    return point
 
 
 def special_values(spec, r: InputRange) -> list:
@@ -262,6 +278,11 @@ class _Search:
             stop_at: Optional[float] = None, budget: Optional[Budget] = None, aim: Aim = Aim()) -> SearchResult:
         """``aim``: where the static range check points (aimed.py); random ignores it."""
         run = _Run(self.name, evaluate, budget or self.budget, stop_at, aim if self.aims else Aim())
+        point = one_point(specs, ranges)
+        if point is not None:  # every candidate would be this one: evaluated once, not once per draw
+            run.observe(point)
+            run.result.stopped_by = ONE_POINT
+            return SearchResult(**vars(run.result))
         self.search(run, list(specs), ranges, np.random.default_rng(seed))
         done = run.result.evaluations
         run.result.stopped_by = "target score" if run.found() else run.budget.stopped_by(done)

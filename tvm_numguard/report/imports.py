@@ -128,6 +128,8 @@ def import_lines(data: dict) -> list:
     origin = section.get("origin")
     if origin:
         lines.append(f"  first     {_origin_text(origin)}")
+        if section["verdict"] in ("import", "unjudged") and section.get("origin_note"):
+            lines.append(f"            {section['origin_note']}")  # why this node (amplified, judged alone)
     elif section["verdict"] in ("import", "unjudged") and section.get("origin_note"):
         lines.append(f"  first     not named: {section['origin_note']}")
     lines += placement_lines(section)
@@ -144,11 +146,16 @@ def precision_lines(section: dict) -> list:
     widened = section.get("widened") or []
     if not widened:
         return []
-    keys = ",".join(e["key"] for e in widened)
-    bindings = ", ".join(repr(e["binding"]) for e in widened)
-    return [f"  widen     keep {'it' if len(widened) == 1 else 'them'} in float32 (verified on the inputs above): "
-            f"--keep-float32 {keys}",
-            f"            before tvm.compile: mod = tvm_numguard.keep_float32(mod, [{bindings}])"]
+    # one name in both lines: the binding of main, which keep_float32 takes (and --keep-float32 too);
+    # the model's own name beside it, where it has another
+    names = list(dict.fromkeys(e["binding"] for e in widened))
+    lines = [f"  widen     keep {'it' if len(widened) == 1 else 'them'} in float32 (verified on the inputs above): "
+             f"--keep-float32 {','.join(names)}",
+             f"            before tvm.compile: mod = tvm_numguard.keep_float32(mod, {names!r})"]
+    own = [f"{e['binding']} is the model's '{e['key']}'" for e in widened if e["key"] != e["binding"]]
+    if own:
+        lines.append(f"            (bindings of main as TVM's frontend imports the model: {'; '.join(own)})")
+    return lines
 
 
 def _output_line(out: dict, mine: str = "TVM", theirs: str = "the framework") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..locate.bisect.result import document_blame
+from ..locate.searches import ONE_POINT
 from ..base.numbers import exceeds
 from .advice import SCORE_RULE, as_invoked, fix_lines
 from .imports import DIMS_WORDS, cpu_lines, headline, import_lines
@@ -63,7 +64,11 @@ def _search_lines(data: dict) -> list:
     which = "the worst of them" + (" on either score below" if len(scores) > 1 else "")
     if search["evaluations"] == 1:
         which = "that input"
-    lines = [f"  inputs    {_evaluated(search, _framework_watched(data))}; the witness: {which}{where}"] + scores
+    lines = [f"  inputs    {_evaluated(search, _framework_watched(data))}; the witness: {which}{where}"]
+    if search.get("stopped_by") == ONE_POINT:
+        lines.append("            the range holds one input (each input's low and high are the same value of its "
+                     "dtype): it was evaluated once")
+    lines += scores
     if search.get("outputs_constant"):
         lines.append(f"  note      the outputs were the same on every one of the "
                      f"{search['evaluations'] - search['invalid']} "

@@ -27,6 +27,7 @@ from .first_node import Located, first_difference, folded_origin, is_discontinuo
 from ..components import NodeCase, place, place_fault
 from ...base.progress import Detail
 from .local_node import local_fault
+from .amplified import amplified_nodes
 from ..numbers import FRESH_INPUTS, MAX_ROUNDS, UNPROVEN_JUMP_SCORE
 from .precision import explain_precision, narrow_dtype, widened_entries
 
@@ -215,10 +216,8 @@ class FrameworkWatch:
         origin, origin_note = first_difference(located, located.expected, tol)
         flips: tuple = ()
         if origin is not None and origin.discontinuous:
-            masks = [e.at_fault | e.unjudged for e in
-                     (judge_elements(f, m, t, tol, i, s) for i, (f, m, t, s) in
-                      enumerate(zip(theirs, mine, truth or [None] * len(mine), spread or [None] * len(mine))))]
-            outcome = explain_flips(located, origin, tol.plain(), tol, mine, masks)
+            outcome = explain_flips(located, origin, tol.plain(), tol, mine, _at_fault(theirs, mine, truth, spread,
+                                                                                      tol, unjudged=True))
             flips = outcome.flips
             if outcome.explained:
                 what = ", ".join(f"{f.node} ({f.elements} element(s))" for f in flips)
@@ -247,6 +246,9 @@ class FrameworkWatch:
                     f"framework on {outcome.verified_on} input set(s)"), **said)
             origin = outcome.origin
             if said.get("placement") is not None and said["placement"].exonerated:  # every differing node is
+                amplified = self._amplified(located, theirs, _at_fault(theirs, mine, truth, spread, tol), said)
+                if amplified is not None:  # ... beyond its own tolerance: one within it a later node amplifies
+                    return amplified
                 return ImportJudgement(verdict=ImportVerdict.BENIGN, reason=EXONERATED_REASON, origin=origin,
                                        origin_note=origin_note, **said)
         said.update(origin=origin, origin_note=origin_note, flips=flips)
@@ -270,6 +272,26 @@ class FrameworkWatch:
         origin = (folded_origin if folded else origin_at)(located, placement.key, tol)
         return ImportJudgement(verdict=ImportVerdict(verdict), origin=origin, origin_note=origin_note,
                                placement=placement, **said)
+
+    def _amplified(self, located: Located, theirs: list, masks: list, said: dict) -> Optional[ImportJudgement]:
+        """Where every node that differs beyond its own tolerance is exonerated: the first node whose
+        difference, within its own tolerance, a later node amplifies into the elements at fault, and a
+        component computes differently at the tolerance the outputs imply there (``amplified.py``), as
+        the verdict naming it; None where none is."""
+        self.session.progress("every node that differs beyond its tolerance is exonerated: asking the nodes "
+                              "within it whose difference a later node amplifies")
+        for found in amplified_nodes(located, self.tol.plain(), self.tol, theirs, masks):
+            case = NodeCase.of(located, found.key, found.tol)
+            if case is None:
+                continue
+            self.session.progress(Detail(f"  placing the difference at {case.label}, amplified {found.gain:.3g} "
+                                         "times: conversion, legalization, code generation"))
+            placement = place(case)
+            if placement.at_fault:
+                return ImportJudgement(verdict=ImportVerdict.IMPORT, origin=origin_at(located, found.key, found.tol),
+                                       origin_note=found.note(case.label),
+                                       **{**said, "placement": placement})
+        return None
 
     def _local_fault(self, witness, said: dict) -> Optional[ImportJudgement]:
         """Where only the conditioning excuses the outputs: the first differing node at fault on its own
@@ -400,6 +422,13 @@ class FrameworkWatch:
         rounded = [o.astype(np.asarray(r).dtype) if o.dtype == np.float64 and np.asarray(r).dtype.kind == "f" else o
                    for o, r in zip(outputs, reference)]
         return compare_outputs(rounded, reference, self.tol).score
+
+
+def _at_fault(theirs: list, mine: list, truth, spread, tol, unjudged: bool = False) -> list:
+    """Per output, the elements at TVM's fault on the witness (``unjudged``: and those no truth judges)."""
+    judged = (judge_elements(f, m, t, tol, i, s) for i, (f, m, t, s) in
+              enumerate(zip(theirs, mine, truth or [None] * len(mine), spread or [None] * len(mine))))
+    return [e.at_fault | e.unjudged if unjudged else e.at_fault for e in judged]
 
 
 def narrowed_outputs(theirs: list, mine: list) -> Optional[str]:
