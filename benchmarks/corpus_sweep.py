@@ -248,7 +248,7 @@ def baseline_error(case: dict, inputs) -> dict:
     from tvm_numguard.base.compare import compare_outputs
     from tvm_numguard.base.tolerance import Tolerance
     from tvm_numguard.build.session import RunContext
-    from tvm_numguard.build.session import ShadowSession
+    from tvm_numguard.build.session import BuildSession
 
     expected = _read_tensors(case["data"]["outputs"])
     shapes = {n: list(v.shape) for n, v in (inputs or {}).items() if v.ndim}
@@ -256,7 +256,7 @@ def baseline_error(case: dict, inputs) -> dict:
     if inputs is None:  # light models: any input (the outputs do not depend on it)
         inputs = {s.name: np.full(s.shape, 0.5, s.dtype) for s in model.inputs}
     inputs = {s.name: s.coerce(inputs[s.name]) for s in model.inputs}
-    session = ShadowSession(model, CompileConfig(), context=RunContext().in_process())
+    session = BuildSession(model, CompileConfig(), context=RunContext().in_process())
     session.prepare(record=False)
     got = session.runs.reference_outputs(inputs)
     if len(got) != len(expected):

@@ -2,7 +2,7 @@
 
 For each patch, at its manifest range, over every model of the corpus
 (default: onnx-node, tiny, patches, zoo when installed, and 100 random models):
-how many models it fired on, how many rows were flagged (violation), and in how
+how many models it changed on, how many rows were flagged (violation), and in how
 many of those the culprit is one of the patch's own events (target: every patch
 flagged on at least one model, 100 % of flagged rows attributed to it). Prints
 one table from one run.
@@ -41,7 +41,7 @@ def main() -> int:
     out = "/tmp/numguard-planted-table"
     table, ok = {}, True
     print(f"{len(models)} models ({', '.join(corpora)}, {args.random} random); each patch at its manifest range")
-    print(f"{'patch':18s} {'fired':>6s} {'flagged':>8s} {'attributed':>11s}  models flagged (first 3)")
+    print(f"{'patch':18s} {'changed':>6s} {'flagged':>8s} {'attributed':>11s}  models flagged (first 3)")
     for entry in patches.manifest():
         pipeline, tir = patches.under_test(entry)
         options = Options(low=entry["low"], high=entry["high"], budget=args.budget)
@@ -49,10 +49,10 @@ def main() -> int:
         run = regress([request], models, Workers(jobs=args.jobs))
         flagged = run.violations
         attributed = [r for r in flagged if r.culprit and set(r.culprit) <= set(r.events)]
-        table[entry["name"]] = {"fired": run.fired_count(run.passes[0]), "flagged": len(flagged),
+        table[entry["name"]] = {"changed": run.changed_count(run.passes[0]), "flagged": len(flagged),
                                 "attributed": len(attributed), "models": [r.model for r in flagged]}
         share = f"{len(attributed)}/{len(flagged)}"
-        print(f"{entry['name']:18s} {table[entry['name']]['fired']:>6d} {len(flagged):>8d} {share:>11s}  "
+        print(f"{entry['name']:18s} {table[entry['name']]['changed']:>6d} {len(flagged):>8d} {share:>11s}  "
               f"{', '.join(r.model for r in flagged[:3])}")
         ok = ok and bool(flagged) and len(attributed) == len(flagged)
     print("every patch flagged, 100% attributed: " + ("met" if ok else "NOT met"))

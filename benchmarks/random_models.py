@@ -4,9 +4,9 @@ Prints, from one run: the share of generated models that import, build and
 give a finite float32 reference at their range's corners and at random points
 (target >= 95 %), the generation time per model (target <= 0.5 s), and for
 each pass with a motif the share of models it changes, untargeted and with
-``--target-pass`` (the fired rate).
+``--target-pass`` (the changed rate).
 
-    .venv/bin/python benchmarks/random_models.py [--count 200] [--seed 0] [--fired-count 40]
+    .venv/bin/python benchmarks/random_models.py [--count 200] [--seed 0] [--changed-count 40]
 """
 
 from __future__ import annotations
@@ -43,21 +43,21 @@ def validity(count: int, seed: int) -> dict:
             "invalid": dict(reasons), "operators": len(operators)}
 
 
-def fired_rates(count: int, seed: int) -> dict:
+def changed_rates(count: int, seed: int) -> dict:
     rates = {}
     for name in MOTIFS:
         make = getattr(relax.transform, name)
         rewrite = make(out_dtype="float16") if name == "ToMixedPrecision" else make()
         row = {}
         for label, target in (("untargeted", None), ("targeted", name)):
-            fired = crashed = 0
+            changed = crashed = 0
             for index in range(count):
                 mod = generate(seed, index, GeneratorConfig(target=target)).to_irmodule()
                 try:
-                    fired += not tvm_ffi.structural_equal(rewrite(mod), mod)
+                    changed += not tvm_ffi.structural_equal(rewrite(mod), mod)
                 except Exception:  # noqa: BLE001 - the pass itself fails on the model (counted)
                     crashed += 1
-            row[label] = fired / count
+            row[label] = changed / count
             row[f"{label}_pass_failed"] = crashed
         rates[name] = row
     return rates
@@ -67,7 +67,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fired-count", type=int, default=40)
+    parser.add_argument("--changed-count", type=int, default=40)
     parser.add_argument("--json", help="also write the numbers here")
     args = parser.parse_args()
     valid = validity(args.count, args.seed)
@@ -76,15 +76,15 @@ def main() -> int:
           f"   distinct operators: {valid['operators']}")
     for reason, n in valid["invalid"].items():
         print(f"  invalid: {n} x {reason}")
-    rates = fired_rates(args.fired_count, args.seed)
-    print(f"\nfired rate over {args.fired_count} models per stream:")
+    rates = changed_rates(args.changed_count, args.seed)
+    print(f"\nfired rate over {args.changed_count} models per stream:")
     print(f"  {'pass':28s} {'untargeted':>10s} {'targeted':>9s}  pass failed (untargeted/targeted)")
     for name, row in rates.items():
         print(f"  {name:28s} {row['untargeted']:>10.0%} {row['targeted']:>9.0%}  "
               f"{row['untargeted_pass_failed']}/{row['targeted_pass_failed']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"validity": valid, "fired": rates}, f, indent=2)
+            json.dump({"validity": valid, "changed": rates}, f, indent=2)
     return 0
 
 

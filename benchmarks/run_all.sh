@@ -39,7 +39,7 @@ run guard_overhead --repeat 3
 run match_quality --models squeezenet
 run trace_cost
 run search_vs_random --seeds 0,1
-run random_models --count 50 --fired-count 10
+run random_models --count 50 --changed-count 10
 run regress_throughput
 run planted_table --random 10
 run corpus_sweep --sample 12

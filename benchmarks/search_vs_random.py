@@ -54,7 +54,7 @@ from tvm_numguard.locate.budget import Budget  # noqa: E402
 from tvm_numguard.locate.ranges import resolve_ranges  # noqa: E402
 from tvm_numguard.locate.searches import make_search  # noqa: E402
 from tvm_numguard.base.tolerance import Tolerance  # noqa: E402
-from tvm_numguard.build.session import RunContext, ShadowSession  # noqa: E402
+from tvm_numguard.build.session import RunContext, BuildSession  # noqa: E402
 from tvm_numguard.build.workers import Workers  # noqa: E402
 
 FP16_TOL = Tolerance(rtol=1e-2, atol=1e-2)
@@ -145,7 +145,7 @@ def first_violation(history) -> int | None:
 def run_case(name, budget, seeds) -> dict:
     make, pipeline, tol = CASES[name]
     model, low, high = make()
-    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol,
+    session = BuildSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol,
                             context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     ranges = resolve_ranges(model.inputs, low, high)

@@ -1,7 +1,7 @@
 """Cost of ``numguard trace`` on a real ONNX model with a real unsafe pass.
 
 Prints, from one run: the pass events (optional, changed, Relax-level changed),
-the builds trace used (shadow builds of the bisection, snapshot builds of the
+the builds trace used (the session's builds: the bisection, snapshot builds of the
 per-pass table, gated TIR builds), and the time of the whole trace relative to
 one plain ``tvm.compile`` of the same pipeline, with one and with two worker
 processes (``--jobs``), and the wall time of two over one, beside its floor measured in
@@ -72,7 +72,7 @@ def main() -> int:
     print(f"pass events        {len(events)} in all, {len(optional)} optional, "
           f"{sum(1 for e in optional if e['changed'])} optional ones changed the module; "
           f"{len(relax_changed)} Relax-level ones changed it")
-    print(f"builds             {total} in all: {shadow_builds} shadow builds (search, bisection, "
+    print(f"builds             {total} in all: {shadow_builds} session builds (search, bisection, "
           f"{traced['gated_builds']} of them gating TIR events for the table) + {traced['snapshot_builds']} "
           f"snapshot builds (input module + one per changed Relax event)")
     print(f"inputs evaluated   {data['search']['evaluations']}")

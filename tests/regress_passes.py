@@ -2,7 +2,7 @@
 the checks of issue 55.
 
 ``noop``: a module pass that returns the module it was given (a pass whose
-pattern never occurs): it must be reported as having fired on no model.
+pattern never occurs): it must be reported as having changed no model.
 ``rsqrt_fp16`` and ``sigmoid_fp16``: a ``PyExprMutator`` that computes one
 operator in float16 (its argument cast down, its result cast back), as a pass
 that trades precision for speed does; ``make_rsqrt_fp16`` and

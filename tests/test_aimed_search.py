@@ -16,7 +16,7 @@ from tvm_numguard.judge.rangecheck.check import check
 from tvm_numguard.locate import Budget, InputRange, Observation, resolve_ranges
 from tvm_numguard.locate.aimed import Aim, Target
 from tvm_numguard.locate.searches import conform, make_search
-from tvm_numguard.build.session import RunContext, ShadowSession
+from tvm_numguard.build.session import RunContext, BuildSession
 from tvm_numguard.testing import tiny_cnn_onnx
 from tvm_numguard.build.workers import Workers
 
@@ -29,7 +29,7 @@ import search_vs_random as rare  # noqa: E402  (the rare-region cases: real pass
 def _session(case):
     make, pipeline, tol = rare.CASES[case]
     model, low, high = make()
-    session = ShadowSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol,
+    session = BuildSession(model, ng.CompileConfig(pipeline=pipeline), tol=tol,
                             context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     return session, resolve_ranges(model.inputs, low, high)

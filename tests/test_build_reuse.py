@@ -10,7 +10,7 @@ import pytest
 import tvm_numguard as ng
 from tvm_numguard.judge import oracle as oracles
 from tvm_numguard.locate.bisect import Bisection
-from tvm_numguard.build.session import RunContext, ShadowSession
+from tvm_numguard.build.session import RunContext, BuildSession
 from tvm_numguard.build.compile import BuildRequest, compile_model, optional_events
 from tvm_numguard.build.workers import Workers
 from tvm_numguard.build.workers import can_fork
@@ -89,7 +89,7 @@ def test_a_build_starts_inside_the_relax_phase_only_unrecorded_uninstrumented_wi
 
 
 def test_the_session_starts_tir_only_skip_sets_from_the_recorded_relax_phase(mlp):
-    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
+    session = BuildSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
 
     def relax_durations(build):
@@ -119,7 +119,7 @@ def test_the_bisection_starts_building_before_the_oracle_judges(monkeypatch):
 
 
 def test_a_determinism_check_reuses_the_run_the_search_made(mlp, monkeypatch):
-    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
+    session = BuildSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     witness = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in mlp.inputs}
     session.runs.optimized_outputs(witness), session.runs.reference_outputs(witness)  # as the search leaves them
@@ -169,7 +169,7 @@ def test_a_build_as_written_recorded_again_is_the_build_made_first_with_its_reco
     is not linked again: the first build stays, with its VM, its runs on the
     witness and its determinism, and takes the record (on a float16 ViT the
     second build's VM and two runs were 30 s of a guard's 120 s)."""
-    session = ShadowSession(mlp, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
+    session = BuildSession(mlp, ng.CompileConfig(pipeline="ToMixedPrecision,default"),
                             context=RunContext(workers=Workers(jobs=0)))
     with session:
         session.prepare_optimized(record=False)
@@ -191,7 +191,7 @@ def test_the_witness_a_search_froze_is_the_run_it_made(mlp, monkeypatch):
     judge ran both once more: a model run and the reference's, per witness)."""
     from tvm_numguard.base.frozen import freeze
 
-    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
+    session = BuildSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     ran = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in mlp.inputs}
     session.runs.observe(ran)  # as the search leaves it

@@ -38,7 +38,7 @@ def test_regress_on_a_local_dask_cluster_gives_the_local_rows_and_survives_a_cra
         assert witness and all(os.path.isfile(w) and w.startswith(str(tmp_path / "c")) for w in witness)
         crash = os.path.join(HERE, "crash_passes.py")
         code, stdout, err = run_cli(capsys, "regress", "--pass", f"{crash}:pack_crash", "--models", "tiny/mlp",
-                                    "--cluster", cluster.scheduler_address, "-q", "--require-fired", "0")
+                                    "--cluster", cluster.scheduler_address, "-q", "--require-changed", "0")
         assert "the cluster lost this row" in stdout and code == 0, (stdout, err)
 
 

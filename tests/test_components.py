@@ -213,7 +213,7 @@ def test_every_meaning_agrees_with_stock_tvms_kernel(index):
     (and would blame a correct legalization). Each operator alone, on random arguments."""
     from tvm_numguard.judge.components.kernels import run_alone
     from tvm_numguard.judge.components.meaning import meaning_of
-    from tvm_numguard.judge.components.rule import fault_of, spread_over
+    from tvm_numguard.judge.components.rule import fault_of, conditioning_bound_over
     from tvm_numguard.judge.components.values import widened
 
     call, params = _calls()[index]
@@ -224,8 +224,8 @@ def test_every_meaning_agrees_with_stock_tvms_kernel(index):
     truth = np.asarray(_first(meaning.evaluate(widened(readable))))
     honest = np.asarray(_first(meaning.evaluate(readable)))
     tvm_out = run_alone(call, readable, "llvm")
-    spread = None if meaning.exact else spread_over(meaning.evaluate, widened(readable), truth, "float32")
-    assert not fault_of(honest, tvm_out, truth, Tolerance(), spread).found, meaning.op
+    bound = None if meaning.exact else conditioning_bound_over(meaning.evaluate, widened(readable), truth, "float32")
+    assert not fault_of(honest, tvm_out, truth, Tolerance(), bound).found, meaning.op
 
 
 def _resolve(expr, params, values):

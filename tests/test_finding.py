@@ -10,7 +10,7 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.build.session import RunContext, ShadowSession
+from tvm_numguard.build.session import RunContext, BuildSession
 from tvm_numguard.locate.bisect.result import BisectResult, Blame
 from tvm_numguard.base.errors import RangeError, UsageError
 from tvm_numguard.ir.instrument.recorder import EventSnapshot
@@ -60,7 +60,7 @@ def test_one_rule_for_what_is_blamed_and_disabled(status, culprit, minimal, expe
 
 def test_the_session_closes_skip_sets_keys_builds_and_counts_every_compile():
     model = ng.load_model(DEMO)
-    session = ShadowSession(model, UNSAFE, context=RunContext().in_process())
+    session = BuildSession(model, UNSAFE, context=RunContext().in_process())
     session.prepare()
     first = session.optimized
     assert session.build(frozenset()) is first and session.build_count == 2

@@ -140,8 +140,8 @@ def test_the_framework_side_at_fault_is_not_tvms():
     exact64 = rng.random(1000)
     framework = (exact64 + rng.normal(0, 1e-6, 1000)).astype(np.float32)
     mine = (exact64 + rng.normal(0, 8e-6, 1000)).astype(np.float32)
-    spread = np.full(1000, 4e-5)  # the truth moves this much when the inputs move by 32 roundings
-    agreement = compare_with_framework(0, framework, mine, Tolerance(rtol=1e-6, atol=1e-7), exact64, spread)
+    bound = np.full(1000, 4e-5)  # the truth moves this much when the inputs move by 32 roundings
+    agreement = compare_with_framework(0, framework, mine, Tolerance(rtol=1e-6, atol=1e-7), exact64, bound)
     assert agreement.differs and not agreement.tvm_at_fault
     assert compare_with_framework(0, framework, mine, Tolerance(rtol=1e-6, atol=1e-7), exact64,
                                   np.full(1000, 1e-6)).tvm_at_fault
@@ -320,7 +320,7 @@ def test_the_node_by_node_truth_keeps_only_what_is_still_read(tmp_path):
 
 
 def test_the_conditioning_spread_is_measured_only_where_something_is_at_fault_without_it():
-    # the spread only excuses; on a big model each of its eight runs is the whole truth again
+    # the conditioning bound only excuses; on a big model each of its eight runs is the whole truth again
     import types
 
     from tvm_numguard.judge.import_stage.framework_watch import FrameworkWatch
@@ -328,32 +328,32 @@ def test_the_conditioning_spread_is_measured_only_where_something_is_at_fault_wi
     exact = np.array([1.0, 2.0, 3.0])
     measured = []
 
-    def spread(inputs, truth, wide=None):
+    def bound(inputs, truth, wide=None):
         measured.append(wide)
         return [np.full(3, wide)]
 
     def watch(wide):
         return types.SimpleNamespace(truth=lambda inputs: ([exact], "t", None), tol=Tolerance(), discontinuous=False,
-                                     spread=lambda inputs, truth: spread(inputs, truth, wide))
+                                     conditioning_bounds=lambda inputs, truth: bound(inputs, truth, wide))
 
     framework = [np.array([1.0, 2.5, 3.0], np.float32)]
     nearer = [np.array([1.0, 2.0, 3.0], np.float32)]
     assert not FrameworkWatch._differs(watch(1.0), {}, framework, nearer) and measured == []
-    # TVM at fault without the spread: measured, and a spread that covers the error still excuses it
+    # TVM at fault without the conditioning bound: measured, and a bound that covers the error still excuses it
     assert FrameworkWatch._differs(watch(1e-3), {}, nearer, framework) and measured == [1e-3]
     assert not FrameworkWatch._differs(watch(1.0), {}, nearer, framework) and measured == [1e-3, 1.0]
 
 
 def test_the_spread_is_three_root_mean_squares_of_the_movement_and_no_less_than_the_worst():
-    from tvm_numguard.judge.import_stage.agreement import spread_of
+    from tvm_numguard.judge.import_stage.agreement import conditioning_bound
 
     truth = [np.zeros(3)]
     runs = [[np.array([1.0, 0.0, 0.0])], [np.array([-1.0, 0.0, 4.0])], [np.array([1.0, np.nan, 0.0])],
             [np.array([-1.0, 0.0, 0.0])]]
-    (spread,) = spread_of(truth, runs)
+    (bound,) = conditioning_bound(truth, runs)
     # element 0: rms 1 -> 3; element 1: nothing moved (the NaN run measures nothing); element 2: rms 2 -> 6 >= 4
-    np.testing.assert_allclose(spread, [3.0, 0.0, 6.0])
-    assert spread_of([None], runs) == [None]
+    np.testing.assert_allclose(bound, [3.0, 0.0, 6.0])
+    assert conditioning_bound([None], runs) == [None]
 
 
 def test_the_moved_truth_moves_what_the_model_stores_in_float16_not_only_its_inputs(tmp_path):

@@ -126,7 +126,7 @@ def fast_sigmoid(cls, bb, inputs, attr, params):
 
 
 def test_a_wrong_value_in_the_small_part_of_a_two_scale_output_is_caught(tmp_path):
-    # one bound for the whole output (32 x the framework's worst error, the widest spread) is set by
+    # one bound for the whole output (32 x the framework's worst error, the widest conditioning bound) is set by
     # the boxes' rounding and excused a 20-110% error in the scores
     path = two_scales(tmp_path / "scales.onnx")
     with converter(onnx_frontend.Sigmoid, "_impl_v13", fast_sigmoid):

@@ -63,7 +63,8 @@ def test_the_modules_that_use_a_number_hold_numbers_py_own():
     assert elements.K is numbers.K and agreement.K is numbers.K and local_node.K is numbers.K
     assert elements.CONDITIONING_ROUNDINGS is numbers.CONDITIONING_ROUNDINGS
     assert agreement.CONDITIONING_RUNS is numbers.CONDITIONING_RUNS
-    assert elements.SPREAD_SIGMAS is numbers.SPREAD_SIGMAS and components.PLACED_NODES is numbers.PLACED_NODES
+    assert elements.CONDITIONING_SIGMAS is numbers.CONDITIONING_SIGMAS
+    assert components.PLACED_NODES is numbers.PLACED_NODES
     assert (conversion.MOVED_BY, conversion.MOVED_ROUNDS) == (numbers.MOVED_BY, numbers.MOVED_ROUNDS)
     assert precision.MAX_ROUNDS is numbers.MAX_ROUNDS and flips.MAX_FLIPS is numbers.MAX_FLIPS
     assert local_node.LOCAL_NODES is numbers.LOCAL_NODES and framework_watch.FRESH_INPUTS is numbers.FRESH_INPUTS
@@ -156,7 +157,7 @@ def test_inputs_move_by_a_few_roundings_of_their_float_when_conditioning_is_meas
 
 # -- UNPROVEN_JUMP_SCORE -------------------------------------------------------------------
 def test_a_difference_past_a_jump_is_kept_below_a_certain_violation():
-    """A difference only the spread excuses, past a discontinuous operator: the search keeps it (scored over
+    """A difference only the conditioning bound excuses, past a discontinuous operator: the search keeps it (scored over
     1) but below a certain violation, so that it goes on looking for one nothing excuses."""
     from tvm_numguard.engine.engine import CERTAIN_SCORE
     from tvm_numguard.judge.import_stage.framework_watch import PAST_A_JUMP, FrameworkWatch

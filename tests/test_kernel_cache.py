@@ -16,7 +16,7 @@ from tvm.script import relax as R
 
 import tvm_numguard as ng
 from tvm_numguard.build.compile import BuildRequest, call_main, compile_model, compile_plain, optional_events
-from tvm_numguard.build.session import RunContext, ShadowSession
+from tvm_numguard.build.session import RunContext, BuildSession
 from tvm_numguard.build.kernel_cache import KernelCache
 from tvm_numguard.build.tasks import SkipRun
 from tvm_numguard.build.vm_link import Linking, tirx_build
@@ -214,7 +214,7 @@ def test_a_probe_whose_run_is_shared_is_never_linked():
     """Issue 54, item 1: a probe whose module after the TIR pipeline is one
     already run (its fingerprint) takes that run's outputs: no machine code."""
     mlp = ng.load_model(MLP)
-    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
+    session = BuildSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     with session:
         session.prepare()
         x = {"x": np.random.default_rng(4).uniform(0, 1, (1, 32)).astype("float32")}
@@ -239,7 +239,7 @@ def test_a_forked_worker_builds_with_the_kernels_its_parent_compiled():
     if not can_fork():
         pytest.skip("worker processes are forked (Linux)")
     mlp = ng.load_model(MLP)
-    session = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=1)))
+    session = BuildSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=1)))
     with session:
         session.prepare()
         x = {"x": np.random.default_rng(5).uniform(0, 1, (1, 32)).astype("float32")}
@@ -258,7 +258,7 @@ def test_a_fixs_trials_take_the_kernels_their_places_leave_from_earlier_builds()
 
     mlp = ng.load_model(MLP)
     config = ng.CompileConfig(pipeline="ToMixedPrecision,default")
-    session = ShadowSession(mlp, config, context=RunContext(workers=Workers(jobs=0)))
+    session = BuildSession(mlp, config, context=RunContext(workers=Workers(jobs=0)))
     with session:
         session.prepare()
         x = {"x": np.random.default_rng(6).uniform(0, 1, (1, 32)).astype("float32")}

@@ -293,13 +293,13 @@ def test_a_difference_the_oracle_finds_benign_is_bisected_but_names_no_culprit(m
 def test_a_bisection_told_to_stop_gives_up_before_its_next_probe():
     from tvm_numguard.locate.bisect import Bisection, BisectionStopped
     from tvm_numguard.build.session import RunContext
-    from tvm_numguard.build.session import ShadowSession
+    from tvm_numguard.build.session import BuildSession
     from tvm_numguard.build.workers import Workers
 
     model = load_model(MLP)
     asked: list = []
     witness = {model.input_names()[0]: np.full(model.inputs[0].shape, 1.0, "float32")}
-    with ShadowSession(model, CompileConfig(pipeline="ToMixedPrecision,default"),
+    with BuildSession(model, CompileConfig(pipeline="ToMixedPrecision,default"),
                        context=RunContext(workers=Workers(jobs=0))) as session:
         session.prepare()
         bisection = Bisection(session, witness, stop=lambda: asked.append(1) or len(asked) > 1)

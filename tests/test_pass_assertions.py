@@ -38,14 +38,14 @@ def test_the_same_pass_is_safe_where_its_bug_cannot_show(tmp_path):
     # exact below 10: the exp_range bug cannot show on [0, 5]
     row = assert_pass_numerically_safe("patches.exp_range:make_pass", patches.exp_range.make_model(), 0.0, 5.0,
                                        witness_dir=str(tmp_path))
-    assert row.verdict == "clean" and row.fired
+    assert row.verdict == "clean" and row.changed
 
 
-def test_a_pass_that_did_not_fire_passes_unless_firing_is_required():
+def test_a_pass_that_did_not_change_the_model_passes_unless_a_change_is_required():
     row = assert_pass_numerically_safe("FoldConstant", "tiny/mlp", -1.0, 1.0)
-    assert row.fired is False
+    assert row.changed is False
     with pytest.raises(AssertionError, match="did not change tiny/mlp"):
-        assert_pass_numerically_safe("FoldConstant", "tiny/mlp", -1.0, 1.0, require_fired=True)
+        assert_pass_numerically_safe("FoldConstant", "tiny/mlp", -1.0, 1.0, require_changed=True)
 
 
 TEST_FILE = """
@@ -104,8 +104,8 @@ def test_a_generated_graph_is_checked_at_the_ranges_it_was_made_for():
     from tvm_numguard.testing.generate import GeneratorConfig, generate
 
     graph = generate(0, 1, GeneratorConfig(target="FoldConstant"))
-    row = assert_pass_numerically_safe("FoldConstant", graph, require_fired=True)
-    assert row.verdict == "clean" and row.fired
+    row = assert_pass_numerically_safe("FoldConstant", graph, require_changed=True)
+    assert row.verdict == "clean" and row.changed
     assert "--range x0=" in row.replay  # the graph's own ranges, not [0, 1]
 
 
@@ -127,3 +127,9 @@ def test_a_corpus_item_that_names_nothing_is_one_line_of_usage_error(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
     result.stderr.fnmatch_lines(["ERROR: --numguard-corpus: no_such_corpus: no such file or directory*"])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_old_name_of_require_changed_still_asks_for_a_change():
+    """``require_fired`` was the keyword's name before the glossary's one word ("changed") for it."""
+    with pytest.raises(AssertionError, match="did not change"):
+        assert_pass_numerically_safe("FoldConstant", "tiny/mlp", -1.0, 1.0, require_fired=True)

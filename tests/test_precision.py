@@ -21,7 +21,7 @@ from tvm_numguard.judge.rangecheck.indices import check_index_ranges, index_reac
 from tvm_numguard.ir.relax_ir import output_float_history
 from tvm_numguard.locate.ranges import InputRange
 from tvm_numguard.base.compare import compare_output
-from tvm_numguard.judge.import_stage.agreement import compare_with_framework, conditioning_scale, spread_of
+from tvm_numguard.judge.import_stage.agreement import compare_with_framework, conditioning_scale, conditioning_bound
 from tvm_numguard.judge.framework.runtimes import moved
 from tvm_numguard.judge.import_stage.first_node import is_discontinuous, tvm_values
 from tvm_numguard.base.tolerance import Tolerance
@@ -183,13 +183,14 @@ def test_a_layer_norm_of_constant_rows_is_no_import_difference(tmp_path):
     path = layer_norm_first(tmp_path / "ln.onnx")
     report = ng.bisect(path, ng.CompileConfig(pipeline="default"), ng.Options(low=-1.0, high=1.0, budget="60"))
     assert "import" not in report.at_fault and report.imports.verdict in ("agrees", "benign")
-    # the search's witness is degenerate (constant rows): the spread excuses it, TVM's error stays real
+    # the search's witness is degenerate (constant rows): the conditioning bound excuses it, TVM's error stays real
     constant = {"x": np.full((2, 8, 16), -0.98, np.float32)}
     from tvm_numguard.judge.framework import open_framework
     framework = open_framework(path, ["x"])
     truth = framework.truth(constant)
-    spread = spread_of(truth, [framework.moved_truth(constant, s, conditioning_scale('float32')) for s in range(4)])
-    assert spread[0].max() > 1e-4  # rounding-sized input changes move a constant row's LayerNorm by that much
+    moved = [framework.moved_truth(constant, s, conditioning_scale('float32')) for s in range(4)]
+    bound = conditioning_bound(truth, moved)
+    assert bound[0].max() > 1e-4  # rounding-sized input changes move a constant row's LayerNorm by that much
 
 
 def test_the_spread_excuses_only_within_it():

@@ -136,7 +136,7 @@ def test_cli_reduce_refuses_a_report_that_does_not_record_the_configuration(tmp_
 def test_cli_reduce_refuses_a_report_without_a_violation(tmp_path, capsys):
     report = tmp_path / "r.json"
     run_cli(capsys, "regress", "--pass", "FoldConstant", "--models", "tiny/mlp", "--json", str(report), "--jobs", "0",
-            "--require-fired", "0", "-q")
+            "--require-changed", "0", "-q")
     code, _, err = run_cli(capsys, "reduce", str(report), "-o", str(tmp_path / "repro"))
     assert code == 2 and "no violation row" in err and len(err.strip().splitlines()) == 1
 

@@ -18,7 +18,7 @@ import patches
 from tvm_numguard.locate.options import Options
 from tvm_numguard.ir.pipeline import CompileConfig
 from tvm_numguard.testing.regress import RegressRow, RegressRun, RowRequest, collect, regress
-from tvm_numguard.testing.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION
+from tvm_numguard.testing.regress.run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_CHANGED, EXIT_VIOLATION
 from tvm_numguard.build.workers import Workers
 from tvm_numguard.report.schemas import REGRESS_SCHEMA, validate
 
@@ -48,7 +48,7 @@ def test_every_planted_bug_is_flagged_on_its_model_and_blamed_on_its_own_pass(tm
         run = regress([req], [models[name]], Workers(jobs=2))
         row = run.rows[0]
         assert row.verdict == "violation", (name, row)
-        assert row.fired is True
+        assert row.changed is True
         # attributed to the pass: the culprit is among the pass's own events, as the manifest says
         assert row.culprit == [MANIFEST[name]["culprit"]], (name, row.culprit)
         assert set(row.culprit) <= set(row.events)
@@ -74,13 +74,13 @@ def test_stock_passes_raise_no_false_alarm_and_a_pass_that_changes_nothing_prove
     run = regress(requests, collect(["tiny", "patches"]), Workers(jobs=2))
     assert not run.violations, [(r.pass_spec, r.model, r.score) for r in run.violations]
     assert not run.errors, [(r.model, r.reason) for r in run.errors]
-    assert run.fired_count("FoldConstant") >= 1  # it folds the patches' constant subexpressions
+    assert run.changed_count("FoldConstant") >= 1  # it folds the patches' constant subexpressions
     noop_spec = run.passes[-1]
-    assert run.fired_count(noop_spec) == 0
+    assert run.changed_count(noop_spec) == 0
     assert all(r.reason == "the pass did not change the model" for r in run.rows_of(noop_spec))
     # (CanonicalizeBindings and EliminateCommonSubexpr find nothing to do on these small models either)
-    assert noop_spec in run.under_fired and "FoldConstant" not in run.under_fired
-    assert run.exit_code == EXIT_NOT_FIRED
+    assert noop_spec in run.under_changed and "FoldConstant" not in run.under_changed
+    assert run.exit_code == EXIT_NOT_CHANGED
 
 
 def test_a_row_whose_pass_changes_nothing_is_clean_without_a_build(tmp_path, monkeypatch):
@@ -93,10 +93,10 @@ def test_a_row_whose_pass_changes_nothing_is_clean_without_a_build(tmp_path, mon
     requests = [request(f"[{noop}:noop],zero", out_dir=str(tmp_path)),
                 request("[FoldConstant],zero", out_dir=str(tmp_path))]
     unchanged, folded = regress(requests, collect(["patches/fold_fp16"]), Workers(jobs=0)).rows
-    assert (unchanged.verdict, unchanged.fired, unchanged.reason) == (
+    assert (unchanged.verdict, unchanged.changed, unchanged.reason) == (
         "clean", False, "the pass did not change the model")
     assert unchanged.events == ["NoOpRewrite#0"]  # the pass's own events, as a build records them
-    assert folded.fired is True and len(built) >= 2  # a pass that fired: built with and without it, as before
+    assert folded.changed is True and len(built) >= 2  # a pass that changed it: built with and without it, as before
     built.clear()
     regress(requests[:1], collect(["patches/fold_fp16"]), Workers(jobs=0))
     assert built == []  # the Relax phase alone said the pass changed nothing: no lowering, no code generation
@@ -125,18 +125,18 @@ def test_the_rows_do_not_depend_on_the_number_of_workers(tmp_path):
     assert rows(1) == rows(2)
 
 
-def test_exit_code_order_violation_then_error_then_not_fired():
-    def run(*rows, require_fired=1):
-        return RegressRun(["p"], [], list(rows), require_fired)
+def test_exit_code_order_violation_then_error_then_not_changed():
+    def run(*rows, require_changed=1):
+        return RegressRun(["p"], [], list(rows), require_changed)
 
-    fired_clean = RegressRow("p", "m", "clean", fired=True)
-    assert run(fired_clean).exit_code == EXIT_CLEAN
-    assert run(RegressRow("p", "m", "clean", fired=False)).exit_code == EXIT_NOT_FIRED
-    assert run(RegressRow("p", "m", "clean", fired=False), require_fired=0).exit_code == EXIT_CLEAN
-    assert run(fired_clean, RegressRow("p", "n", "error")).exit_code == EXIT_ERROR
-    assert run(RegressRow("p", "n", "error"), RegressRow("p", "m", "violation", fired=True)).exit_code == \
+    changed_clean = RegressRow("p", "m", "clean", changed=True)
+    assert run(changed_clean).exit_code == EXIT_CLEAN
+    assert run(RegressRow("p", "m", "clean", changed=False)).exit_code == EXIT_NOT_CHANGED
+    assert run(RegressRow("p", "m", "clean", changed=False), require_changed=0).exit_code == EXIT_CLEAN
+    assert run(changed_clean, RegressRow("p", "n", "error")).exit_code == EXIT_ERROR
+    assert run(RegressRow("p", "n", "error"), RegressRow("p", "m", "violation", changed=True)).exit_code == \
         EXIT_VIOLATION
-    assert run(fired_clean, RegressRow("p", "n", "untestable")).exit_code == EXIT_CLEAN
+    assert run(changed_clean, RegressRow("p", "n", "untestable")).exit_code == EXIT_CLEAN
 
 
 def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_path, capsys):
@@ -148,7 +148,7 @@ def test_cli_regress_writes_json_junit_and_html_and_exits_1_on_a_violation(tmp_p
                                 "--html", str(page), "--out", str(tmp_path / "w"), "--jobs", "2", "-q")
     assert code == 1, err
     # tiny/mlp ends in an Exp
-    assert "patches/exp_range" in stdout and "violation" in stdout and "fired on 2 of 2" in stdout
+    assert "patches/exp_range" in stdout and "violation" in stdout and "changed 2 of 2" in stdout
     data = json.loads(out.read_text())
     validate(data, REGRESS_SCHEMA)  # issue 55.5: regress --json had no shipped schema
     assert data["exit_code"] == 1 and data["summary"]["patches.exp_range:make_pass"]["violation"] == 1
@@ -210,7 +210,7 @@ def test_cli_regress_adds_generated_models_that_replay_by_name(tmp_path, capsys)
     assert code == 0, err
     rows = json.loads(out.read_text())["rows"]
     assert [r["model"] for r in rows] == [f"random/5-{i}@FoldConstant" for i in range(3)]
-    assert all(r["fired"] and r["verdict"] == "clean" for r in rows), rows
+    assert all(r["changed"] and r["verdict"] == "clean" for r in rows), rows
     assert "--models random/5-1@FoldConstant" in rows[1]["replay"] and "--seed 5" in rows[1]["replay"]
     # the replay line names the same model, with the ranges it was generated for
     made, = [m for m in collect(["random/5-1@FoldConstant"])]
@@ -230,16 +230,16 @@ def test_discontinuous_generated_models_are_asked_for_and_named_so():
     assert ops & {name for name, spec in SPECS.items() if spec.discontinuous}
 
 
-def test_the_summary_tells_the_fired_rate_on_generated_models(capsys):
+def test_the_summary_tells_the_changed_rate_on_generated_models(capsys):
     code, stdout, err = run_cli(capsys, "regress", "--pass", "FoldConstant", "--models", "tiny/mlp", "--random", "2",
                                 "--target-pass", "FoldConstant", "--jobs", "0", "-q")
     assert code == 0, err
-    assert "FoldConstant: fired on 2 of 3 model(s) (2 of the 2 generated)" in stdout
+    assert "FoldConstant: changed 2 of 3 model(s) (2 of the 2 generated)" in stdout
 
 
 def test_regress_json_of_a_pass_authors_pass_follows_its_shipped_schema(tmp_path, capsys):
     """Issue 55.5: regress --json had no schema. A PyExprMutator that computes rsqrt in float16 over a
-    Llama block (it violates) and a UNet (no rsqrt: it fires on nothing there): the document validates,
+    Llama block (it violates) and a UNet (no rsqrt: it changes nothing there): the document validates,
     and a document that breaks it (an unknown verdict, a row missing its score) does not."""
     import jsonschema
     from torch_blocks import llama_block, unet
@@ -252,7 +252,7 @@ def test_regress_json_of_a_pass_authors_pass_follows_its_shipped_schema(tmp_path
     assert code == 1, err
     data = json.loads(out.read_text())
     validate(data, REGRESS_SCHEMA)
-    assert [(r["model"].rsplit("/", 1)[-1], r["verdict"], r["fired"]) for r in data["rows"]] == [
+    assert [(r["model"].rsplit("/", 1)[-1], r["verdict"], r["changed"]) for r in data["rows"]] == [
         ("llama.pt2", "violation", True), ("unet.pt2", "clean", False)]
     for broken in ({**data["rows"][0], "verdict": "fine"}, {k: v for k, v in data["rows"][0].items() if k != "score"}):
         with pytest.raises(jsonschema.ValidationError):

@@ -12,7 +12,7 @@ import pytest
 import tvm
 
 import tvm_numguard as ng
-from tvm_numguard.build.session import RunContext, ShadowSession
+from tvm_numguard.build.session import RunContext, BuildSession
 from tvm_numguard.ir.narrow import FixPlan
 from tvm_numguard.engine import engine
 from tvm_numguard.base.errors import BuildError
@@ -57,7 +57,7 @@ def test_the_run_worker_forks_again_only_for_a_build_made_after_it_forked(vms_ma
     model = ng.load_model(MLP)
     context = RunContext(workers=Workers(jobs=0, runs_in_workers=True))
     inputs = {model.input_names()[0]: np.full(model.inputs[0].shape, 0.5, "float32")}
-    with ShadowSession(model, ng.CompileConfig(), context=context) as session:
+    with BuildSession(model, ng.CompileConfig(), context=context) as session:
         session.prepare()
         worker = session.runs.elsewhere
         assert isinstance(worker, RunWorker)
@@ -78,7 +78,7 @@ def test_a_run_that_crashes_its_worker_is_a_run_failure_and_the_next_run_works(m
     model = ng.load_model(MLP)
     context = RunContext(workers=Workers(jobs=0, runs_in_workers=True))
     inputs = {model.input_names()[0]: np.zeros(model.inputs[0].shape, "float32")}
-    with ShadowSession(model, ng.CompileConfig(), context=context) as session:
+    with BuildSession(model, ng.CompileConfig(), context=context) as session:
         session.prepare()
         real = session.runs.run_here
         # inherited by the fork
@@ -120,7 +120,7 @@ def test_a_gpu_session_runs_nothing_on_the_device_in_this_process(monkeypatch):
     config = ng.CompileConfig(target='{"kind": "cuda", "arch": "sm_90"}')
     context = RunContext(workers=Workers(jobs=0, runs_in_workers=True))
     inputs = {model.input_names()[0]: np.zeros(model.inputs[0].shape, "float32")}
-    with ShadowSession(model, config, context=context) as session:
+    with BuildSession(model, config, context=context) as session:
         session.prepare()
         if not can_fork():
             pytest.skip("worker processes are forked (Linux)")

@@ -12,7 +12,7 @@ import tvm_numguard as ng
 from tvm_numguard.base.errors import BuildError
 from tvm_numguard.build import memo as memo_module
 from tvm_numguard.build.compile import BuildRequest, compile_model
-from tvm_numguard.build.session import RunContext, ShadowSession
+from tvm_numguard.build.session import RunContext, BuildSession
 from tvm_numguard.build.workers import Workers
 from tvm_numguard.build import tasks as service
 from tvm_numguard.build.workers import can_fork
@@ -35,7 +35,7 @@ def mlp():
     ng.CompileConfig(disable=("FuseOps#0",)),
 ], ids=["default", "zero", "patched", "under-test", "disabled"])
 def test_the_reference_decided_as_events_come_is_the_reference_by_event_ids(mlp, config):
-    session = ShadowSession(mlp, config, context=RunContext(workers=Workers(jobs=0)))
+    session = BuildSession(mlp, config, context=RunContext(workers=Workers(jobs=0)))
     session.prepare_optimized()
     by_ids = compile_model(mlp.mod, config, BuildRequest(skip=session.reference_skip, fingerprint=True))
     as_they_come = compile_model(mlp.mod, config, BuildRequest(reference=True, fingerprint=True))
@@ -62,7 +62,7 @@ def test_a_session_builds_the_reference_in_its_own_worker_while_it_builds_the_pi
                                          compile_here(*a, **k))[1])
     monkeypatch.setattr(service.BuildService, "__init__",
                         lambda self, *a, **k: (order.append(f"fork {k.get('jobs')}"), fork(self, *a, **k))[1])
-    held = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=1)))
+    held = BuildSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=1)))
     with held:
         held.prepare()
         x = {spec.name: np.full(spec.shape, 0.25, dtype=spec.dtype) for spec in mlp.inputs}
@@ -72,7 +72,7 @@ def test_a_session_builds_the_reference_in_its_own_worker_while_it_builds_the_pi
     # forked first (one worker), then this process built the pipeline as written and nothing else
     assert order == ["fork 1", "build here"]
     assert info.reference == "worker" and held.build_count == 2
-    here = ShadowSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
+    here = BuildSession(mlp, ng.CompileConfig(), context=RunContext(workers=Workers(jobs=0)))
     here.prepare()
     assert here.workers_info().reference == "in-process"
     assert all(np.array_equal(a, b) for a, b in zip(outputs, here.runs.reference_outputs(x)))
@@ -89,7 +89,7 @@ def test_a_reference_that_crashes_is_an_error_and_the_process_goes_on():
 
 
 def test_the_best_input_is_remembered_past_the_last_few(mlp, monkeypatch):
-    session = ShadowSession(mlp, ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default"),
+    session = BuildSession(mlp, ng.CompileConfig(pipeline="patches.fold_fp16:make_pass,default"),
                             context=RunContext(workers=Workers(jobs=0)))
     session.prepare()
     rng = np.random.default_rng(0)
@@ -143,7 +143,7 @@ def test_the_search_starts_while_the_held_worker_still_builds_the_reference():
 
     model = ng.load_model(make_model())
     config = ng.CompileConfig(pipeline=f"{ROOT}/tests/crash_passes.py:unhurried_pipeline,zero")
-    with ShadowSession(model, config, context=RunContext(workers=Workers(jobs=1))) as session:
+    with BuildSession(model, config, context=RunContext(workers=Workers(jobs=1))) as session:
         session.prepare()
         assert session.reference_site.building()  # prepared without waiting for it
         x = {spec.name: np.full(spec.shape, 0.5, dtype=spec.dtype) for spec in model.inputs}

@@ -11,7 +11,7 @@ from tvm_numguard.ir.pipeline import CompileConfig  # noqa: E402
 from tvm_numguard.testing.regress import RowRequest, collect, regress  # noqa: E402
 from tvm_numguard.build.workers import Workers  # noqa: E402
 
-# (pass, zoo model it must rewrite): over the onnx-node corpus and the tiny models these fired on none
+# (pass, zoo model it must rewrite): over the onnx-node corpus and the tiny models these changed none
 FIRES_ON = {
     "FoldBatchnormToConv2D": "zoo/resnet-basic",
     "AdjustMatmulOrder": "zoo/matmul-chain",
@@ -32,7 +32,7 @@ def test_the_zoo_lists_its_blocks_with_their_ranges():
 def test_passes_that_fired_on_no_onnx_model_fire_on_the_zoo_and_stay_clean(tmp_path):
     for spec, name in FIRES_ON.items():
         row, = regress([_request(spec, str(tmp_path))], collect([name]), Workers(jobs=0)).rows
-        assert row.fired and row.verdict == "clean", (spec, row)
+        assert row.changed and row.verdict == "clean", (spec, row)
 
 
 @pytest.mark.slow
@@ -42,7 +42,7 @@ def test_gpt2_and_llama_are_reported_as_not_buildable_not_hidden(tmp_path):
     gpt2, llama, bert = run.rows
     for row in (gpt2, llama):
         assert row.verdict == "untestable" and row.reason.startswith("does not build, with or without the pass")
-    assert bert.fired and bert.verdict == "clean"
+    assert bert.changed and bert.verdict == "clean"
 
 
 def test_a_stock_pass_that_segfaults_on_a_zoo_block_is_one_untestable_row(tmp_path):
@@ -51,4 +51,4 @@ def test_a_stock_pass_that_segfaults_on_a_zoo_block_is_one_untestable_row(tmp_pa
                   Workers(jobs=2))
     crashed, chain = run.rows
     assert crashed.verdict == "untestable" and "SIGSEGV" in crashed.reason
-    assert chain.fired and chain.verdict == "clean"
+    assert chain.changed and chain.verdict == "clean"

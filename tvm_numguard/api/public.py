@@ -19,14 +19,14 @@ from ..ir.pipeline import CompileConfig
 from ..base.progress import Progress
 from ..report import Report
 from ..report.sections import event_row
-from ..build.session import RunContext, ShadowSession
+from ..build.session import RunContext, BuildSession
 from ..build.workers import Workers
 
 __all__ = ["Options", "bisect", "event_table", "list_passes", "range_check", "search"]
 
 
 
-def event_table(session: ShadowSession) -> list:
+def event_table(session: BuildSession) -> list:
     """The rows of ``numguard passes`` for a prepared session."""
     optional_ids = {e.id for e in session.optional}
     return [event_row(e, e.id in optional_ids) for e in session.events]
@@ -40,7 +40,7 @@ def list_passes(model, config: Optional[CompileConfig] = None, progress: Progres
     error's first line: the build stopped in that event or after it); which
     pass breaks the build is ``bisect``'s question, not this one's."""
     context = RunContext.of(progress, on_build).in_process()
-    with ShadowSession(engine.as_model(model), config or CompileConfig(), context=context) as session:
+    with BuildSession(engine.as_model(model), config or CompileConfig(), context=context) as session:
         try:
             session.prepare_optimized()
         except PipelineBuildError:

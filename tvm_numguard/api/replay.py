@@ -155,7 +155,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
     from ..engine.engine import coerce_given_inputs
     from ..ir.model import file_sha256, load_model
     from ..build.session import RunContext
-    from ..build.session import ShadowSession
+    from ..build.session import BuildSession
 
     report = Report.read_back(load_report(report_path))
     finding = Finding.from_json(report.data)
@@ -188,7 +188,7 @@ def replay(report_path: str, progress: Optional[Callable[[str], None]] = None, o
         raise ReportError(f"{witness_path}: {err}") from None
     in_range = all(float(np.min(witness[n])) >= r.low and float(np.max(witness[n])) <= r.high
                    for n, r in ranges.items())
-    session = ShadowSession(model, config, finding.options.tolerance, RunContext.of(progress, on_build).in_process())
+    session = BuildSession(model, config, finding.options.tolerance, RunContext.of(progress, on_build).in_process())
     session.prepare(record=False)
     comparison = session.runs.compare(session.built, witness)
     culprit = _confirm_culprit(session, witness, finding.blame()) if comparison.violated else None

@@ -1,4 +1,4 @@
-"""Shadow builds: compile a model under a skip set, run it on inputs.
+"""Builds: compile a model under a skip set, run it on inputs.
 
 Ctrl-C or SIGTERM during a build: TVM must not swallow it. Python runs a
 signal handler at the next Python bytecode, which during a build is often an

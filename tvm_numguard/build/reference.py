@@ -24,7 +24,7 @@ from .vm_link import Linking
 
 
 class Reference:
-    """The reference of one ShadowSession."""
+    """The reference of one BuildSession."""
 
     def __init__(self, session):
         self._session = session

@@ -1,4 +1,4 @@
-"""A shadow session: one model, one configuration, every build made of it.
+"""A build session: one model, one configuration, every build made of it.
 
 The session owns the optimized build (the pipeline as written), the reference
 build (every optional event skipped), any build a bisection asks for and the
@@ -41,7 +41,7 @@ from .run_worker import RunWorker
 from .runs import Runs
 from .tasks import INPUT_MODULE, RunFailure, Started
 
-__all__ = ["RunContext", "RunFailure", "ShadowSession"]
+__all__ = ["RunContext", "RunFailure", "BuildSession"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +76,7 @@ class RunContext:
         return RunContext(workers=self.workers)
 
 
-class ShadowSession:
+class BuildSession:
     """One model and configuration; ``context``: its hooks and workers."""
 
     def __init__(self, model, config: CompileConfig, tol: Tolerance = Tolerance(),
@@ -112,7 +112,7 @@ class ShadowSession:
         assert self.optimized is not None, "the optimized build is read before prepare_optimized made it"
         return self.optimized
 
-    def in_worker(self) -> "ShadowSession":
+    def in_worker(self) -> "BuildSession":
         """A pool's context factory, called in a forked worker: this copy
         reports nothing (its parent counts and shows its Attempts)."""
         self.context = self.context.quiet()
@@ -194,7 +194,7 @@ class ShadowSession:
             self.memo.note_remote(started.skip if skip is None else skip, attempt)
         return attempt
 
-    def __enter__(self) -> "ShadowSession":
+    def __enter__(self) -> "BuildSession":
         return self
 
     def __exit__(self, *exc) -> None:

@@ -17,11 +17,11 @@ from .groups import SearchArgs, OptionGroup, OutputArgs, WorkerArgs
 
 EXIT_CODES = """\b
 Exit codes:
-  0  no violation of the pass's own, and every pass fired on --require-fired models
+  0  no violation of the pass's own, and every pass changed --require-changed models
   1  a violation attributed to a pass under test (whatever else happened)
   2  bad usage, or numguard failed on some model (its row says how)
   3  internal error in numguard (please report it)
-  4  a pass fired (changed the model) on fewer than --require-fired models"""
+  4  a pass changed fewer than --require-changed models"""
 
 
 class PassArgs(OptionGroup):
@@ -138,11 +138,11 @@ class RegressRunChoice:
     junit: Optional[str] = None
     out_dir: str = "numguard-regress"
     cluster: Optional[str] = None
-    require_fired: int = 1
+    require_changed: int = 1
 
     def __post_init__(self):
-        if self.require_fired < 0:
-            raise UsageError(f"--require-fired must be >= 0, got {self.require_fired}")
+        if self.require_changed < 0:
+            raise UsageError(f"--require-changed must be >= 0, got {self.require_changed}")
         if self.junit:
             ensure_writable(self.junit)
 
@@ -155,13 +155,14 @@ class RegressRunArgs(OptionGroup):
         click.option("--cluster", metavar="ADDRESS",
                      help="Run the rows on an existing Dask cluster (its scheduler's address, tcp://HOST:8786) "
                           "instead of local workers (the 'cluster' extra)."),
-        click.option("--require-fired", default=1, show_default=True, type=int, metavar="K",
-                     help="Exit 4 when a pass changed fewer than K models (0: never)."),
+        click.option("--require-changed", "--require-fired", "require_changed", default=1, show_default=True,
+                     type=int, metavar="K",
+                     help="Exit 4 when a pass changed fewer than K models (0: never; --require-fired: its old name)."),
     )
 
     def parse(self, values: dict) -> RegressRunChoice:
         return RegressRunChoice(values.pop("junit"), values.pop("out_dir"), values.pop("cluster"),
-                                values.pop("require_fired"))
+                                values.pop("require_changed"))
 
 
 class Regress(Command):
@@ -186,7 +187,7 @@ class Regress(Command):
                     for c, words in config]
         console = self.console(outputs)
         with console.interruptible():
-            result = regress(requests, models, workers, progress=console.progress, require_fired=run.require_fired,
+            result = regress(requests, models, workers, progress=console.progress, require_changed=run.require_changed,
                              row_timeout=workers.build_timeout or ROW_TIMEOUT, cluster=run.cluster)
         if outputs.json:
             from ..report.schemas import REGRESS_SCHEMA, validate

@@ -46,7 +46,7 @@ from ..judge.framework import open_framework
 from ..judge.framework.probe import EndsProbe
 from ..judge import oracle as oracles
 from ..judge.oracle import Oracle
-from ..build.session import ShadowSession
+from ..build.session import BuildSession
 from ..judge.import_stage import FrameworkWatch
 from ..judge.stages import Witnessed, judge_stages
 from ..build.session import RunContext
@@ -71,7 +71,7 @@ class Steps:
     budget: Optional[str] = None
     bisect: bool = True
     every_search: bool = False
-    then: Optional[Callable[[ShadowSession, Finding], Finding]] = None
+    then: Optional[Callable[[BuildSession, Finding], Finding]] = None
 
 
 def run(model, config: CompileConfig, options: Options, context: RunContext, steps: Steps, *,
@@ -85,7 +85,7 @@ def run(model, config: CompileConfig, options: Options, context: RunContext, ste
         return run_on(session, options, ranges, steps, started)
 
 
-def run_on(session: ShadowSession, options: Options, ranges, steps: Steps, started: float) -> Finding:
+def run_on(session: BuildSession, options: Options, ranges, steps: Steps, started: float) -> Finding:
     """The sequence on a prepared session (``open_session``'s, or one a command
     prepared its own way: the guard's, regress's): search, judge each stage,
     locate, the command's own step, the builds counted; ``started``: when the
@@ -105,7 +105,7 @@ def as_model(model) -> Model:
 
 def open_session(model, config: CompileConfig, options: Options, context: RunContext = RunContext(),
                  record: bool = True) -> tuple:
-    """(prepared ShadowSession, ranges): the model loaded, its ranges resolved
+    """(prepared BuildSession, ranges): the model loaded, its ranges resolved
     (a bad range fails before any build), both builds made; ``context``: the
     run's hooks and how the builds after those two are made."""
     model = as_model(model)
@@ -123,7 +123,7 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     check_index_ranges(model, ranges, EndsProbe(model, ranges) if options.framework else None)
     for line in integer_note(model.inputs, ranges):
         context.progress(line)
-    session = ShadowSession(model, config, options.tolerance, context)
+    session = BuildSession(model, config, options.tolerance, context)
     try:
         session.prepare(record=record)
         if session.built.fix_problems:
@@ -138,7 +138,7 @@ def open_session(model, config: CompileConfig, options: Options, context: RunCon
     return session, ranges
 
 
-def raise_build_failure(session: ShadowSession) -> None:
+def raise_build_failure(session: BuildSession) -> None:
     """The pipeline as written did not build in ``session``: bisect which pass
     breaks it and raise that as a finding (PipelineBreaksError), not as bad input."""
     failure = bisect_build_failure(session)
@@ -151,7 +151,7 @@ def raise_build_failure(session: ShadowSession) -> None:
 def diagnose_build(model, config: CompileConfig, context: RunContext = RunContext()) -> None:
     """Build ``config``'s pipeline on ``model``; where it does not build, raise the
     bisected PipelineBreaksError (``numguard check``, which builds nothing itself)."""
-    with ShadowSession(as_model(model), config, context=context) as session:
+    with BuildSession(as_model(model), config, context=context) as session:
         try:
             session.prepare_optimized(record=False)
         except PipelineBuildError:
@@ -164,7 +164,7 @@ def input_searches(options: Options, budget=None) -> list:
     return [make_search(name, budget=budget) for name in options.searches]
 
 
-def watch_framework(session: ShadowSession, options: Options, oracle: Oracle,
+def watch_framework(session: BuildSession, options: Options, oracle: Oracle,
                     ranges=None) -> Optional[FrameworkWatch]:
     """The model's framework beside ``session`` (None with ``--no-framework``);
     ``oracle``: TVM's float64 build (the lowering stage); ``ranges``: the inputs'."""
@@ -176,7 +176,7 @@ def watch_framework(session: ShadowSession, options: Options, oracle: Oracle,
     return watch
 
 
-def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Optional[float] = None,
+def search_range(session: BuildSession, search, ranges, seed: int, stop_at: Optional[float] = None,
                  aim: Aim = Aim(), watch: Optional[FrameworkWatch] = None):
     """Run ``search`` over the range against the session; a SearchResult
     (ended early once a score passes ``stop_at``); ``aim``: the range check's;
@@ -199,7 +199,7 @@ def search_range(session: ShadowSession, search, ranges, seed: int, stop_at: Opt
     return result
 
 
-def range_check(session: ShadowSession, ranges) -> tuple:
+def range_check(session: BuildSession, ranges) -> tuple:
     """(RangeCheck or None, RangeCheckOutcome): ``numguard check`` on the session's
     model and pipeline, its warnings about the pipeline told as progress. The
     check is advice: one it cannot make (a pipeline that fails before
@@ -218,7 +218,7 @@ def range_check(session: ShadowSession, ranges) -> tuple:
     return checker, RangeCheckOutcome(result)
 
 
-def search_and_judge(session: ShadowSession, options: Options, ranges, searches: Sequence, command: str, *,
+def search_and_judge(session: BuildSession, options: Options, ranges, searches: Sequence, command: str, *,
                      budget: Optional[str] = None, bisect: bool = True, every_search: bool = False) -> Finding:
     """On a prepared session: search with each of ``searches`` (input searches, or
     one FixedInputs), judge the worst input found (oracle included) and, with
@@ -272,7 +272,7 @@ def search_and_judge(session: ShadowSession, options: Options, ranges, searches:
     return finding
 
 
-def keep_seen_violation(session: ShadowSession, found) -> bool:
+def keep_seen_violation(session: BuildSession, found) -> bool:
     """Hand the search's worst input to ``on_witness`` where the search saw a
     violation there (a score past 1: the builds, or TVM and the framework,
     differ), before anything judges it: judging may take minutes (a float16
@@ -286,7 +286,7 @@ def keep_seen_violation(session: ShadowSession, found) -> bool:
     return True
 
 
-def bisect_beside_oracle(session: ShadowSession, options: Options, oracle: Oracle, early: list, kept: bool,
+def bisect_beside_oracle(session: BuildSession, options: Options, oracle: Oracle, early: list, kept: bool,
                          witness) -> None:
     """Before the oracle judges a witness the builds differ on: the bisection
     in full (its BisectResult into ``early``) while the oracle is built and run
@@ -313,7 +313,7 @@ def bisect_beside_oracle(session: ShadowSession, options: Options, oracle: Oracl
         early.append(Bisection(session, witness, options.strategy).start())
 
 
-def oracle_finds_benign(session: ShadowSession, options: Options, oracle: Oracle, witness) -> Callable[[], bool]:
+def oracle_finds_benign(session: BuildSession, options: Options, oracle: Oracle, witness) -> Callable[[], bool]:
     """Asked before each probe of a bisection beside the oracle's worker:
     whether the oracle, once it has answered, finds the difference benign
     (judged once, when the answer is there; never waited for)."""
@@ -328,7 +328,7 @@ def oracle_finds_benign(session: ShadowSession, options: Options, oracle: Oracle
     return benign
 
 
-def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutcome, command: str, *,
+def judge(session: BuildSession, options: Options, ranges, searched: SearchOutcome, command: str, *,
           before_oracle: Optional[Callable[[Mapping], None]] = None, watch: Optional[FrameworkWatch] = None,
           oracle: Optional[Oracle] = None) -> Finding:
     """The Finding (made by ``command``) of a search (``searched``: its result,
@@ -355,7 +355,7 @@ def judge(session: ShadowSession, options: Options, ranges, searched: SearchOutc
                    nondeterminism=said[Stage.DETERMINISM], pass_note=passed.note)
 
 
-def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
+def bisect_finding(finding: Finding, session: BuildSession, options: Options,
                    started=None) -> Finding:
     """``finding`` with the bisection of the pipeline on its witness (and its
     events, recorded anew when the first build kept no hashes); ``started``:
@@ -371,14 +371,14 @@ def bisect_finding(finding: Finding, session: ShadowSession, options: Options,
                                optional=frozenset(e.id for e in session.optional))
 
 
-def finish(finding: Finding, session: ShadowSession, started: float) -> Finding:
+def finish(finding: Finding, session: BuildSession, started: float) -> Finding:
     """``finding`` with the session's build count, the time taken and how the builds were made."""
     counts = BuildCount(session.memo.count, round(session.memo.seconds, 3),
                         round(time.perf_counter() - started, 3), round(session.built.seconds, 3))
     return dataclasses.replace(finding, counts=counts, workers=session.workers_info())
 
 
-def _reporting(evaluate, session: ShadowSession, every: int = 25):
+def _reporting(evaluate, session: BuildSession, every: int = 25):
     """``evaluate`` that reports the count and the best score every ``every``
     calls, and says what each call waits for while it lasts."""
     progress = session.progress
@@ -399,7 +399,7 @@ def _reporting(evaluate, session: ShadowSession, every: int = 25):
     return wrapped
 
 
-def evaluation_wait(session: ShadowSession, number: int) -> tuple:
+def evaluation_wait(session: BuildSession, number: int) -> tuple:
     """(what the search's evaluation ``number`` waits for, its estimate in
     seconds or None): the first makes the optimized build's VM, where TVM
     generates the kernels' machine code (on a CPU, minutes for float16 ones)."""
@@ -410,7 +410,7 @@ def evaluation_wait(session: ShadowSession, number: int) -> tuple:
     return f"input {number}: both builds' runs", runs.call_seconds or None
 
 
-def invalid_causes(session: ShadowSession) -> list:
+def invalid_causes(session: BuildSession) -> list:
     """Which vulnerable operators left their domain on the invalid candidates (rangecheck.InvalidCall)."""
     causes: list = []
     for sample in session.runs.invalid_samples:

@@ -16,7 +16,7 @@ One part of the Relax and TIR pipelines together may be in brackets,
 between two marker passes that change nothing (``UNDER_TEST_BEGIN`` and
 ``UNDER_TEST_END``, never skipped), and the question becomes that pass's own:
 the reference build skips only the events between the markers
-(``instrument.catalog.under_test_span``, read by ``shadow.build.optional_events``).
+(``instrument.catalog.under_test_span``, read by ``build.compile.optional_events``).
 ``CompileConfig.passes`` can name pass
 objects by a label the text uses (``[<MyPass>]``), for callers that hold a
 Pass rather than a spec; such a configuration does not replay from its text.

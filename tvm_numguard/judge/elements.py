@@ -3,7 +3,7 @@
 An element is at fault where its error against its truth is beyond the
 tolerance of the truth, over ``K`` times an honest implementation's error at
 that element (the framework's, or the operator computed by numpy in the same
-float), and beyond the element's own conditioning (``spread``: how far the
+float), and beyond the element's own conditioning (its conditioning bound: how far the
 truth moves when its inputs move by a few roundings). The import question
 (``import_stage/agreement.py``) applies it to the model's outputs, the
 components (``components/rule.py``) to one node's values; its numbers are
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..base.compare import differences, element_scores
 from ..base.tolerance import Tolerance
-from .numbers import CONDITIONING_ROUNDINGS, CONDITIONING_RUNS, K, SPREAD_SIGMAS
+from .numbers import CONDITIONING_ROUNDINGS, CONDITIONING_RUNS, K, CONDITIONING_SIGMAS
 
 _EPSILON = {"float64": 2.0 ** -52, "float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 
@@ -35,10 +35,10 @@ class ElementJudgement:
 
 
 def judge_elements(framework: np.ndarray, tvm: np.ndarray, truth: Optional[np.ndarray], tol: Tolerance,
-                   index: int = 0, spread: Optional[np.ndarray] = None) -> ElementJudgement:
+                   index: int = 0, bound: Optional[np.ndarray] = None) -> ElementJudgement:
     """Each element of one output (same shapes): violating the tolerance
     against the framework, and then at fault or unjudged against ``truth``
-    (float64; None: no truth for this output) within ``spread`` (the truth's
+    (float64; None: no truth for this output) within ``bound`` (the truth's
     own movement under input rounding, per element; None: not measured)."""
     rtol, atol, _ = tol.for_values(index, np.asarray(framework).dtype, framework)
     fw, mine, diff = differences(framework, tvm)
@@ -57,8 +57,8 @@ def judge_elements(framework: np.ndarray, tvm: np.ndarray, truth: Optional[np.nd
     infinite = np.isinf(exact) & (fw == exact) & (mine != exact)
     judged |= infinite
     at_fault = violating & ((np.isfinite(exact) & worse & off_truth) | infinite)
-    if spread is not None and np.shape(spread) == exact.shape:
-        at_fault &= err_tvm > np.asarray(spread, dtype=np.float64)
+    if bound is not None and np.shape(bound) == exact.shape:
+        at_fault &= err_tvm > np.asarray(bound, dtype=np.float64)
     return ElementJudgement(at_fault, violating & ~judged, err_tvm, err_fw)
 
 
@@ -69,19 +69,19 @@ def conditioning_scale(dtype) -> float:
     return _EPSILON[name] / 2.0 * CONDITIONING_ROUNDINGS[name]
 
 
-def spread_of(truth: Sequence, runs: Sequence[Sequence]) -> list:
+def conditioning_bound(truth: Sequence, runs: Sequence[Sequence]) -> list:
     """Per output and per element, how far the truth moves under the perturbed
-    ``runs``: SPREAD_SIGMAS times its root mean square movement over them, and
+    ``runs``: CONDITIONING_SIGMAS times its root mean square movement over them, and
     no less than its worst one (None for an output without a truth). The runs
     sample a distribution; a correct implementation's error is one more draw
     of it, and the largest of CONDITIONING_RUNS draws is under two of its
     sigmas: a bound there would blame about one element in two hundred of a
     correct float16 MatMul chain. An element where some run gives no finite
     value is measured by the others."""
-    spreads: list = []
+    bounds: list = []
     for i, exact in enumerate(truth):
         if exact is None:
-            spreads.append(None)
+            bounds.append(None)
             continue
         exact = np.asarray(exact, dtype=np.float64)
         worst, squares, counted = np.zeros(exact.shape), np.zeros(exact.shape), np.zeros(exact.shape)
@@ -99,9 +99,9 @@ def spread_of(truth: Sequence, runs: Sequence[Sequence]) -> list:
             counted += finite
         with np.errstate(invalid="ignore", over="ignore"):
             rms = np.sqrt(squares / np.maximum(counted, 1))
-        spreads.append(np.fmax(worst, SPREAD_SIGMAS * rms))
-    return spreads
+        bounds.append(np.fmax(worst, CONDITIONING_SIGMAS * rms))
+    return bounds
 
 
-__all__ = ["CONDITIONING_ROUNDINGS", "CONDITIONING_RUNS", "ElementJudgement", "K", "SPREAD_SIGMAS",
-           "conditioning_scale", "judge_elements", "spread_of"]
+__all__ = ["CONDITIONING_ROUNDINGS", "CONDITIONING_RUNS", "ElementJudgement", "K", "CONDITIONING_SIGMAS",
+           "conditioning_scale", "judge_elements", "conditioning_bound"]

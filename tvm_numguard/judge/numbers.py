@@ -7,7 +7,7 @@ here by importing it. ``NUMBERS`` is the table; ``markdown_table`` writes it as 
 (tests/test_judge_numbers.py checks that every named test exists, that each number is defined only here,
 and that the docs' table is this one). Not here, since no verdict depends on them: ``EMBEDDED_ELEMENTS``
 (components/scripts.py: how large a standalone script's arguments may be), ``ORACLE_WORKER_CORES``
-(oracle.py: how the work is spread over cores); nor rangecheck's, a separate analysis.
+(oracle.py: how the work is conditioning bound over cores); nor rangecheck's, a separate analysis.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ K = 32.0  # TVM is at fault where its error is over K times the framework's at t
 # in float16 and bfloat16 two, since every intermediate value of such a model is rounded that
 # coarsely (a one-ulp change of a softmax's float16 argument moves its result by 0.4%)
 CONDITIONING_ROUNDINGS = {"float64": 32.0, "float32": 32.0, "float16": 2.0, "bfloat16": 2.0}
-# moved truth runs (Framework.moved_truth): an element's spread is measured over them. Each run moves an
+# moved truth runs (Framework.moved_truth): an element's conditioning bound is measured over them. Each run moves an
 # element by a random share of its sensitivity; with 8 the chance that all 8 moves are under a
 # tenth of it is 1e-8
 CONDITIONING_RUNS = 8
-# an element's spread, in root mean squares of its movement over those runs (``spread_of``): the largest
+# an element's conditioning bound, in root mean squares of its movement over those runs
+# (``conditioning_bound``): the largest
 # of CONDITIONING_RUNS draws is under two sigmas, and a bound there would blame about one element in two
 # hundred of a correct float16 MatMul chain
-SPREAD_SIGMAS = 3.0
+CONDITIONING_SIGMAS = 3.0
 
 # -- components/: which part of TVM is at fault ----------------------------------------------------------
 # differing nodes placed before the rest is left unplaced (each costs a few small kernel builds)
@@ -47,7 +48,7 @@ MOVED_ROUNDS = 2
 MAX_ROUNDS = 16
 # fresh inputs of the range a widening is verified on, beside the witness and the last searched ones
 FRESH_INPUTS = 4
-# an input whose difference only the conditioning spread excuses, across a discontinuous operator: the search
+# an input whose difference only the conditioning bound excuses, across a discontinuous operator: the search
 # keeps it (an exact tie a wrong rounding rule decides differently) but scores it below a certain violation
 # (engine.CERTAIN_SCORE, 10), so that it goes on looking for a difference nothing excuses; a flip that
 # rounding explains would otherwise stop it first
@@ -81,11 +82,13 @@ NUMBERS = (
                 "float32's five bits as K; float16's two, every value of such a model rounded that coarsely",
                 f"{_NUMBERS}::test_inputs_move_by_a_few_roundings_of_their_float_when_conditioning_is_measured"),
     JudgeNumber("CONDITIONING_RUNS", CONDITIONING_RUNS,
-                "moved truth runs an element's spread is measured over: with 8 the chance that all move it by "
+                "moved truth runs an element's conditioning bound is measured over: with 8 the chance that all "
+                "move it by "
                 "under a tenth of its sensitivity is 1e-8",
                 f"{_PRECISION}::test_a_layer_norm_of_constant_rows_is_no_import_difference"),
-    JudgeNumber("SPREAD_SIGMAS", SPREAD_SIGMAS,
-                "an element's spread in root mean squares of its movement: a bound at two would blame about one "
+    JudgeNumber("CONDITIONING_SIGMAS", CONDITIONING_SIGMAS,
+                "an element's conditioning bound in root mean squares of its movement: a bound at two would "
+                "blame about one "
                 "element in two hundred of a correct float16 MatMul chain",
                 f"{_FRAMEWORK}::test_the_spread_is_three_root_mean_squares_of_the_movement_and_no_less_than_the_worst"),
     JudgeNumber("PLACED_NODES", PLACED_NODES,
@@ -107,7 +110,8 @@ NUMBERS = (
                 "fresh inputs of the range a widening is verified on, beside the witness and the last searched "
                 "ones", f"{_NUMBERS}::test_a_precision_verdict_is_verified_on_fresh_inputs_beside_the_witness"),
     JudgeNumber("UNPROVEN_JUMP_SCORE", UNPROVEN_JUMP_SCORE,
-                "the search's score of a difference only the spread excuses past a discontinuous operator: kept "
+                "the search's score of a difference only the conditioning bound excuses past a discontinuous "
+                "operator: kept "
                 "(over 1) but below a certain violation (10), so that the search goes on",
                 f"{_NUMBERS}::test_a_difference_past_a_jump_is_kept_below_a_certain_violation"),
     JudgeNumber("MAX_FLIPS", MAX_FLIPS, "flips of discontinuous nodes proven in a row before the rest is left to "
@@ -135,4 +139,4 @@ def markdown_table() -> str:
 
 __all__ = ["CONDITIONING_ROUNDINGS", "CONDITIONING_RUNS", "FRESH_INPUTS", "JudgeNumber", "K", "LOCAL_NODES",
            "MAX_FLIPS", "MAX_ROUNDS", "MOVED_BY", "MOVED_ROUNDS", "NUMBERS", "OWN_SCALE_ULPS", "PLACED_NODES",
-           "SPREAD_SIGMAS", "UNPROVEN_JUMP_SCORE", "markdown_table"]
+           "CONDITIONING_SIGMAS", "UNPROVEN_JUMP_SCORE", "markdown_table"]

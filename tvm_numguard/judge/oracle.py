@@ -265,7 +265,7 @@ def _float64_outputs(context: tuple) -> tuple:
 def judge(session, witness: Mapping[str, np.ndarray], tol: Tolerance, k: float,
           oracle: Optional[Oracle] = None) -> OracleJudgement:
     """Compare both builds of ``session`` with a float64 build of its model on
-    the witness (a ShadowSession: its model, target and both builds' outputs);
+    the witness (a BuildSession: its model, target and both builds' outputs);
     ``oracle``: that float64 build, when someone else may need it too."""
     oracle = oracle or Oracle(session)
     try:

@@ -38,7 +38,7 @@ from .oracle import judge_pass, pass_answer, pass_verdict
 @dataclasses.dataclass(frozen=True)
 class Witnessed:
     """What every stage judges: ``witness`` in ``session`` (a prepared
-    ShadowSession), ``comparison`` (its builds compared there), the run's
+    BuildSession), ``comparison`` (its builds compared there), the run's
     ``options``, the framework beside the session (``watch``: a
     FrameworkWatch, None with ``--no-framework``), TVM's float64 build
     (``oracle``) and ``before_oracle(witness)``: told of a violation before

@@ -119,7 +119,7 @@ def judge_pass(pass_, model, low: Optional[float] = None, high: Optional[float] 
 
 
 def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional[float] = None,
-                                 high: Optional[float] = None, *, require_fired: bool = False,
+                                 high: Optional[float] = None, *, require_changed: bool = False,
                                  **kwargs):
     """Raise AssertionError if ``pass_`` changes what ``model`` computes.
 
@@ -132,7 +132,7 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
             generated ``Graph`` (at the ranges it was generated for).
         low, high: the input range (or ``ranges={input: (lo, hi)}``); left out,
             the model's own (corpus manifest, test data), else [0, 1].
-        require_fired: fail when the pass did not change the model (it proved nothing).
+        require_changed: fail when the pass did not change the model (it proved nothing).
         **kwargs: the other keywords of ``JudgeSettings`` (``rtol``,
             ``atol``, ``budget``, ``seed``, ``pipeline``/``tir_pipeline``
             around the pass, ``witness_dir``).
@@ -145,6 +145,7 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
             witness file and the command that replays it), or numguard could not judge.
         UntestableModel: the model cannot be judged (``pytest.skip`` under pytest).
     """
+    require_changed = require_changed or bool(kwargs.pop("require_fired", False))  # its old name
     row = judge_pass(pass_, model, low, high, **kwargs)
     if row.verdict == "violation":
         raise AssertionError(
@@ -155,8 +156,8 @@ def assert_pass_numerically_safe(pass_: Union[str, object], model, low: Optional
         raise AssertionError(f"numguard could not judge {row.pass_spec} on {row.model}: {row.reason}")
     if row.verdict in ("untestable", "broken"):
         _untestable(f"{row.model} cannot be judged ({row.verdict}): {row.reason}")
-    if require_fired and not row.fired:
-        raise AssertionError(f"{row.pass_spec} did not change {row.model} (require_fired=True): the test proves "
+    if require_changed and not row.changed:
+        raise AssertionError(f"{row.pass_spec} did not change {row.model} (require_changed=True): the test proves "
                              "nothing about its numerics")
     return row
 

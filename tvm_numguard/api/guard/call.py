@@ -1,6 +1,6 @@
 """A compile call caught by the guard, as a replayable configuration.
 
-``CallConfig`` stands where a CompileConfig stands for the CLI (shadow builds
+``CallConfig`` stands where a CompileConfig stands for the CLI (the session's builds
 read ``make_target``, ``relax_pass``, ``tir_pass``, ``opt_level``): it replays
 ``tvm.compile(mod, target, relax_pipeline=..., tir_pipeline=...)`` or
 ``tvm.relax.build(...)`` with the user's own pipeline objects and PassContext
@@ -86,7 +86,7 @@ class CallConfig:
             build_kwargs=dict(build_kwargs or {}),
         )
 
-    # -- what shadow builds read ------------------------------------------
+    # -- what the session's builds read ------------------------------------------
     @property
     def pipeline(self) -> str:
         parts = [describe(p) for p in self.prelude] + [describe(self.relax_pipeline)]

@@ -54,7 +54,7 @@ class ChainVerdict:
 def judge_chain(session, modules: Sequence[tvm.IRModule], passes: Sequence, ranges, seed: int,
                 evaluations: int = 16) -> ChainVerdict:
     """Judge the chain ``modules`` (m0 .. mn, made by ``passes``) of the model of
-    ``session`` (a ShadowSession: it builds and counts each module, once)."""
+    ``session`` (a BuildSession: it builds and counts each module, once)."""
     built = {}
     last = len(modules) - 1
 

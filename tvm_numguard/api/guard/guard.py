@@ -44,7 +44,7 @@ from ...locate.searches import random_candidate
 from ...build.compile import compile_model
 from ...base.compare import is_finite_outputs
 from ...build.session import RunContext
-from ...build.session import ShadowSession
+from ...build.session import BuildSession
 from ...ir.targets import CUDA_STARTED, cuda_started_here, is_gpu
 from ...build.workers import WORKERS, Workers
 from .cache import VerdictCache, cache_key
@@ -189,7 +189,7 @@ class Guard:
         if gpu and cuda_started_here():
             self.progress(CUDA_STARTED)
         # a CallConfig builds as a CompileConfig does (both are an ir.pipeline.BuildConfig)
-        session = ShadowSession(model, config, self.options.tolerance,  # type: ignore[arg-type]
+        session = BuildSession(model, config, self.options.tolerance,  # type: ignore[arg-type]
                                 RunContext(self.progress, workers=workers))
         hint = self._cache_key(model, config, ranges, None)
         with session:  # the workers stop however judging ends
@@ -217,7 +217,7 @@ class Guard:
         # linked as relax.build links it: a build made through the session's kernel cache may not export
         return self._act(report, report.finding.guard, build.standalone())
 
-    def _judge(self, session: ShadowSession, kind: str, start: ReplayStart, ranges, started: float,
+    def _judge(self, session: BuildSession, kind: str, start: ReplayStart, ranges, started: float,
                builds: str) -> tuple:
         """(report, build to return, events it skips): the prepared session
         searched, judged, bisected and, for ``disable``, the culprit switched off."""
@@ -270,7 +270,7 @@ class Guard:
         assert isinstance(self.progress, Deadline), "no compile is being judged"
         return self.progress
 
-    def _strategy(self, session: ShadowSession, started: float):
+    def _strategy(self, session: BuildSession, started: float):
         """The search: the user's budget, or the auto budget, scaled to this
         model's cost: what is left of AUTO_FACTOR times the compile time of the
         pipeline as written, after the builds (but at least AUTO_MIN_SECONDS
@@ -284,7 +284,7 @@ class Guard:
         budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST)
         return make_search(self.options.search, budget=budget)
 
-    def _disable(self, session: ShadowSession, finding, ranges) -> tuple:
+    def _disable(self, session: BuildSession, finding, ranges) -> tuple:
         """(build, skip set, inputs verified on, what it is, narrow fix or None,
         why the remedy ``narrow`` kept no narrow fix or None):
         the build with what the finding blames kept out (remedy ``narrow``: kept
@@ -369,7 +369,7 @@ class Guard:
                           "framework": self.options.framework,
                           "budget": self.options.budget, "seed": self.options.seed, "remedy": self.settings.remedy})
 
-    def _from_cache(self, entry, session: ShadowSession, start: ReplayStart):
+    def _from_cache(self, entry, session: BuildSession, start: ReplayStart):
         """The cached verdict for a build the session already made (same
         fingerprint), acted on, with where this run's code applied its passes
         (``start``); None for no entry, or an entry whose disabled set no

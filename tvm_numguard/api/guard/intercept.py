@@ -7,7 +7,7 @@ The wrappers are process-wide, but a guard block is code in one thread: only
 calls from the thread that entered the block are caught; another thread's
 compiles (a server compiling beside it) go straight to TVM, not judged and
 undisturbed. While a guard works on a call, ``busy`` is set for its thread:
-every compile and pass call made meanwhile (its own shadow builds, TVM's calls
+every compile and pass call made meanwhile (its own builds, TVM's calls
 inside ``tvm.compile``) goes straight to the original, so nothing is caught
 twice and the innermost guard is the one that judges.
 """

@@ -1,1 +1,1 @@
-"""Shadow trace and localization: which pass added how much error, where it starts, how it spreads."""
+"""Trace and localization: which pass added how much error, where it starts, how it spreads."""

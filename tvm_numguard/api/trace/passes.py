@@ -1,4 +1,4 @@
-"""The per-pass shadow table: how much error each pass event adds, on the witness.
+"""The per-pass table: how much error each pass event adds, on the witness.
 
 Relax level: the recorded snapshots are buildable models, so each event that
 changed the module is measured by building the snapshot after it and the one

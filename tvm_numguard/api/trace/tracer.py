@@ -1,7 +1,7 @@
 """``numguard trace``: bisect, then explain: the per-pass table and the origin.
 
 Runs what ``numguard bisect`` runs (search, oracle, bisection), then on the
-witness: the per-pass shadow table (passes.py) and, for the event the finding
+witness: the per-pass table (passes.py) and, for the event the finding
 blames (``Blame.localize``), the origin and propagation graph (origin.py).
 The report is the bisect report with ``command: "trace"`` and a ``trace``
 section.
@@ -23,7 +23,7 @@ from ...ir.pipeline import CompileConfig
 from ...base.progress import Progress, waiting
 from ...locate.bisect.driver import probe_parts
 from ...report import Report
-from ...build.session import ShadowSession
+from ...build.session import BuildSession
 from ...ir.targets import local_target, target_of
 from ...build.session import RunContext
 from ...build.workers import Workers
@@ -64,14 +64,14 @@ def trace(model, config: Optional[CompileConfig] = None, options: Optional[Optio
                                           engine.Steps("trace", then=traced)))
 
 
-def traced(session: ShadowSession, finding: Finding) -> Finding:
+def traced(session: BuildSession, finding: Finding) -> Finding:
     """``finding`` with its ``trace`` section, where it has a witness that is not clean (trace's own step)."""
     if finding.witness is None or finding.verdict == "clean":
         return finding
     return dataclasses.replace(finding, trace=explain(session, finding))
 
 
-def explain(session: ShadowSession, finding: Finding) -> TraceResult:
+def explain(session: BuildSession, finding: Finding) -> TraceResult:
     """Measure every pass on the finding's witness and localize the blamed event's error."""
     progress = session.progress
     tol, witness = session.tol, finding.searched_witness
@@ -102,7 +102,7 @@ def explain(session: ShadowSession, finding: Finding) -> TraceResult:
     return TraceResult(rows, table.snapshot_builds, table.gated_builds, culprit, localization)
 
 
-def _localize_relax(session: ShadowSession, event, witness, tol) -> Localization:
+def _localize_relax(session: BuildSession, event, witness, tol) -> Localization:
     """The Relax event's snapshots before and after, each built alone and its
     values captured in this process, for its ``targets.local_target`` (the
     session's target, or plain LLVM for a GPU target) as the oracle is: the
@@ -113,13 +113,13 @@ def _localize_relax(session: ShadowSession, event, witness, tol) -> Localization
                           session.model.input_names(), witness, target_of(text), tol, own)
 
 
-def _snapshots(session: ShadowSession) -> dict:
+def _snapshots(session: BuildSession) -> dict:
     """The optimized build's IR snapshots, by event id (a trace is made after that build)."""
     assert session.optimized is not None, "the optimized build is read before it was made"
     return session.optimized.snapshots
 
 
-def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:
+def _snapshot_before(session: BuildSession, event) -> tvm.IRModule:
     snapshots = _snapshots(session)
     before = session.model.mod
     for e in session.events:
@@ -130,7 +130,7 @@ def _snapshot_before(session: ShadowSession, event) -> tvm.IRModule:
     return before
 
 
-def _localize_tir(session: ShadowSession, culprit: str, witness, tol) -> Localization:
+def _localize_tir(session: BuildSession, culprit: str, witness, tol) -> Localization:
     """Both builds share the Relax structure of the last snapshot with kernels."""
     snap = EventSnapshot(culprit)
     full = session.build(frozenset(), instruments=[snap])

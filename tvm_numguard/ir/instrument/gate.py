@@ -29,7 +29,7 @@ class EveryOptional:
     """The reference's skip rule, decided event by event: skip what
     ``is_optional``; with a pass under test (``bracketed``: its pipeline part
     sits between the UNDER_TEST markers), only the optional events between the
-    markers. The same events as ``shadow.build.optional_events`` of the
+    markers. The same events as ``build.compile.optional_events`` of the
     pipeline as written, without building it first."""
 
     def __init__(self, bracketed: bool = False):

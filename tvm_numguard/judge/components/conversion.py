@@ -28,7 +28,7 @@ from ...ir.relax_ir import FLOAT_WIDTHS, tensor_type
 from ..framework import FrameworkError
 from .meaning import meaning_of
 from .node import NodeCase
-from ..elements import CONDITIONING_RUNS, conditioning_scale, spread_of
+from ..elements import CONDITIONING_RUNS, conditioning_scale, conditioning_bound
 from ..framework.runtimes import moved
 from ..numbers import MOVED_BY, MOVED_ROUNDS
 from .rule import fault_of
@@ -143,7 +143,7 @@ def _binding_of(case: NodeCase, name: str):
 
 def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
     """The node's Relax rounded to its declared dtypes against the float64 node, with the framework's
-    own node in the model's dtypes as the honest implementation, and the node's spread: how far its
+    own node in the model's dtypes as the honest implementation, and the node's conditioning bound: how far its
     float64 value moves when everything it reads (its arguments, and the weights and constants it
     holds, which the model stores in its float too) moves by the roundings of the model's float."""
     honest = np.asarray(case.framework.run_node(case.key, case.framework_arguments(in_model_dtypes=True),
@@ -153,12 +153,13 @@ def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
     for seed in range(CONDITIONING_RUNS):
         rng = np.random.default_rng(seed)
         runs.append([evaluate(case, declared=False, mover=lambda value, rng=rng: moved(value, rng, scale))])
-    # the movement of the Relax's own float64 value: measured from the truth, the spread would also hold
+    # the movement of the Relax's own float64 value: measured from the truth, the conditioning bound would also hold
     # how far the formula is from the node's meaning (softplus as log(1 + exp(x)): 0 for x below -37, where
     # it means 4.2e-18), and excuse the very loss this check is for
     own = np.asarray(evaluate(case, declared=False), dtype=np.float64)
-    spread = spread_of([own if own.shape == np.shape(theirs) else np.asarray(theirs, dtype=np.float64)], runs)[0]
-    return fault_of(honest, declared, theirs, case.tol, spread)
+    centre = own if own.shape == np.shape(theirs) else np.asarray(theirs, dtype=np.float64)
+    bound = conditioning_bound([centre], runs)[0]
+    return fault_of(honest, declared, theirs, case.tol, bound)
 
 
 def folded(located, key: str, tol) -> NodePlacement:

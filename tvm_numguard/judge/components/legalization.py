@@ -26,7 +26,7 @@ from ...ir.relax_ir import tensor_type
 from .kernels import KernelError, run_alone, with_libm
 from .meaning import meaning_of
 from .node import NodeCase
-from .rule import Fault, fault_of, spread_over
+from .rule import Fault, fault_of, conditioning_bound_over
 from .scripts import legalization_script
 from .values import MissingValue, widened
 from .verdict import Component, ComponentVerdict, Outcome
@@ -66,13 +66,14 @@ def judge_binding(case: NodeCase, name: str) -> ComponentVerdict:
     dtype = _declared(case, name) or str(np.asarray(mine).dtype)
     kernel = _kernel_name(case, name)
     subject = f"{op} legalized by LegalizeOps (PrimFunc {kernel})" if kernel else subject
-    spread = None if meaning.exact else spread_over(lambda v: meaning.evaluate(v), widened(values), truth, dtype)
-    fault = fault_of(honest, mine, truth, case.tol.plain(), spread)
+    bound = (None if meaning.exact
+             else conditioning_bound_over(lambda v: meaning.evaluate(v), widened(values), truth, dtype))
+    fault = fault_of(honest, mine, truth, case.tol.plain(), bound)
     if not fault.found:
         return ComponentVerdict(Component.LEGALIZATION, Outcome.AGREES, subject,
                                 f"its kernel computes {op}'s meaning on TVM's own arguments", name)
     if (dtype in _NARROW and not overflows(mine, truth)
-            and _agrees_in_float32(case, call, values, honest, truth, spread)):
+            and _agrees_in_float32(case, call, values, honest, truth, bound)):
         return ComponentVerdict(Component.LEGALIZATION, Outcome.PRECISION, subject, (
             f"its kernel computes {op} in the model's {dtype} ({fault.elements} element(s) beyond an honest "
             f"{dtype} implementation's error); computed in float32 it agrees with the operator's meaning"),
@@ -106,14 +107,14 @@ def kernel_value(case: NodeCase, name: str) -> np.ndarray:
     return run.run(lambda f: with_libm(f, run.intrinsics), key="libm")[0]
 
 
-def _agrees_in_float32(case: NodeCase, call, values, honest, truth, spread) -> bool:
+def _agrees_in_float32(case: NodeCase, call, values, honest, truth, bound) -> bool:
     """Whether TVM's own kernel of the operator, computed in float32 and rounded to the
     narrow float at its output, passes the same rule: the verified widening."""
     try:
         wide = run_alone(call, values, case.target, keep_float32=True)
     except Exception:  # noqa: BLE001 - an operator that cannot be widened is no precision question
         return False
-    return not fault_of(honest, wide, truth, case.tol.plain(), spread).found
+    return not fault_of(honest, wide, truth, case.tol.plain(), bound).found
 
 
 def _fault_reason(op: str, fault: Fault, dtype: str) -> str:

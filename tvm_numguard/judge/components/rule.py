@@ -4,8 +4,8 @@ The same rule as the import question's (``judge/elements.judge_elements``):
 an element is at fault where it is beyond the tolerance of its truth, over
 ``K`` times as far off as an honest implementation of the same float there,
 and beyond the truth's own movement under a few roundings of its arguments
-(``spread``). An operator that is exact on its inputs (a rounding, a
-comparison, a maximum) has no spread: on the same inputs it must give the
+(its conditioning bound). An operator that is exact on its inputs (a rounding, a
+comparison, a maximum) has no conditioning bound: on the same inputs it must give the
 same result.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ...base.tolerance import Tolerance
 from ..framework.runtimes import moved
-from ..elements import CONDITIONING_RUNS, conditioning_scale, judge_elements, spread_of
+from ..elements import CONDITIONING_RUNS, conditioning_scale, judge_elements, conditioning_bound
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Fault:
         return self.elements > 0
 
 
-def fault_of(honest, mine, truth, tol: Tolerance, spread=None) -> Fault:
+def fault_of(honest, mine, truth, tol: Tolerance, bound=None) -> Fault:
     """``mine`` against ``truth`` (float64), with ``honest`` the same computation done
     honestly in ``mine``'s float; shapes must agree (another shape is at fault everywhere)."""
     honest, mine = np.asarray(honest), np.asarray(mine)
@@ -46,7 +46,7 @@ def fault_of(honest, mine, truth, tol: Tolerance, spread=None) -> Fault:
         wrong = np.asarray(mine != truth.astype(mine.dtype)) if mine.dtype.kind in "iub" else np.zeros(mine.shape, bool)
         return _fault(wrong, np.abs(mine.astype(np.float64) - truth.astype(np.float64)), honest, mine, truth)
     elements = judge_elements(honest.astype(mine.dtype) if honest.dtype != mine.dtype else honest, mine, truth,
-                              tol, 0, spread)
+                              tol, 0, bound)
     return _fault(elements.at_fault, elements.err_tvm, honest, mine, truth)
 
 
@@ -61,7 +61,7 @@ def _fault(mask, err, honest, mine, truth) -> Fault:
                          "truth": number(truth)})
 
 
-def spread_over(evaluate: Callable[[Sequence], np.ndarray], values: Sequence, truth: np.ndarray,
+def conditioning_bound_over(evaluate: Callable[[Sequence], np.ndarray], values: Sequence, truth: np.ndarray,
                 dtype: str) -> Optional[np.ndarray]:
     """How far ``evaluate`` (float64) moves when its float arguments move by the
     roundings of ``dtype`` the conditioning allows, per element (None where it fails)."""
@@ -77,7 +77,7 @@ def spread_over(evaluate: Callable[[Sequence], np.ndarray], values: Sequence, tr
         runs.append([np.asarray(out[0] if isinstance(out, tuple) else out, dtype=np.float64)])
     if not runs:
         return None
-    return spread_of([np.asarray(truth, dtype=np.float64)], runs)[0]
+    return conditioning_bound([np.asarray(truth, dtype=np.float64)], runs)[0]
 
 
 def _moved(value, rng, scale: float):
@@ -86,4 +86,4 @@ def _moved(value, rng, scale: float):
     return moved(value, rng, scale) if isinstance(value, np.ndarray) else value
 
 
-__all__ = ["Fault", "fault_of", "spread_over"]
+__all__ = ["Fault", "conditioning_bound_over", "fault_of"]

@@ -21,7 +21,7 @@ the pass question gives the reference's). A violating element is TVM's fault whe
   kernels: 2 to 17 times); an import that computes another formula differs by
   thousands of times, or NaN;
 - and it is beyond that element's **conditioning** on the witness
-  (``spread``): how far the element's truth moves when the inputs move by a
+  (its conditioning bound): how far the element's truth moves when the inputs move by a
   few roundings of the float the output is computed in
   (``CONDITIONING_ROUNDINGS``). A LayerNorm of a constant row
   is 0 exactly, yet any correctly rounded float32 implementation may return
@@ -47,7 +47,7 @@ from ...base.compare import compare_output, is_finite_outputs
 from ...base.tolerance import Tolerance
 from ...base.words import ImportVerdict
 # the per-element rule's names, as the import stage's modules and tests read them here
-from ..elements import CONDITIONING_RUNS, K, ElementJudgement, conditioning_scale, judge_elements, spread_of
+from ..elements import CONDITIONING_RUNS, K, ElementJudgement, conditioning_scale, judge_elements, conditioning_bound
 
 # what the import stage's verdict may be (base/words.ImportVerdict says each)
 IMPORT_VERDICTS = tuple(v.value for v in ImportVerdict)
@@ -98,10 +98,10 @@ class OutputAgreement:
 
 
 def compare_with_framework(index: int, framework: np.ndarray, tvm: np.ndarray, tol: Tolerance,
-                           truth: Optional[np.ndarray] = None, spread: Optional[np.ndarray] = None,
+                           truth: Optional[np.ndarray] = None, bound: Optional[np.ndarray] = None,
                            judge: bool = True) -> OutputAgreement:
     """One output of TVM's reference (``tvm``) against the framework's, judged
-    (with ``judge``, where it differs) against ``truth`` within ``spread``."""
+    (with ``judge``, where it differs) against ``truth`` within ``bound``."""
     framework, tvm = np.asarray(framework), np.asarray(tvm)
     metrics = compare_output(index, framework, tvm, tol, top_k=1)
     element = element_at(metrics.worst[0]["index"] if metrics.worst else None, framework, tvm)
@@ -113,7 +113,7 @@ def compare_with_framework(index: int, framework: np.ndarray, tvm: np.ndarray, t
                                None, metrics.max_abs, element)
     if truth is not None and np.shape(truth) != framework.shape:
         truth = None  # a truth of another shape judges nothing
-    elements = judge_elements(framework, tvm, truth, tol, index, spread)
+    elements = judge_elements(framework, tvm, truth, tol, index, bound)
     element = _reported_element(framework, tvm, truth, elements, element)
     return OutputAgreement(index, list(tvm.shape), list(framework.shape), metrics.score, metrics.violations,
                            int(np.count_nonzero(elements.at_fault)), metrics.max_abs, element,
@@ -148,14 +148,14 @@ def _reported_element(framework, tvm, truth, elements: ElementJudgement, fallbac
 
 
 def compare_outputs_with_framework(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], tol: Tolerance,
-                                   truth: Optional[Sequence] = None, spread: Optional[Sequence] = None,
+                                   truth: Optional[Sequence] = None, bound: Optional[Sequence] = None,
                                    judge: bool = True) -> list:
     """``compare_with_framework`` for each output the two have in common
-    (``truth`` and ``spread``: one entry per output, None where there is none)."""
+    (``truth`` and ``bound``: one entry per output, None where there is none)."""
     def nth(values, i):
         return values[i] if values is not None and i < len(values) else None
 
-    return [compare_with_framework(i, f, t, tol, nth(truth, i), nth(spread, i), judge)
+    return [compare_with_framework(i, f, t, tol, nth(truth, i), nth(bound, i), judge)
             for i, (f, t) in enumerate(zip(framework, tvm))]
 
 
@@ -174,4 +174,5 @@ def agreement_score(framework: Sequence[np.ndarray], tvm: Sequence[np.ndarray], 
 
 
 __all__ = ["CONDITIONING_RUNS", "ElementJudgement", "conditioning_scale", "IMPORT_VERDICTS", "K", "OutputAgreement",
-           "agreement_score", "compare_outputs_with_framework", "compare_with_framework", "judge_elements", "spread_of"]
+           "agreement_score", "compare_outputs_with_framework", "compare_with_framework", "conditioning_bound",
+           "judge_elements"]

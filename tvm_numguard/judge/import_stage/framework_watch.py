@@ -20,7 +20,7 @@ from ...build.runs import Recent
 from ..oracle import Oracle
 from ...ir.targets import local_target
 from .agreement import (CONDITIONING_RUNS, K, agreement_score, compare_outputs_with_framework, conditioning_scale,
-                        judge_elements, spread_of)
+                        judge_elements, conditioning_bound)
 from .flips import explain_flips
 from .judgement import ImportJudgement
 from .first_node import Located, first_difference, folded_origin, is_discontinuous, origin_at
@@ -190,24 +190,24 @@ class FrameworkWatch:
                                    f"TVM's import returns {len(mine)} outputs, the model {len(theirs)}",
                                    lowering=lowering)
         truth, name, note = self.truth(witness)
-        spread = self.spread(witness, truth)
-        outputs = compare_outputs_with_framework(theirs, mine, tol, truth, spread)
+        bound = self.conditioning_bounds(witness, truth)
+        outputs = compare_outputs_with_framework(theirs, mine, tol, truth, bound)
         verdict = ("import" if any(o.tvm_at_fault for o in outputs)
                    else "unjudged" if any(o.not_judged for o in outputs) else "benign")
         said = dict(framework=self.framework.name, truth=name, truth_note=self.stand_in_note or note, outputs=outputs,
                     lowering=lowering)
         if verdict == "benign" and any(o.tvm_at_fault
                                        for o in compare_outputs_with_framework(theirs, mine, tol, truth)):
-            local = self._local_fault(witness, said)  # the spread is what excuses: it must hold node by node too
+            local = self._local_fault(witness, said)  # the conditioning bound excuses: it must hold node by node too
             if local is not None:
                 return local
         if verdict == "benign":
             return ImportJudgement(verdict=ImportVerdict(verdict), reason=BENIGN_REASON, **said)
         if verdict == "unjudged":
             said["reason"] = f"no independent float64 truth reaches the differing elements ({note or 'none'})"
-        return self._explain(verdict, witness, theirs, mine, truth, spread, said)
+        return self._explain(verdict, witness, theirs, mine, truth, bound, said)
 
-    def _explain(self, verdict, witness, theirs, mine, truth, spread, said: dict) -> ImportJudgement:
+    def _explain(self, verdict, witness, theirs, mine, truth, bound, said: dict) -> ImportJudgement:
         """Name the first differing node; excuse it only with proof: a flip
         (``flips.py``), or precision verified on the differing value's chain."""
         self.session.progress("TVM's import differs from the model's framework: finding the first node")
@@ -216,7 +216,7 @@ class FrameworkWatch:
         origin, origin_note = first_difference(located, located.expected, tol)
         flips: tuple = ()
         if origin is not None and origin.discontinuous:
-            outcome = explain_flips(located, origin, tol.plain(), tol, mine, _at_fault(theirs, mine, truth, spread,
+            outcome = explain_flips(located, origin, tol.plain(), tol, mine, _at_fault(theirs, mine, truth, bound,
                                                                                       tol, unjudged=True))
             flips = outcome.flips
             if outcome.explained:
@@ -246,7 +246,7 @@ class FrameworkWatch:
                     f"framework on {outcome.verified_on} input set(s)"), **said)
             origin = outcome.origin
             if said.get("placement") is not None and said["placement"].exonerated:  # every differing node is
-                amplified = self._amplified(located, theirs, _at_fault(theirs, mine, truth, spread, tol), said)
+                amplified = self._amplified(located, theirs, _at_fault(theirs, mine, truth, bound, tol), said)
                 if amplified is not None:  # ... beyond its own tolerance: one within it a later node amplifies
                     return amplified
                 return ImportJudgement(verdict=ImportVerdict.BENIGN, reason=EXONERATED_REASON, origin=origin,
@@ -304,7 +304,7 @@ class FrameworkWatch:
             return self._placed(located, "import", None, said)
         note = (f"every output's difference is within its conditioning on the witness, but {origin.node} computes "
                 f"differently on its own inputs: against its float64 truth there, beyond {K:g} times the framework's "
-                f"error and its own spread ({judged} differing node(s) judged alone)")
+                f"error and its own conditioning bound ({judged} differing node(s) judged alone)")
         case = NodeCase.of(located, origin.key, self.tol)
         placement = place(case) if case is not None else None
         return ImportJudgement(verdict=ImportVerdict.IMPORT, origin=origin, origin_note=note, placement=placement,
@@ -357,16 +357,18 @@ class FrameworkWatch:
     def _differs(self, inputs, theirs: list, mine: list):
         """Does TVM (``mine``) differ from the framework (``theirs``) on ``inputs``
         where nothing excuses it: at fault against the truth, or with no truth?
-        PAST_A_JUMP where only the conditioning spread excuses it and the model has a
+        PAST_A_JUMP where only the conditioning bound excuses it and the model has a
         discontinuous operator: a jump at an exact tie is no rounding, so that takes proof."""
         truth, _, _ = self.truth(inputs)
         blamed = lambda outputs: any(o.tvm_at_fault or o.not_judged for o in outputs)  # noqa: E731
-        # the spread only excuses: measured (8 more runs of the truth) only where something is at fault without it
+        # the conditioning bound only excuses: measured (8 more runs of the truth) only where something is at
+        # fault without it
         if not blamed(compare_outputs_with_framework(theirs, mine, self.tol, truth)):
             return False
-        if blamed(compare_outputs_with_framework(theirs, mine, self.tol, truth, self.spread(inputs, truth))):
+        bounds = self.conditioning_bounds(inputs, truth)
+        if blamed(compare_outputs_with_framework(theirs, mine, self.tol, truth, bounds)):
             return True
-        # the spread excuses it; across a discontinuous operator (an exact tie of a rounding) that takes the
+        # the conditioning bound excuses it; across a discontinuous operator (an exact tie of a rounding) that takes the
         # proof the judge asks for node by node (``judge``): the search keeps such inputs, below a certain score
         return PAST_A_JUMP if self.discontinuous else False
 
@@ -378,7 +380,7 @@ class FrameworkWatch:
                                       for p in self.session.model.provenance.values())
         return self._discontinuous
 
-    def spread(self, inputs, truth) -> Optional[list]:
+    def conditioning_bounds(self, inputs, truth) -> Optional[list]:
         """The truth's own movement when the inputs move by a few roundings of the
         float each output is computed in (``Framework.moved_truth``), per output and
         element; None without a truth."""
@@ -386,7 +388,7 @@ class FrameworkWatch:
             return None
         history = self.tol.history or (None,) * len(truth)
         scales = [conditioning_scale(history[i] if i < len(history) else None) for i in range(len(truth))]
-        spreads: list = [None] * len(truth)
+        bounds: list = [None] * len(truth)
         for scale in sorted(set(scales)):
             runs = []
             for seed in range(CONDITIONING_RUNS):
@@ -394,11 +396,11 @@ class FrameworkWatch:
                     runs.append(self.framework.moved_truth(inputs, seed, scale))
                 except FrameworkError:  # this run moved out of the model's domain: the others measure
                     continue
-            measured = spread_of(truth, runs) if runs else [None] * len(truth)
+            measured = conditioning_bound(truth, runs) if runs else [None] * len(truth)
             for i, wanted in enumerate(scales):
                 if wanted == scale:
-                    spreads[i] = measured[i]
-        return spreads
+                    bounds[i] = measured[i]
+        return bounds
 
     def truth(self, inputs) -> tuple:
         """(float64 outputs, None for an output no independent run reaches, or None
@@ -424,10 +426,10 @@ class FrameworkWatch:
         return compare_outputs(rounded, reference, self.tol).score
 
 
-def _at_fault(theirs: list, mine: list, truth, spread, tol, unjudged: bool = False) -> list:
+def _at_fault(theirs: list, mine: list, truth, bound, tol, unjudged: bool = False) -> list:
     """Per output, the elements at TVM's fault on the witness (``unjudged``: and those no truth judges)."""
     judged = (judge_elements(f, m, t, tol, i, s) for i, (f, m, t, s) in
-              enumerate(zip(theirs, mine, truth or [None] * len(mine), spread or [None] * len(mine))))
+              enumerate(zip(theirs, mine, truth or [None] * len(mine), bound or [None] * len(mine))))
     return [e.at_fault | e.unjudged if unjudged else e.at_fault for e in judged]
 
 

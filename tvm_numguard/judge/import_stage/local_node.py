@@ -1,11 +1,11 @@
 """A differing node judged on its own inputs: the conditioning excuse, checked
 where it could hide a defect.
 
-An output element's spread (``agreement.spread_of``) is measured at the
+An output element's conditioning bound (``agreement.conditioning_bound``) is measured at the
 output. Where two branches meet at one element (a LayerNorm of near-constant
-rows scaled up, plus a Gelu), the ill-conditioned branch's spread covers a
+rows scaled up, plus a Gelu), the ill-conditioned branch's conditioning bound covers a
 defect of the well-conditioned one: the Gelu 10% low passed as ``benign``. So
-where the spread is what excuses an output, each node of the model whose TVM
+where the conditioning bound is what excuses an output, each node of the model whose TVM
 value differs from the framework's (in the framework's order, up to
 LOCAL_NODES of them, discontinuous ones left to the flip proof) is judged
 alone, on its own inputs:
@@ -15,7 +15,7 @@ alone, on its own inputs:
   judged the same way on the framework's own arguments;
 - TVM's node is at fault at an element where its error against that truth is
   beyond the tolerance, over ``K`` times the framework's error there, and
-  beyond the node's own spread (its arguments moved by the same roundings).
+  beyond the node's own conditioning bound (its arguments moved by the same roundings).
 
 A node the model computes in float16 or bfloat16 is not judged here: TVM
 computes it in the model's dtype where ONNX Runtime often widens it inside,
@@ -39,7 +39,7 @@ from ...base.tolerance import Tolerance
 from ..framework import FrameworkError
 from ..framework.runtimes import moved
 from ..numbers import CONDITIONING_RUNS, K, LOCAL_NODES
-from .agreement import conditioning_scale, spread_of
+from .agreement import conditioning_scale, conditioning_bound
 from .first_node import Located, origin_at
 
 _NARROW = ("float16", "bfloat16")
@@ -82,7 +82,7 @@ def at_fault_alone(located: Located, key: str, mine: np.ndarray, theirs: np.ndar
     try:
         truth = np.asarray(run(key, mine_args, located.witness, double=True), np.float64)
         their_truth = np.asarray(run(key, theirs_args, located.witness, double=True), np.float64)
-        spread = _spread(located, key, mine_args, truth)
+        bound = _conditioning_bound(located, key, mine_args, truth)
     except Exception:  # the framework's node on other inputs: any failure proves nothing against TVM
         return False
     if truth.shape != mine.shape or their_truth.shape != theirs.shape:
@@ -92,7 +92,7 @@ def at_fault_alone(located: Located, key: str, mine: np.ndarray, theirs: np.ndar
         err_tvm = np.abs(mine.astype(np.float64) - truth)
         err_fw = np.abs(theirs.astype(np.float64) - their_truth)
     fault = (np.isfinite(truth) & np.isfinite(their_truth) & (element_scores(truth, err_tvm, rtol, atol) > 1.0)
-             & (err_tvm > K * err_fw + atol / 10.0) & (err_tvm > spread))
+             & (err_tvm > K * err_fw + atol / 10.0) & (err_tvm > bound))
     return bool(np.any(fault))
 
 
@@ -114,7 +114,7 @@ def _arguments(located: Located, key: str) -> Optional[tuple]:
     return mine_args, theirs_args
 
 
-def _spread(located: Located, key: str, args: dict, truth: np.ndarray) -> np.ndarray:
+def _conditioning_bound(located: Located, key: str, args: dict, truth: np.ndarray) -> np.ndarray:
     """The node's truth's movement when its arguments and the model's inputs move by roundings of its float."""
     scale = conditioning_scale(located.history.get(key) or "float32")
     runs = []
@@ -123,7 +123,7 @@ def _spread(located: Located, key: str, args: dict, truth: np.ndarray) -> np.nda
         moved_args = {name: moved(value, rng, scale) for name, value in args.items()}
         moved_inputs = {name: moved(value, rng, scale) for name, value in located.witness.items()}
         runs.append([located.framework.run_node(key, moved_args, moved_inputs, double=True)])
-    return spread_of([truth], runs)[0]
+    return conditioning_bound([truth], runs)[0]
 
 
 __all__ = ["LOCAL_NODES", "at_fault_alone", "local_fault"]

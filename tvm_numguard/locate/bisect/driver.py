@@ -25,13 +25,13 @@ from ...base.errors import UsageError
 from ...ir.targets import is_gpu
 from ..options import BISECT_STRATEGIES as STRATEGIES
 from ...base.progress import Detail, afford, duration, waiting
-from ...build.session import ShadowSession
+from ...build.session import BuildSession
 from .result import BisectResult, Probe
 from .question import BAD, GOOD, UNTESTABLE, WitnessQuestion
 from .strategies import ddmin, first_questions, linear_scan, prefix_bisect
 
 def bisect_session(
-    session: ShadowSession,
+    session: BuildSession,
     witness: Mapping[str, np.ndarray],
     strategy: str = "bisect",
     ddmin_max_tests: int = 64,
@@ -60,7 +60,7 @@ class Bisection:
     difference benign.
     """
 
-    def __init__(self, session: ShadowSession, witness: Mapping[str, np.ndarray], strategy: str = "bisect",
+    def __init__(self, session: BuildSession, witness: Mapping[str, np.ndarray], strategy: str = "bisect",
                  stop: Optional[Callable[[], bool]] = None):
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown strategy '{strategy}' (expected {', '.join(STRATEGIES)})")
@@ -211,7 +211,7 @@ class Bisection:
             result.minimal_set_complete = complete
 
 
-def bisection_plan(session: ShadowSession, options) -> str:
+def bisection_plan(session: BuildSession, options) -> str:
     """The bisection's cost planned from the build as written (``probe_plan``),
     and where the time goes when creating a VM is most of it."""
     build_s, vm_s, call_s = probe_parts(session)
@@ -224,12 +224,12 @@ def bisection_plan(session: ShadowSession, options) -> str:
     return plan
 
 
-def vm_emulates_float16(session: ShadowSession) -> bool:
+def vm_emulates_float16(session: BuildSession) -> bool:
     """A CPU build of a pipeline that makes float16 kernels (ToMixedPrecision), whose VM takes long to make."""
     return "MixedPrecision" in session.config.pipeline and not is_gpu(session.config.make_target())
 
 
-def probe_parts(session: ShadowSession) -> tuple:
+def probe_parts(session: BuildSession) -> tuple:
     """A probe's planned seconds, as the builds so far took: a build (the pipeline
     as written's compile), its VM (the longest creation so far) and a run."""
     build_s = session.optimized.seconds if session.optimized is not None else 0.0

@@ -6,7 +6,7 @@ and ddmin only ever ask it. A search may also say which configurations it may
 ask about next (``prefetch``): with worker processes free, those are built
 ahead, so k workers answer a round of k questions at once. Only what the search
 asks is its answer; a build made ahead and never asked for is counted apart
-(``ShadowSession.speculative_builds``), so the result does not depend on the
+(``BuildSession.speculative_builds``), so the result does not depend on the
 number of workers.
 """
 
@@ -17,7 +17,7 @@ from typing import Iterable, Mapping, Optional, Protocol
 
 import numpy as np
 
-from ...build.session import ShadowSession
+from ...build.session import BuildSession
 from ...build.attempts import describe_skip
 from ...build.tasks import SkipRun
 from ...build.workers import WORKERS
@@ -40,7 +40,7 @@ class WitnessQuestion:
     """Builds with a skip set (in a worker where the session has them) and
     compares with the reference on the witness."""
 
-    def __init__(self, session: ShadowSession, witness: Mapping[str, np.ndarray]):
+    def __init__(self, session: BuildSession, witness: Mapping[str, np.ndarray]):
         self.session = session
         self.witness = witness
         self._memo: dict = {}

@@ -48,7 +48,7 @@ from ...base.compare import Comparison, compare_output, compare_outputs
 from ...base.tolerance import Tolerance
 from ...ir.relax_ir import tensor_type
 from ...ir.targets import local_target
-from ...build.session import RunContext, ShadowSession
+from ...build.session import RunContext, BuildSession
 from ...build.tasks import RunFailure
 from .cut import CutModule, cut, emit_main, is_operator, is_tensor, lift_constants, main_bindings, upstream
 
@@ -74,9 +74,9 @@ class PassQuestion:
     def __init__(self, config: CompileConfig, tol: Tolerance):
         self.config, self.tol, self.builds = config, tol, 0
 
-    def sessions(self, mod) -> ShadowSession:
-        """A ShadowSession of ``mod`` with both builds made (2 builds)."""
-        session = ShadowSession(load_model(mod), self.config, self.tol, RunContext().in_process())
+    def sessions(self, mod) -> BuildSession:
+        """A BuildSession of ``mod`` with both builds made (2 builds)."""
+        session = BuildSession(load_model(mod), self.config, self.tol, RunContext().in_process())
         try:
             session.prepare(record=False)
         finally:

@@ -5,8 +5,8 @@
 """
 
 from .corpus import BUILTIN, CorpusModel, collect
-from .row import VERDICTS, RegressRow, RowRequest, judge_model, fired
-from .run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_FIRED, EXIT_VIOLATION, RegressRun, regress
+from .row import VERDICTS, RegressRow, RowRequest, judge_model, changed_model
+from .run import EXIT_CLEAN, EXIT_ERROR, EXIT_NOT_CHANGED, EXIT_VIOLATION, RegressRun, regress
 
-__all__ = ["BUILTIN", "CorpusModel", "collect", "VERDICTS", "RegressRow", "RowRequest", "judge_model", "fired",
-           "EXIT_CLEAN", "EXIT_ERROR", "EXIT_NOT_FIRED", "EXIT_VIOLATION", "RegressRun", "regress"]
+__all__ = ["BUILTIN", "CorpusModel", "collect", "VERDICTS", "RegressRow", "RowRequest", "judge_model", "changed_model",
+           "EXIT_CLEAN", "EXIT_ERROR", "EXIT_NOT_CHANGED", "EXIT_VIOLATION", "RegressRun", "regress"]

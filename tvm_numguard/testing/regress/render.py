@@ -17,28 +17,28 @@ def _num(value, spec: str = ".3g") -> str:
 
 
 def row_cells(row) -> list:
-    fired = "-" if row.fired is None else ("yes" if row.fired else "no")
-    return [row.model, fired, row.verdict, _num(row.score), _num(row.max_ulp, ".0f"),
+    changed = "-" if row.changed is None else ("yes" if row.changed else "no")
+    return [row.model, changed, row.verdict, _num(row.score), _num(row.max_ulp, ".0f"),
             _num(row.baseline_err), f"{row.seconds:.2f}"]
 
 
-HEADER = ["model", "fired", "verdict", "score", "max ulp", "baseline err", "seconds"]
+HEADER = ["model", "changed", "verdict", "score", "max ulp", "baseline err", "seconds"]
 
 
 def summary_line(run: RegressRun, spec: str) -> str:
     counts = run.summary()[spec]
-    fired = counts["fired"]
-    head = f"{spec}: fired on {fired} of {counts['models']} model(s)"
+    changed = counts["changed"]
+    head = f"{spec}: changed {changed} of {counts['models']} model(s)"
     generated = [r for r in run.rows_of(spec) if r.model.startswith("random/")]
     if generated and len(generated) < counts["models"]:
-        head += f" ({sum(1 for r in generated if r.fired)} of the {len(generated)} generated)"
+        head += f" ({sum(1 for r in generated if r.changed)} of the {len(generated)} generated)"
     verdicts = ", ".join(f"{counts[v]} {v}" for v in ("violation", "benign", "clean", "untestable", "broken", "error")
                          if counts[v])
     line = f"{head}; {verdicts}"
-    if fired == 0:
+    if changed == 0:
         line += " -- it changed no model, so it proved nothing"
-    elif fired < run.require_fired:
-        line += f" -- fewer than --require-fired {run.require_fired}"
+    elif changed < run.require_changed:
+        line += f" -- fewer than --require-changed {run.require_changed}"
     return line
 
 
@@ -85,7 +85,7 @@ def render_junit(run: RegressRun, program: str = "numguard") -> bytes:
             elif row.verdict in ("untestable", "broken"):
                 ElementTree.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
             props = ElementTree.SubElement(case, "properties")
-            for key in ("verdict", "fired", "score", "max_ulp", "baseline_err"):
+            for key in ("verdict", "changed", "score", "max_ulp", "baseline_err"):
                 ElementTree.SubElement(props, "property", name=key, value=str(getattr(row, key)))
     return ElementTree.tostring(suites, encoding="utf-8", xml_declaration=True)
 
@@ -105,7 +105,7 @@ def render_html(run: RegressRun, program: str = "numguard") -> str:
             why = ", ".join(row.culprit) if row.verdict == "violation" else (row.reason or "")
             cells = row_cells(row) + [why]
             # a row where the pass changed nothing proved nothing: grey, not the green of a real pass
-            color = "#f4f4f4" if row.fired is False else colors.get(row.verdict, "#fff")
+            color = "#f4f4f4" if row.changed is False else colors.get(row.verdict, "#fff")
             parts.append(f"<tr style='background:{color}'>"
                          + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
         parts.append("</table>")

@@ -27,7 +27,7 @@ from ...report.files import write_witness
 from ...locate import resolve_ranges
 from ...build.session import RunContext
 from ...build.compile import optional_events, relax_phase_events
-from ...build.session import ShadowSession
+from ...build.session import BuildSession
 from .corpus import CorpusModel
 
 # clean: no input in range shows a violation; benign: differences the float64
@@ -36,14 +36,14 @@ from .corpus import CorpusModel
 # broken: the pipeline without the pass already gives NaN/Inf where float64
 # does not; error: numguard itself failed on this model (a bug to report).
 VERDICTS = ("clean", "benign", "violation", "untestable", "broken", "error")
-NOT_FIRED = "the pass did not change the model"
+NOT_CHANGED = "the pass did not change the model"
 
 
 @dataclasses.dataclass
 class RegressRow:
     """What judging one pass on one model found.
 
-    ``fired``: an event of the pass changed the model (None: never built);
+    ``changed``: an event of the pass changed the model (None: never built);
     ``score``: the worst violation score of the pass's own error on the witness
     (> 1 violates); ``max_ulp``: its largest error in units in the last place;
     ``baseline_err``/``pass_err``: the largest error against float64 of the
@@ -56,7 +56,7 @@ class RegressRow:
     model: str
     verdict: str = "error"
     reason: Optional[str] = None
-    fired: Optional[bool] = None
+    changed: Optional[bool] = None
     events: list = dataclasses.field(default_factory=list)
     score: Optional[float] = None
     max_ulp: Optional[float] = None
@@ -133,20 +133,20 @@ def _judge_row(request: RowRequest, entry: CorpusModel, options: Options, workdi
     ranges = resolve_ranges(model.inputs, options.low, options.high, options.ranges)
     events = relax_phase_events(model.mod, request.config)
     # most rows of a corpus: the pass changed nothing, so the TIR phase would be the same without it
-    if events is not None and not fired(events):
-        row.events, row.fired = [e.id for e in optional_events(events)], False
-        row.verdict, row.reason = "clean", NOT_FIRED
+    if events is not None and not changed_model(events):
+        row.events, row.changed = [e.id for e in optional_events(events)], False
+        row.verdict, row.reason = "clean", NOT_CHANGED
         return
-    with ShadowSession(model, request.config, options.tolerance, RunContext().in_process()) as session:
+    with BuildSession(model, request.config, options.tolerance, RunContext().in_process()) as session:
         try:
             session.prepare_optimized(record=True)
         except BuildError as err:
             row.verdict, row.reason = "untestable", _build_failure(model, request.config, err)
             return
         row.events = [e.id for e in session.optional]
-        row.fired = fired(session.events)
-        if not row.fired:
-            row.verdict, row.reason = "clean", NOT_FIRED
+        row.changed = changed_model(session.events)
+        if not row.changed:
+            row.verdict, row.reason = "clean", NOT_CHANGED
             return
         try:
             session.prepare_reference()
@@ -163,7 +163,7 @@ def _judge_row(request: RowRequest, entry: CorpusModel, options: Options, workdi
 
 def _build_failure(model, config: CompileConfig, err: BuildError) -> str:
     """Why the build with the pass failed: the pass's doing, or TVM's on this model either way."""
-    with ShadowSession(model, config.without_under_test(), context=RunContext().in_process()) as plain:
+    with BuildSession(model, config.without_under_test(), context=RunContext().in_process()) as plain:
         try:
             plain.prepare_optimized(record=False)
         except BuildError:
@@ -171,7 +171,7 @@ def _build_failure(model, config: CompileConfig, err: BuildError) -> str:
     return f"does not build with the pass (it does without): {err}"
 
 
-def fired(events) -> bool:
+def changed_model(events) -> bool:
     """Did an event of the pass under test change the module?"""
     span = under_test_span(events)
     return span is not None and any(e.changed for e in events[span[0]:span[1]] if not e.wrapper)
@@ -196,7 +196,7 @@ def _fill(row: RegressRow, finding, out_dir: str) -> None:
         write_witness(row.witness, finding.witness)
 
 
-def _not_finite(session: ShadowSession, err: InvalidReferenceError) -> tuple:
+def _not_finite(session: BuildSession, err: InvalidReferenceError) -> tuple:
     """(verdict, reason) when the build without the pass is never finite: broken
     if float64 is finite on such an input (the pipeline is wrong already), else
     untestable (the model itself overflows in this range)."""

@@ -27,7 +27,7 @@ from .row import VERDICTS, RegressRow, RowRequest, judge_model
 
 # exit codes of ``numguard regress`` (documented in the README and in `numguard regress --help`)
 # (3 is every command's internal error)
-EXIT_CLEAN, EXIT_VIOLATION, EXIT_ERROR, EXIT_NOT_FIRED = 0, 1, 2, 4
+EXIT_CLEAN, EXIT_VIOLATION, EXIT_ERROR, EXIT_NOT_CHANGED = 0, 1, 2, 4
 ROW_TIMEOUT = 900.0  # seconds one (pass, model) row may take before it is untestable (--build-timeout)
 
 
@@ -38,15 +38,15 @@ class RegressRun:
     passes: list  # the passes under test, as their bracketed specs
     models: list  # CorpusModel
     rows: list  # RegressRow
-    require_fired: int = 1
+    require_changed: int = 1
     jobs: int = 0
     requests: list = dataclasses.field(default_factory=list)  # RowRequest per pass (what `reduce` rebuilds)
 
     def rows_of(self, spec: str) -> list:
         return [r for r in self.rows if r.pass_spec == spec]
 
-    def fired_count(self, spec: str) -> int:
-        return sum(1 for r in self.rows_of(spec) if r.fired)
+    def changed_count(self, spec: str) -> int:
+        return sum(1 for r in self.rows_of(spec) if r.changed)
 
     @property
     def violations(self) -> list:
@@ -57,31 +57,31 @@ class RegressRun:
         return [r for r in self.rows if r.verdict == "error"]
 
     @property
-    def under_fired(self) -> list:
-        """The passes that changed fewer than ``require_fired`` models (they proved little)."""
-        return [p for p in self.passes if self.fired_count(p) < self.require_fired]
+    def under_changed(self) -> list:
+        """The passes that changed fewer than ``require_changed`` models (they proved little)."""
+        return [p for p in self.passes if self.changed_count(p) < self.require_changed]
 
     @property
     def exit_code(self) -> int:
         """1: a violation of a pass's own; else 2: a tool error on some model;
-        else 4: a pass fired on fewer than ``require_fired`` models; else 0."""
+        else 4: a pass changed fewer than ``require_changed`` models; else 0."""
         if self.violations:
             return EXIT_VIOLATION
         if self.errors:
             return EXIT_ERROR
-        if self.under_fired:
-            return EXIT_NOT_FIRED
+        if self.under_changed:
+            return EXIT_NOT_CHANGED
         return EXIT_CLEAN
 
     def summary(self) -> dict:
         counts = {p: {v: 0 for v in VERDICTS} for p in self.passes}
         for row in self.rows:
             counts[row.pass_spec][row.verdict] += 1
-        return {p: {"models": len(self.rows_of(p)), "fired": self.fired_count(p), **counts[p]} for p in self.passes}
+        return {p: {"models": len(self.rows_of(p)), "changed": self.changed_count(p), **counts[p]} for p in self.passes}
 
     def to_json(self) -> dict:
         return {**header("regress"), "passes": list(self.passes), "jobs": self.jobs,
-                "require_fired": self.require_fired, "exit_code": self.exit_code,
+                "require_changed": self.require_changed, "exit_code": self.exit_code,
                 "summary": self.summary(), "models": [m.to_json() for m in self.models],
                 "requests": [{"pass": r.config.under_test, "config": r.config.to_json(),
                               "tolerance": r.options.tolerance.to_json()} for r in self.requests],
@@ -90,7 +90,7 @@ class RegressRun:
 
 def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], workers: Optional[Workers] = None,
             progress: Progress = None, on_row: Optional[Callable[[RegressRow], None]] = None,
-            require_fired: int = 1, row_timeout: float = ROW_TIMEOUT, cluster: Optional[str] = None) -> RegressRun:
+            require_changed: int = 1, row_timeout: float = ROW_TIMEOUT, cluster: Optional[str] = None) -> RegressRun:
     """Check each request's pass on each model; ``on_row`` sees each row as it
     finishes (in finishing order); the run's rows are in (pass, model) order.
     ``cluster``: a Dask scheduler address: the rows run there (cluster.py)."""
@@ -117,7 +117,7 @@ def regress(requests: Sequence[RowRequest], models: Sequence[CorpusModel], worke
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     specs = [r.config.under_test for r in requests]
-    return RegressRun(specs, list(models), rows, require_fired, workers.count if workers.mode == WORKERS else 0,
+    return RegressRun(specs, list(models), rows, require_changed, workers.count if workers.mode == WORKERS else 0,
                       list(requests))
 
 
