@@ -377,3 +377,24 @@ def test_the_moved_truth_moves_what_the_model_stores_in_float16_not_only_its_inp
                                   numpy_helper.from_array(np.full(4, 3.0, np.float32), "c")]), ["x"])
     (still,) = plain.moved_truth({"x": np.ones(4, np.float32)}, 0, 1e-3)
     assert np.all(still == 3.0)
+
+
+def test_a_witness_where_the_framework_is_not_finite_answers_no_import_question(tmp_path):
+    """relu(log(x)) on x < 0: PyTorch gives NaN, TVM's relu 0. The search counts such an input invalid
+    (agreement_score 0); judged on it, the import said 'agrees' beside an import score of inf (a
+    red-team trial). It is not answered there, and says why."""
+    import torch
+
+    from tvm_numguard.judge.import_stage.framework_watch import NOT_FINITE_REASON
+
+    class ReluLog(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(torch.log(x))
+
+    path = str(tmp_path / "relu_log.pt2")
+    torch.export.save(torch.export.export(ReluLog(), (torch.rand(1, 4) + 0.5,)), path)
+    x = np.array([[-0.5, 1.0, 2.0, 3.0]], dtype=np.float32)
+    report = ng.bisect(path, ng.CompileConfig(), ng.Options(low=-1.0, high=5.0), inputs={"x": x})
+    imports = report.finding.imports
+    assert imports.verdict == "unanswered" and imports.reason == NOT_FINITE_REASON
+    assert report.exit_code == 0 and "not answered: the framework's outputs are not finite" in report.summary()

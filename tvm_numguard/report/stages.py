@@ -69,7 +69,8 @@ def stage_scores(data: dict) -> list:
     section = data.get("framework") or {}
     imported = worst_score(o["score"] for o in section.get("outputs") or [])
     if imported is not None:
-        word = "within tolerance" if imported <= 1 else "beyond tolerance"
+        word = ("not answered: the framework's outputs are not finite" if section.get("verdict") == "unanswered"
+                else "within tolerance" if imported <= 1 else "beyond tolerance")
         scores.append(("import", imported, word, f"{COMPARES['import']} ({section['framework']})"))
     passed = worst_score(m["score"] for m in data.get("metrics") or [])
     if passed is not None:

@@ -45,6 +45,11 @@ def oracle_truth(oracle, inputs, note: str = "TVM's float64 build is the truth")
         return None, None, f"{note}, and it cannot be made either ({type(err).__name__})"
 
 
+# the import question on a witness where the framework's outputs are not finite (a search never scores one)
+NOT_FINITE_REASON = ("the framework's outputs are not finite (NaN/Inf) on the witness: the input is outside what the "
+                     "model computes, and it says nothing of TVM's import (as the search counts it: invalid)")
+
+
 class FrameworkWatch:
     """``framework`` (a Framework, or a NoFramework) beside ``session``: the
     search scores an input by the worse of the pass question (the session's
@@ -180,6 +185,10 @@ class FrameworkWatch:
         narrowed = narrowed_outputs(theirs, mine)
         if narrowed and agreement_score(theirs, mine, tol) <= 1.0:  # a finding of its own, whatever the numbers
             return ImportJudgement(self.framework.name, ImportVerdict.IMPORT, narrowed, lowering=lowering,
+                                   outputs=tuple(compare_outputs_with_framework(theirs, mine, tol, judge=False)))
+        if not is_finite_outputs(theirs):  # agreement_score says 0 there: not an agreement, no answer
+            return ImportJudgement(self.framework.name, ImportVerdict.UNANSWERED, lowering=lowering,
+                                   reason=NOT_FINITE_REASON,
                                    outputs=tuple(compare_outputs_with_framework(theirs, mine, tol, judge=False)))
         if agreement_score(theirs, mine, tol) <= 1.0:
             return ImportJudgement(self.framework.name, ImportVerdict.AGREES, lowering=lowering,
