@@ -296,3 +296,19 @@ def test_budget_exhausted():
     # deadline (a time limit cuts the search short but never changes its course)
     assert str(both) == "100,1s" and both.part(0.2) == Budget(20, 1.0)
     assert Budget(seconds=1.0).part(0.2) == Budget(None, 0.2)  # a seconds-only plan is split by time
+
+
+def test_a_budget_to_be_done_by_starts_no_evaluation_that_would_end_past_it(monkeypatch):
+    """The guard's automatic budget is a time to be done by: its search ran one evaluation past it
+    (0.28 plain compiles of SqueezeNet). With ``done_by``, an evaluation as long as the mean one so
+    far is not started where it would end past the seconds; a plain deadline still starts it."""
+    from tvm_numguard.locate import budget as budgets
+
+    now = [100.0]
+    monkeypatch.setattr(budgets.time, "perf_counter", lambda: now[0])
+    plain, done_by = budgets.Budget(seconds=10.0), budgets.Budget(seconds=10.0, done_by=True)
+    now[0] = 100.0 + 8.0  # 2 evaluations of 4 s each, 2 s left: a third would end at 12 s
+    assert not plain.exhausted(2, 100.0) and done_by.exhausted(2, 100.0)
+    now[0] = 100.0 + 4.0  # 1 evaluation, 6 s left: the next fits
+    assert not done_by.exhausted(1, 100.0)
+    assert done_by.part(0.5).done_by

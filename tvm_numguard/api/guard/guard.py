@@ -281,7 +281,7 @@ class Guard:
         limit_left = self._deadline.left()
         if limit_left is not None:  # the search leaves half of the time limit to judge and bisect
             left = min(left, limit_left / 2)
-        budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST)
+        budget = Budget(evaluations=200, seconds=max(left, AUTO_MIN_SECONDS), at_least=AUTO_AT_LEAST, done_by=True)
         return make_search(self.options.search, budget=budget)
 
     def _disable(self, session: BuildSession, finding, ranges) -> tuple:
