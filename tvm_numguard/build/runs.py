@@ -267,15 +267,7 @@ def same(a, b) -> bool:
         return True
     if not (isinstance(a, Mapping) and isinstance(b, Mapping)) or a.keys() != b.keys():
         return False
-    return all(_same_array(np.asarray(a[name]), np.asarray(b[name])) for name in a)
-
-
-def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
-    if x.dtype != y.dtype or x.shape != y.shape:
-        return False
-    a, b = np.ascontiguousarray(x).reshape(-1).view(np.uint8), np.ascontiguousarray(y).reshape(-1).view(np.uint8)
-    # fresh inputs differ in their first bytes: no pass over the whole array for them
-    return bool(np.array_equal(a[:64], b[:64]) and np.array_equal(a, b))
+    return all(same_bytes(a[name], b[name]) for name in a)
 
 
 class Recent(Generic[V]):
@@ -331,6 +323,10 @@ class ConstancyWatch:
 
 
 def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
-    """Bit-identical: same shape, dtype and bytes (NaNs included)."""
+    """Bit-identical: same shape, dtype and bytes (NaNs included), compared in place (no copies)."""
     a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    x, y = (np.ascontiguousarray(v).reshape(-1).view(np.uint8) for v in (a, b))
+    # fresh inputs differ in their first bytes: no pass over the whole array for them
+    return bool(np.array_equal(x[:64], y[:64]) and np.array_equal(x, y))
