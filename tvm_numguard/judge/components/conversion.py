@@ -62,12 +62,12 @@ def judge(case: NodeCase) -> ComponentVerdict:
             f"op in float64 it gives {_num(fault.worst.get('tvm'))} where the node gives "
             f"{_num(fault.worst.get('truth'))} at {fault.worst.get('index')}{fault.worst.get('where', '')}"),
             case.output, fault.worst, fault.elements)
-    return _precision_of(case, subject, theirs)
+    return _precision_of(case, subject, theirs, ours)
 
 
-def _precision_of(case: NodeCase, subject: str, theirs: np.ndarray) -> ComponentVerdict:
-    """The same formula: at fault still where its Relax, computed in the dtypes it declares,
-    narrows the model's float or loses precision the model's own node does not."""
+def _precision_of(case: NodeCase, subject: str, theirs: np.ndarray, ours: np.ndarray) -> ComponentVerdict:
+    """The same formula (``ours``: its Relax in float64): at fault still where its Relax, computed in the
+    dtypes it declares, narrows the model's float or loses precision the model's own node does not."""
     narrowed = narrowed_bindings(case)
     declared = evaluate(case, declared=True)
     if narrowed:
@@ -80,7 +80,7 @@ def _precision_of(case: NodeCase, subject: str, theirs: np.ndarray) -> Component
                 f"({_model_float(case)}): with each binding rounded to its dtype the node gives "
                 f"{_num(fault.worst.get('tvm'))} where the model's gives {_num(fault.worst.get('truth'))}"),
                 case.output, fault.worst, fault.elements)
-    fault = _declared_fault(case, declared, theirs)
+    fault = _declared_fault(case, declared, theirs, ours)
     if fault.found:
         return ComponentVerdict(Component.CONVERSION, Outcome.AT_FAULT, subject, (
             f"the Relax it emits for {case.label}, computed in the dtypes it declares ({_model_float(case)}), loses "
@@ -141,7 +141,7 @@ def _binding_of(case: NodeCase, name: str):
     return None if found is None else found[0]
 
 
-def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
+def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray, ours: np.ndarray):
     """The node's Relax rounded to its declared dtypes against the float64 node, with the framework's
     own node in the model's dtypes as the honest implementation, and the node's conditioning bound: how far its
     float64 value moves when everything it reads (its arguments, and the weights and constants it
@@ -156,7 +156,7 @@ def _declared_fault(case: NodeCase, declared: np.ndarray, theirs: np.ndarray):
     # the movement of the Relax's own float64 value: measured from the truth, the conditioning bound would also hold
     # how far the formula is from the node's meaning (softplus as log(1 + exp(x)): 0 for x below -37, where
     # it means 4.2e-18), and excuse the very loss this check is for
-    own = np.asarray(evaluate(case, declared=False), dtype=np.float64)
+    own = np.asarray(ours, dtype=np.float64)
     centre = own if own.shape == np.shape(theirs) else np.asarray(theirs, dtype=np.float64)
     bound = conditioning_bound([centre], runs)[0]
     return fault_of(honest, declared, theirs, case.tol, bound)
