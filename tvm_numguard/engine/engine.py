@@ -8,8 +8,8 @@ stage of the witness (``judge/stages.STAGES``: determinism, pass, import,
 target, lowering), a violation is bisected (``bisect_finding``), the
 command's own step follows (``Steps.then``: trace's per-pass table), and
 ``finish`` counts the builds. Every command runs this sequence with its own
-``Steps``: bisect, search, trace and fix through ``run`` (fix, and the guard
-and regress, which prepare their sessions their own way, through ``run_on``);
+``Steps``: bisect, search and trace through ``run``; fix, the guard and
+regress, which prepare their sessions their own way, through ``run_on``;
 what they return is a Finding. Nothing here prints: long work
 reports through ``progress(message)`` (a ``progress.Detail`` message is below
 phase level).

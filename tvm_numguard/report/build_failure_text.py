@@ -31,10 +31,9 @@ def build_failure_document(failure, config, model, command: str, diagnostics=())
 def unknown_intrinsic(error: str) -> str:
     """``tirx.atan`` of LLVM's code generator's ``unknown intrinsic tirx.atan``
     (``CodeGenLLVM::CreateIntrinsic``: a float16 atan, asin, sinh... on TVM 0.27), else ``""``."""
-    marker = "unknown intrinsic "
-    if marker not in (error or ""):
-        return ""
-    return error.split(marker, 1)[1].split()[0].strip("'\".,;:") if error.split(marker, 1)[1].split() else ""
+    _, marker, rest = (error or "").partition("unknown intrinsic ")
+    words = rest.split()
+    return words[0].strip("'\".,;:") if marker and words else ""
 
 
 def build_failure_summary(failure, config, model, command: str = "numguard") -> str:
