@@ -118,3 +118,29 @@ def test_ctrl_c_ends_a_real_bisect_within_three_seconds(tmp_path, moment):
     took = time.perf_counter() - sent
     assert child.returncode == 130 and took <= 3.0, (took, err[-500:])
     assert err.strip().splitlines()[-1].startswith("numguard: interrupted")
+
+
+def test_a_sigterm_while_the_watcher_starts_goes_to_the_handler_before_it(monkeypatch):
+    """A SIGTERM while the watcher thread starts (Thread.start waits for it) raised Terminated out of
+    InterruptDeadline.__enter__, outside every handler: a traceback and exit 1 instead of 143 when the
+    fast tier ran beside a second heavy job. Until its own handler is in place, the one before it (the
+    console script's: 143 and its line) takes the signal."""
+    import threading
+
+    from tvm_numguard.cli import signals
+
+    got = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+    start = threading.Thread.start
+
+    def start_under_sigterm(thread):
+        os.kill(os.getpid(), signal.SIGTERM)  # the signal lands while the watcher starts
+        start(thread)
+
+    monkeypatch.setattr(signals.threading.Thread, "start", start_under_sigterm)
+    try:
+        with signals.InterruptDeadline(lambda signum: "stopped"):
+            monkeypatch.undo()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert got == [signal.SIGTERM]

@@ -65,8 +65,11 @@ class InterruptDeadline:
         # forked workers inherit the fd, but ignore SIGINT and take SIGTERM at its default
         # (workers.pool.start_worker): they write nothing
         self._previous_fd = signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
-        self._previous_term = signal.signal(signal.SIGTERM, raise_terminated)
+        # the watcher first: a SIGTERM while Thread.start waits for it raised Terminated out of this
+        # __enter__, outside every handler (a traceback and exit 1 under load); until the handler is
+        # swapped, the one before it (the console script's: 143 and its line) ends the command
         threading.Thread(target=self._watch, name="numguard-interrupt", daemon=True).start()
+        self._previous_term = signal.signal(signal.SIGTERM, raise_terminated)
         return self
 
     def __exit__(self, *exc) -> Literal[False]:
