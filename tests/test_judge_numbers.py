@@ -136,10 +136,14 @@ def test_a_float16_model_with_precision_differences_in_a_row_widens_them_all(thr
 
 def test_a_precision_verdict_is_verified_on_fresh_inputs_beside_the_witness(three_softmaxes):
     """Not the witness alone nor only the inputs the search already saw: the witness, the last searched
-    ones and four fresh inputs of the range."""
+    ones and four fresh inputs of the range (fewer would let a widening that holds near the witness pass)."""
     imports = three_softmaxes.imports
-    assert imports.verdict == "precision" and imports.verified_on >= 1 + 4, imports.verified_on
-    assert f"on {imports.verified_on} input set(s)" in imports.reason
+    assert imports.verdict == "precision", imports.reason
+    said = re.search(r"on (\d+) input set\(s\): the witness, (\d+) of the search's last inputs and (\d+) fresh "
+                     r"ones of the range", imports.reason)
+    assert said is not None, imports.reason
+    verified, searched, fresh = (int(n) for n in said.groups())
+    assert fresh >= 4 and verified == imports.verified_on == 1 + searched + fresh, imports.reason
 
 
 # -- CONDITIONING_ROUNDINGS --------------------------------------------------------------
@@ -167,3 +171,26 @@ def test_a_difference_past_a_jump_is_kept_below_a_certain_violation():
         reference_outputs=lambda inputs: mine)), tol=Tolerance(), _differs=lambda inputs, theirs, ours: PAST_A_JUMP)
     score = FrameworkWatch.import_score(watch, {}, [np.array([1.0, 2.5, 3.0], np.float32)])
     assert 1.0 < score < CERTAIN_SCORE
+
+
+# -- SUMMATION_LAMBDA ------------------------------------------------------------------------
+def _matmul_meaning():
+    from tvm_numguard.judge.components.meaning import MEANINGS, OpMeaning
+
+    return OpMeaning("relax.matmul", MEANINGS["relax.matmul"], None)
+
+
+def test_a_matmul_kernel_that_drops_one_term_of_4096_is_at_fault():
+    """An off-by-one in a reduction's loop (the last of 4096 terms dropped, each 0.25 of a sum near 1000) is
+    at fault at every element: the summation bound allows 2 * sqrt(n) * u of the terms' magnitudes (0.008
+    here); the worst case, n * u, would allow 0.25 and excuse about half of them."""
+    from tvm_numguard.judge.components.rule import fault_of, honest_bound
+
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0, 1, (8, 4096)).astype(np.float32), rng.uniform(0, 1, (4096, 32)).astype(np.float32)
+    a[:, -1], b[-1, :] = 0.5, 0.5
+    dropped = a[:, :-1] @ b[:-1]
+    truth = a.astype(np.float64) @ b.astype(np.float64)
+    bound = honest_bound(_matmul_meaning(), [a.astype(np.float64), b.astype(np.float64)], truth, "float32")
+    fault = fault_of(a @ b, dropped, truth, Tolerance(), bound)
+    assert fault.elements == dropped.size, fault

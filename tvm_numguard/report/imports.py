@@ -12,8 +12,9 @@ IMPORT_WORDS = {"agrees": "agrees with the framework",
                 "precision": "differs from the framework in precision: TVM computes the model's narrow float where "
                              "the framework computes float32 (not TVM's fault; the widening below keeps it in float32)",
                 "benign": "differs from the framework, not by TVM's fault (at each differing element, against the "
-                          "float64 truth it is within the tolerance or that element's conditioning, or not over 32 "
-                          "times as far off as the framework; or a proven flip of a discontinuous operator)",
+                          "float64 truth it is within the tolerance or that element's conditioning (its inputs' and "
+                          "its sums' roundings), or not over 32 times as far off as the framework; or a proven flip "
+                          "of a discontinuous operator)",
                 "unjudged": "differs from the framework where no independent float64 truth reaches, so nothing "
                             "can excuse it (not judged: no independent truth)",
                 "unanswered": "not answered"}

@@ -4,9 +4,10 @@ The same rule as the import question's (``judge/elements.judge_elements``):
 an element is at fault where it is beyond the tolerance of its truth, over
 ``K`` times as far off as an honest implementation of the same float there,
 and beyond the truth's own movement under a few roundings of its arguments
-(its conditioning bound). An operator that is exact on its inputs (a rounding, a
-comparison, a maximum) has no conditioning bound: on the same inputs it must give the
-same result.
+(its conditioning bound) and, for an operator that sums, beyond the error any
+order of its sum may make (its summation bound, ``judge/summation.py``). An
+operator that is exact on its inputs (a rounding, a comparison, a maximum) has
+no conditioning bound: on the same inputs it must give the same result.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from ...base.tolerance import Tolerance
 from ..framework.runtimes import moved
 from ..elements import CONDITIONING_RUNS, conditioning_scale, judge_elements, conditioning_bound
+from ..summation import magnitudes_of, relax_terms, summation_bound
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +63,7 @@ def _fault(mask, err, honest, mine, truth) -> Fault:
                          "truth": number(truth)})
 
 
-def conditioning_bound_over(evaluate: Callable[[Sequence], np.ndarray], values: Sequence, truth: np.ndarray,
+def _conditioning_bound_over(evaluate: Callable[[Sequence], np.ndarray], values: Sequence, truth: np.ndarray,
                 dtype: str) -> Optional[np.ndarray]:
     """How far ``evaluate`` (float64) moves when its float arguments move by the
     roundings of ``dtype`` the conditioning allows, per element (None where it fails)."""
@@ -80,10 +82,28 @@ def conditioning_bound_over(evaluate: Callable[[Sequence], np.ndarray], values: 
     return conditioning_bound([np.asarray(truth, dtype=np.float64)], runs)[0]
 
 
+def honest_bound(meaning, values: Sequence, truth: np.ndarray, dtype: str) -> Optional[np.ndarray]:
+    """How far an honest implementation of ``meaning`` in ``dtype`` may be from ``truth`` on
+    ``values`` (float64), per element: its conditioning bound, and where it sums, its summation
+    bound (``judge/summation.py``); None for an operator exact on its inputs."""
+    if meaning.exact:
+        return None
+    bound = _conditioning_bound_over(lambda v: meaning.evaluate(v), values, truth, dtype)
+    terms = relax_terms(meaning.op, values, truth)
+    if terms is None:
+        return bound
+    magnitudes = meaning.evaluate(magnitudes_of(list(values)))
+    magnitudes = np.asarray(magnitudes[0] if isinstance(magnitudes, tuple) else magnitudes, dtype=np.float64)
+    if magnitudes.shape != np.shape(truth):
+        return bound
+    summed = summation_bound(magnitudes, terms, dtype)
+    return summed if bound is None else np.fmax(bound, summed)
+
+
 def _moved(value, rng, scale: float):
     if isinstance(value, (list, tuple)):
         return [_moved(v, rng, scale) for v in value]
     return moved(value, rng, scale) if isinstance(value, np.ndarray) else value
 
 
-__all__ = ["Fault", "conditioning_bound_over", "fault_of"]
+__all__ = ["Fault", "fault_of", "honest_bound"]

@@ -63,12 +63,12 @@ class TorchEager(Framework):
         except Exception as err:  # a program that fails eagerly
             raise FrameworkError(f"PyTorch fails to run the program: {first_line(err, 240)}") from None
 
-    def truth(self, inputs, move=None):
+    def truth(self, inputs, move=None, rng=None):
         import torch
 
         from .fx_truth import float64_interpreter
 
-        interpreter = float64_interpreter(self._module, move)
+        interpreter = float64_interpreter(self._module, move, rng)
         try:
             with torch.no_grad():
                 outputs = self._leaves(interpreter.run(*self._args(inputs, np.float64)))
@@ -87,7 +87,8 @@ class TorchEager(Framework):
         def move(tensor):
             factor = torch.from_numpy(1.0 + rng.uniform(-scale, scale, size=tuple(tensor.shape)))
             return tensor * factor.to(tensor.dtype)
-        return self.truth(given, move)
+        # the sums move by draws of their own: the inputs' and narrow values' moves stay those of the seed
+        return self.truth(given, move, np.random.default_rng((seed, 1)))
 
     @property
     def truth_name(self) -> str:
@@ -153,6 +154,29 @@ class TorchEager(Framework):
         import torch
 
         node = self._node(key)
+        call_args, call_kwargs = self._call_arguments(node, args, inputs, double)
+        with torch.no_grad():
+            result = node.target(*call_args, **call_kwargs)
+        first = result[0] if isinstance(result, (tuple, list)) else result
+        return first.detach().cpu().numpy()
+
+    def node_summation_bound(self, key, args, inputs):
+        import torch
+
+        from .fx_truth import sum_bound
+
+        node = self._node(key)
+        call_args, call_kwargs = self._call_arguments(node, args, inputs, double=True)
+        with torch.no_grad():
+            result = node.target(*call_args, **call_kwargs)
+        return sum_bound(torch, node, call_args, call_kwargs, result) if isinstance(result, torch.Tensor) else None
+
+    def _call_arguments(self, node, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+                        double: bool) -> tuple:
+        """(args, kwargs) of FX ``node``: ``args`` by argument name, the program's inputs and parameters
+        for the rest; every float made float64 with ``double``."""
+        import torch
+
         graph = self._graph()
         placeholders = [n.name for n in graph.graph.nodes if n.op == "placeholder"]
         given = dict(zip(placeholders, self._args(inputs)))
@@ -174,7 +198,4 @@ class TorchEager(Framework):
             from .fx_truth import _widen
 
             call_args, call_kwargs = _widen(torch, call_args, torch.float64), _widen(torch, call_kwargs, torch.float64)
-        with torch.no_grad():
-            result = node.target(*call_args, **call_kwargs)
-        first = result[0] if isinstance(result, (tuple, list)) else result
-        return first.detach().cpu().numpy()
+        return call_args, call_kwargs

@@ -21,6 +21,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from ..summation import aten_terms, rounded, summation_bound
+
 
 def _floating(torch, dtype) -> bool:
     return isinstance(dtype, torch.dtype) and dtype.is_floating_point
@@ -39,10 +41,12 @@ def _widen(torch, value, dtype):
     return value
 
 
-def float64_interpreter(module, move=None):
+def float64_interpreter(module, move=None, rng=None):
     """An FX Interpreter of ``module`` (a GraphModule) computing every node in
     float64; ``move(tensor)``, where given, is applied to the result of every
-    node the program computes in a narrow float (float16, bfloat16)."""
+    node the program computes in a narrow float (float16, bfloat16); with
+    ``rng``, every sum the program computes moves by a random share of its
+    summation bound (``judge/summation.py``)."""
     import torch
 
     narrow = (torch.float16, torch.bfloat16)
@@ -60,6 +64,12 @@ def float64_interpreter(module, move=None):
             result = self._computed(node)
             if move is not None and node.op == "call_function" and declared_narrow(node):
                 result = move(result)
+            if (rng is not None and node.op == "call_function" and isinstance(result, torch.Tensor)
+                    and not _narrow_sum(torch, node)):
+                args, kwargs = self.fetch_args_kwargs_from_env(node)
+                bound = sum_bound(torch, node, args, kwargs, result)
+                if bound is not None:
+                    result = result + torch.from_numpy(rounded(np.zeros(bound.shape), bound, rng)).to(result.dtype)
             return result
 
         def _computed(self, node):
@@ -79,6 +89,29 @@ def float64_interpreter(module, move=None):
                 return _widen(torch, result, torch.float64)
 
     return Float64(module)
+
+
+def sum_bound(torch, node, args, kwargs, result) -> Optional[np.ndarray]:
+    """The summation bound of ``node`` (an ATen call, ``args`` its arguments) where it sums, else None:
+    the call on its arguments' magnitudes in float64, times gamma of its terms."""
+    target = str(node.target)
+    terms = aten_terms(target, args, result)
+    if terms is None:
+        return None
+    magnitude = lambda v: v.to(torch.float64).abs() if isinstance(v, torch.Tensor) and v.is_floating_point() else v  # noqa: E731
+    with torch.no_grad():
+        magnitudes = node.target(*torch.fx.node.map_aggregate(args, magnitude),
+                                 **torch.fx.node.map_aggregate(kwargs, magnitude))
+    value = node.meta.get("val")
+    dtype = str(value.dtype).replace("torch.", "") if isinstance(value, torch.Tensor) else "float32"
+    return summation_bound(magnitudes.detach().cpu().numpy(), terms, dtype)
+
+
+def _narrow_sum(torch, node) -> bool:
+    """A sum the program declares in float16 or bfloat16: in the moved truth its value moves by
+    its own float's roundings already, far beyond float32's summation bound."""
+    value = node.meta.get("val")
+    return isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16)
 
 
 def grafted_interpreter(module, grafts: Mapping[str, np.ndarray], recorded: Optional[dict] = None):

@@ -29,6 +29,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from ...base.errors import first_line
+from ..summation import magnitudes_of, onnx_terms, rounded, summation_bound
 
 FLOAT, DOUBLE = 1, 11  # onnx.TensorProto.FLOAT, DOUBLE
 NARROW = (1, 10, 16)  # FLOAT, FLOAT16, BFLOAT16: the float types made float64
@@ -116,14 +117,16 @@ class NodeByNode:
         """The labels of the nodes run ``how`` (one of HOW's values)."""
         return [label for label, said in self.how.items() if said == how]
 
-    def outputs(self, inputs: Mapping[str, np.ndarray], move=None) -> list:
+    def outputs(self, inputs: Mapping[str, np.ndarray], move=None, sums=None) -> list:
         """Each graph output in float64, or None where a node it needs could not run;
-        ``move(name, value)``, where given, gives each node output's value as used on."""
+        ``move(name, value)``, where given, gives each node output's value as used on;
+        ``sums`` (rng, {name: dtype}), where given, moves each sum by a random share of its
+        summation bound (``judge/summation.py``)."""
         wanted = [o.name for o in self._model.graph.output]
-        values = self.values(inputs, keep=set(wanted), move=move)
+        values = self.values(inputs, keep=set(wanted), move=move, sums=sums)
         return [None if values.get(name, MISSING) is MISSING else values[name] for name in wanted]
 
-    def values(self, inputs: Mapping[str, np.ndarray], keep: Optional[set] = None, move=None) -> dict:
+    def values(self, inputs: Mapping[str, np.ndarray], keep: Optional[set] = None, move=None, sums=None) -> dict:
         """{tensor name: float64 value, or MISSING} for every input, initializer
         and node output; with ``keep``, node outputs not in it are dropped after
         their last reader (a DenseNet's every feature map in float64 is gigabytes)."""
@@ -133,6 +136,8 @@ class NodeByNode:
         for index, node in enumerate(self._model.graph.node):
             args = [env.get(name, MISSING) if name else None for name in node.input]
             results = self._node(index, node, args) if all(a is not MISSING for a in args) else None
+            if results and sums is not None:
+                results = self._rounded(index, node, args, results, *sums)
             for k, name in enumerate(node.output):
                 if name:
                     env[name] = MISSING if results is None or k >= len(results) else results[k]
@@ -142,6 +147,18 @@ class NodeByNode:
                 if keep is not None and last.get(name) == index and name not in keep and name not in self._constants:
                     env.pop(name, None)
         return env
+
+    def _rounded(self, index: int, node, args: Sequence, results: list, rng, dtypes: Mapping) -> list:
+        """``results`` of ``node`` with its first moved by a random share of its summation bound, where it sums."""
+        dtype = dtypes.get(node.output[0], "float32")
+        terms = onnx_terms(node, args, results[0])
+        if terms is None or dtype in ("float16", "bfloat16"):  # a narrow value moves by its own roundings
+            return results
+        magnitudes = self._node(index, node, magnitudes_of(list(args)))
+        if not magnitudes or np.shape(magnitudes[0]) != np.shape(results[0]):
+            return results
+        bound = summation_bound(magnitudes[0], terms, dtype)
+        return [rounded(np.asarray(results[0], np.float64), bound, rng)] + list(results[1:])
 
     def _node(self, index: int, node, args: Sequence) -> Optional[list]:
         label = node_label(node)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..summation import magnitudes_of, onnx_terms, summation_bound
 from .runtimes import Framework, FrameworkError, InputsRefused, first_line, is_narrow_float, moved, note_list
 
 if TYPE_CHECKING:  # imported where used
@@ -57,6 +58,7 @@ class OnnxRuntime(Framework):
         self._values_sessions: dict = {}  # frozenset of grafted names -> session
         self._moving: Optional[NodeByNode] = None  # NodeByNode for moved_truth, whose narrow values move
         self._narrow: Optional[frozenset] = None  # the node outputs the model declares narrow, once asked
+        self._dtypes: Optional[dict] = None  # {node output: its declared float}, once asked
 
     def _feed(self, session, inputs: Mapping[str, np.ndarray], dtype=None, extra=None) -> dict:
         """The inputs by the model's own names; positionally where TVM's names
@@ -129,23 +131,45 @@ class OnnxRuntime(Framework):
         return outputs
 
     def moved_truth(self, inputs, seed, scale):
-        narrow = self._narrow_values()
-        if not narrow and not self._integer_inputs(inputs):
-            return super().moved_truth(inputs, seed, scale)
-        # no float input to move (token ids): every value the model computes in float moves instead,
-        # as any implementation's roundings move it; one framework's exact-by-luck result is no bound
-        narrow = narrow or self._float_values()
+        """The model node by node in float64, its inputs moved, every value it declares in a narrow
+        float moved, and every sum moved within its summation bound; where no float input can move
+        (token ids), every value the model computes in float moves instead, as any implementation's
+        roundings move it: one framework's exact-by-luck result is no bound."""
+        moving = self._narrow_values() or (self._float_values() if self._integer_inputs(inputs) else frozenset())
         from .onnx_truth import NodeByNode
 
         if self._moving is None:
             self._moving = NodeByNode(self._model)
         rng = np.random.default_rng(seed)
         given = {name: moved(value, rng, scale) for name, value in self._by_model_names(inputs).items()}
-        outputs = self._moving.outputs(given, move=lambda name, value: moved(value, rng, scale) if name in narrow
-                                       else value)
+        outputs = self._moving.outputs(given, move=lambda name, value: moved(value, rng, scale) if name in moving
+                                       else value, sums=(np.random.default_rng((seed, 1)), self._value_dtypes()))
+        if any(o is None for o in outputs) and not moving:  # a node nothing runs alone: the whole copy moves
+            return super().moved_truth(inputs, seed, scale)
         if all(o is None for o in outputs):
             raise FrameworkError("no float64 run of the model reaches an output")
         return outputs
+
+    def node_summation_bound(self, key, args, inputs):
+        from .onnx_truth import run_alone, widen
+
+        node = self._node_of(key)
+        values = [widen(v) for v in self._node_values(node, args, inputs)]
+        at = list(node.output).index(key)
+        terms = onnx_terms(node, values, run_alone(self._model, node, values)[at])
+        if terms is None:
+            return None
+        magnitudes = run_alone(self._model, node, magnitudes_of(values))[at]
+        return summation_bound(magnitudes, terms, self._value_dtypes().get(key, "float32"))
+
+    def _value_dtypes(self) -> dict:
+        """{node output: the numpy name of its declared float type}."""
+        from onnx.helper import tensor_dtype_to_np_dtype
+
+        if self._dtypes is None:
+            self._dtypes = {name: np.dtype(tensor_dtype_to_np_dtype(elem)).name
+                            for name, elem in self._value_types().items() if elem in _FLOAT_TYPES and elem != 16}
+        return self._dtypes
 
     def _integer_inputs(self, inputs) -> bool:
         """Whether no input of the model holds a float (nothing to move but what the model computes)."""
@@ -249,6 +273,19 @@ class OnnxRuntime(Framework):
         history = onnx_history(self._model, dtypes)
         return history, tuple(history.get(o.name) for o in self._model.graph.output)
 
+    def _node_values(self, node, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray]) -> list:
+        """The values ``node`` reads: ``args`` by tensor name, the model's inputs and initializers for the rest."""
+        from onnx import numpy_helper
+
+        known = {t.name: numpy_helper.to_array(t) for t in self._model.graph.initializer}
+        known.update(self._by_model_names(inputs))
+        known.update(args)
+        values = [np.asarray(known[name]) if name in known else None for name in node.input]
+        if any(v is None for name, v in zip(node.input, values) if name):
+            missing = [name for name, v in zip(node.input, values) if name and v is None]
+            raise FrameworkError(f"no value for {', '.join(missing)}")
+        return values
+
     def _node_of(self, key: str):
         node = next((n for n in self._model.graph.node if key in n.output), None)
         if node is None:
@@ -266,18 +303,10 @@ class OnnxRuntime(Framework):
         """The node computing ``key`` alone, in ONNX Runtime (else onnx.reference),
         in the dtypes of ``args`` (its arguments by tensor name); the model's
         inputs (``inputs``) and initializers fill the rest."""
-        from onnx import numpy_helper
-
         from .onnx_truth import run_alone, widen
 
         node = self._node_of(key)
-        known = {t.name: numpy_helper.to_array(t) for t in self._model.graph.initializer}
-        known.update(self._by_model_names(inputs))
-        known.update(args)
-        values = [np.asarray(known[name]) if name in known else None for name in node.input]
-        if any(v is None for name, v in zip(node.input, values) if name):
-            missing = [name for name, v in zip(node.input, values) if name and v is None]
-            raise FrameworkError(f"no value for {', '.join(missing)}")
+        values = self._node_values(node, args, inputs)
         if double:
             values = [widen(v) for v in values]
         results = run_alone(self._model, node, values)

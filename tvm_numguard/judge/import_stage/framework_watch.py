@@ -242,7 +242,7 @@ class FrameworkWatch:
                                   f"does TVM agree with the first differing node, {origin.node}, kept in float32?")
             with waiting(self.session.progress, "the precision stage: TVM's import rebuilt with the differing values "
                          "kept in float32, and run"):
-                outcome = self._precision(origin, witness, located)
+                outcome, searched, fresh = self._precision(origin, witness, located)
             if outcome.explained:
                 widened = widened_entries(self.session.model, outcome.widened)
                 labels = list(dict.fromkeys(e.label for e in widened))  # a node's conversion may make several
@@ -252,7 +252,8 @@ class FrameworkWatch:
                                        verified_on=outcome.verified_on, reason=(
                     f"TVM computes {what} in the model's {narrow_dtype(self.session.model)}, the framework in "
                     f"float32: with {'it' if len(widened) == 1 else 'them'} kept in float32 TVM agrees with the "
-                    f"framework on {outcome.verified_on} input set(s)"), **said)
+                    f"framework on {outcome.verified_on} input set(s): the witness, {searched} of the search's last "
+                    f"inputs and {fresh} fresh ones of the range"), **said)
             origin = outcome.origin
             if said.get("placement") is not None and said["placement"].exonerated:  # every differing node is
                 amplified = self._amplified(located, theirs, _at_fault(theirs, mine, truth, bound, tol), said)
@@ -329,8 +330,8 @@ class FrameworkWatch:
             return Located(self.session.model, self.framework, witness, local_target(self.session.config.target))
 
     def _precision(self, origin, witness, located: Located):
-        """The precision stage's PrecisionOutcome from ``origin`` on: verified on the
-        witness, the last searched inputs and fresh ones."""
+        """The precision stage's PrecisionOutcome from ``origin`` on, verified on the
+        witness, the inputs the search ran and fresh ones; with how many of the last two."""
         model = self.session.model
         # a binding made inside a node's conversion is declared as that node's output is
         keys = {p.label: p.key for p in model.provenance.values() if p.key and not p.inside}
@@ -341,9 +342,10 @@ class FrameworkWatch:
             value = located.expected.get(key) if key else None
             return value is not None and np.asarray(value).dtype.name in _NARROW
 
-        inputs = [witness] + [seen for (seen,), _ in self._outputs if seen is not witness] + self._fresh_inputs()
-        trials = [(each, self._accepts(each)) for each in inputs]
-        return explain_precision(located, origin, self.tol.plain(), trials, declared_narrow)
+        searched = [seen for (seen,), _ in self._outputs if seen is not witness]
+        fresh = self._fresh_inputs()
+        trials = [(each, self._accepts(each)) for each in [witness] + searched + fresh]
+        return explain_precision(located, origin, self.tol.plain(), trials, declared_narrow), len(searched), len(fresh)
 
     def _fresh_inputs(self) -> list:
         """FRESH_INPUTS inputs drawn uniformly from the ranges (seeded: the same each run)."""
@@ -457,7 +459,8 @@ EXONERATED_REASON = ("every node where TVM differs from the framework computes, 
                      "what the model's node does: its conversion, its kernels and their code generation each agree "
                      "with their own truth, so the difference is rounding that accumulates, not a part of TVM at fault")
 BENIGN_REASON = ("at every differing element, TVM is within the tolerance of the float64 truth, within that "
-                 "element's conditioning, or not over 32 times as far off as the framework")
+                 "element's conditioning (its inputs' and its sums' roundings), or not over 32 times as far off as "
+                 "the framework")
 
 
 def judge_import(at, said) -> Optional[ImportJudgement]:

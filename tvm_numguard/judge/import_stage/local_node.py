@@ -15,7 +15,8 @@ alone, on its own inputs:
   judged the same way on the framework's own arguments;
 - TVM's node is at fault at an element where its error against that truth is
   beyond the tolerance, over ``K`` times the framework's error there, and
-  beyond the node's own conditioning bound (its arguments moved by the same roundings).
+  beyond the node's own conditioning bound (its arguments moved by the same roundings)
+  and, where the node sums, its summation bound (``judge/summation.py``).
 
 A node the model computes in float16 or bfloat16 is not judged here: TVM
 computes it in the model's dtype where ONNX Runtime often widens it inside,
@@ -83,10 +84,13 @@ def at_fault_alone(located: Located, key: str, mine: np.ndarray, theirs: np.ndar
         truth = np.asarray(run(key, mine_args, located.witness, double=True), np.float64)
         their_truth = np.asarray(run(key, theirs_args, located.witness, double=True), np.float64)
         bound = _conditioning_bound(located, key, mine_args, truth)
+        summed = located.framework.node_summation_bound(key, mine_args, located.witness)
     except Exception:  # the framework's node on other inputs: any failure proves nothing against TVM
         return False
     if truth.shape != mine.shape or their_truth.shape != theirs.shape:
         return False
+    if summed is not None and np.shape(summed) == truth.shape:  # a sum: any honest order of it is within this
+        bound = np.fmax(bound, summed)
     rtol, atol, _ = tol.for_values(0, theirs.dtype, truth)
     with np.errstate(invalid="ignore", over="ignore"):
         err_tvm = np.abs(mine.astype(np.float64) - truth)

@@ -1,0 +1,74 @@
+"""The summation bound (tvm_numguard/judge/summation.py): a long sum that TVM adds one term after the other is no
+fault of TVM's where the framework's blocked kernel is closer by luck; a sum that drops a term still is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import tvm_numguard as ng
+from tvm_numguard.build.workers import Workers
+from tvm_numguard.judge.summation import aten_terms, onnx_terms, relax_terms, summation_bound
+from onnxfile import save_onnx
+
+N = 3072  # a ViT-Base MLP's second Linear sums this many terms
+
+
+def _halves_weight() -> np.ndarray:
+    """[N, 96] weights positive in their first half and negative in the second: the partial sums of a
+    positive input rise for N/2 terms and cancel after, so a plain loop rounds large partial sums."""
+    rng = np.random.default_rng(0)
+    return (np.concatenate([np.abs(rng.normal(size=(N // 2, 96))), -np.abs(rng.normal(size=(N // 2, 96)))])
+            * 0.02).astype(np.float32)
+
+
+def _onnx_model(tmp_path) -> str:
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc2")]
+    return save_onnx(tmp_path / "halves.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, N])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 96])],
+                     [numpy_helper.from_array(_halves_weight(), "w")])
+
+
+def _torch_model(tmp_path) -> str:
+    import torch
+
+    linear = torch.nn.Linear(N, 96, bias=False)
+    with torch.no_grad():
+        linear.weight.copy_(torch.from_numpy(_halves_weight().T.copy()))
+    path = str(tmp_path / "halves.pt2")
+    torch.export.save(torch.export.export(linear.eval(), (torch.rand(16, N),)), path)
+    return path
+
+
+@pytest.mark.parametrize("make", [_onnx_model, _torch_model], ids=["onnx", "pt2"])
+def test_a_plain_loop_over_a_long_dot_product_is_no_import_fault(tmp_path, make):
+    """Without the summation bound this was LEGALIZATION of relax.matmul (TVM's stock kernel, clean)."""
+    report = ng.bisect(make(tmp_path), ng.CompileConfig(pipeline="zero"),
+                       ng.Options(low=0.0, high=1.0, budget="20", seed=0), workers=Workers(jobs=0))
+    imports = report.imports
+    assert imports.verdict in ("agrees", "benign") and not report.violation, imports.reason
+    assert imports.placement is None or not imports.placement.at_fault, imports.placement
+
+
+def test_what_sums_and_over_how_many_terms():
+    a, b = np.zeros((4, 300)), np.zeros((300, 7))
+    assert aten_terms("aten.mm.default", [a, b], None) == 300
+    assert aten_terms("aten.addmm.default", [np.zeros(7), a, b], None) == 301  # the bias is one more term
+    assert aten_terms("aten.convolution.default", [np.zeros((1, 3, 8, 8)), np.zeros((5, 3, 3, 3)), None], None) == 27
+    assert aten_terms("aten.mean.dim", [np.zeros((2, 10, 4))], np.zeros((2, 4))) == 10
+    assert aten_terms("aten.relu.default", [a], a) is None
+    gemm = helper.make_node("Gemm", ["a", "b"], ["c"], transA=1)
+    assert onnx_terms(gemm, [np.zeros((300, 4)), np.zeros((300, 7))], None) == 300
+    assert onnx_terms(helper.make_node("ReduceSum", ["a"], ["c"]), [a], np.zeros(4)) == 300
+    assert onnx_terms(helper.make_node("Add", ["a", "b"], ["c"]), [a, a], a) is None
+    assert relax_terms("relax.nn.conv2d", [np.zeros((1, 4, 8, 8)), np.zeros((6, 2, 3, 3))], None) == 18  # groups 2
+    assert relax_terms("relax.exp", [a], a) is None
+
+
+def test_a_float16_sum_is_allowed_float32s_bound_and_float64_its_own():
+    """Honest frameworks accumulate float16 in float32: a float16 accumulator stays the precision stage's
+    question. A float64 model's sums are held to float64's roundoff (a float32 one there is a narrowing)."""
+    ones = np.ones(3)
+    assert np.array_equal(summation_bound(ones, 100, "float16"), summation_bound(ones, 100, "float32"))
+    assert summation_bound(ones, 100, "float64")[0] < summation_bound(ones, 100, "float32")[0] * 1e-8
