@@ -148,9 +148,6 @@ class BuildSession:
         """The module the recorded ``event`` made (INPUT_MODULE: the model's own)."""
         return self.model.mod if event == INPUT_MODULE else self.built.snapshots[event]
 
-    def reference_here(self) -> Build:
-        return self.reference_site.here()
-
     @property
     def build_count(self) -> int:
         return self.memo.count

@@ -31,13 +31,12 @@ from .import_stage.framework_watch import oracle_truth
 from .import_stage.agreement import OutputAgreement, agreement_score, compare_outputs_with_framework
 
 CPU_TARGET = "llvm"
-CPU_VERDICTS = tuple(v.value for v in TargetVerdict)
 
 
 @dataclasses.dataclass(frozen=True)
 class CpuJudgement:
     """The target's build against the LLVM build on the witness: ``verdict``
-    one of CPU_VERDICTS, ``reason`` for ``unanswered``, ``truth`` the float64
+    a TargetVerdict, ``reason`` for ``unanswered``, ``truth`` the float64
     run the difference was judged against, ``outputs`` one OutputAgreement each
     (the LLVM build on the framework's side)."""
 

@@ -59,9 +59,6 @@ class Interval:
     def positive(self, margin: float = 0.0) -> bool:
         return self.lo > margin
 
-    def excludes_zero(self, margin: float) -> bool:
-        return self.lo > margin or self.hi < -margin
-
     def monotone(self, f) -> "Interval":
         """The image under an increasing function."""
         return Interval(f(self.lo), f(self.hi))
