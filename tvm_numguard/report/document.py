@@ -22,8 +22,10 @@ class Report:
     ``Report.from_finding`` makes one of a Finding (kept as ``.finding``);
     ``Report(data)`` wraps a document read back (a verdict cache, a file)."""
 
-    def __init__(self, data: dict, witness: Optional[Mapping[str, np.ndarray]] = None, finding=None):
-        self.data = plain({**header("report"), **data})
+    def __init__(self, data: dict, witness: Optional[Mapping[str, np.ndarray]] = None, finding=None,
+                 plain_already: bool = False):
+        data = {**header("report"), **data}
+        self.data = data if plain_already else plain(data)  # JSON read back is plain: not walked again
         self.witness = witness
         self.finding = finding
         self._validated = False
@@ -33,9 +35,7 @@ class Report:
         """The report of a document read back from JSON (a verdict cache, a
         file): plain already, so not walked again (a guard's cached compile
         spent 2% of a plain compile on that walk)."""
-        report = cls.__new__(cls)
-        report.data, report.witness, report.finding, report._validated = {**header("report"), **data}, None, None, False
-        return report
+        return cls(data, plain_already=True)
 
     @classmethod
     def from_finding(cls, finding) -> "Report":
