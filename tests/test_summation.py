@@ -72,3 +72,26 @@ def test_a_float16_sum_is_allowed_float32s_bound_and_float64_its_own():
     ones = np.ones(3)
     assert np.array_equal(summation_bound(ones, 100, "float16"), summation_bound(ones, 100, "float32"))
     assert summation_bound(ones, 100, "float64")[0] < summation_bound(ones, 100, "float32")[0] * 1e-8
+
+
+def test_a_plain_loops_one_way_roundings_over_near_equal_terms_are_allowed():
+    """262144 values in [0.9, 1] added one after the other in float32 (a mean over a 512x512 map): the partial
+    sums grow and the terms are too alike for the roundings to take random signs, so they add up past the
+    random-sign part (1.9 times); the terms' spread there is 1.95 n*u, under ONE_WAY_SPREAD's 4. Terms that
+    cancel get no such allowance."""
+    rng = np.random.default_rng(0)
+    n = 262144
+    x = rng.uniform(0.9, 1.0, (32, n)).astype(np.float32)
+    plain_loop = np.zeros(32, np.float32)
+    for k in range(n):
+        plain_loop = (plain_loop + x[:, k]).astype(np.float32)
+    wide = x.astype(np.float64)
+    exact, squares = wide.sum(axis=1), (wide ** 2).sum(axis=1)
+    err = np.abs(plain_loop.astype(np.float64) - exact)
+    assert np.any(err > summation_bound(exact, n, "float32"))  # the random-sign part alone
+    assert np.all(err <= summation_bound(exact, n, "float32", exact, squares))
+    means = summation_bound(exact / n, n, "float32", exact / n, squares / n, mean=True)
+    assert np.allclose(means, summation_bound(exact, n, "float32", exact, squares) / n)
+    cancelling = (wide * rng.choice([-1.0, 1.0], wide.shape)).sum(axis=1)
+    random_signs = summation_bound(exact, n, "float32")
+    assert np.array_equal(summation_bound(exact, n, "float32", cancelling, squares), random_signs)

@@ -10,7 +10,8 @@ numpy's) is often hundreds of times closer. One such lucky sample is no
 bound: against it alone, TVM's plain loop over the 3072 terms of a float32
 ViT-Base MLP was "at fault" (relax.matmul's legalization) on a clean model.
 So every truth of the judge allows each sum ``SUMMATION_LAMBDA * sqrt(n) * u
-* sum(|terms|)``: the import question's moved truth runs move each sum's
+* sum(|terms|)``, and where its terms are nearly equal what a plain loop's
+roundings add up to going one way (``summation_bound``): the import question's moved truth runs move each sum's
 float64 value by a random share of it (``rounded``), and a node or kernel
 judged alone is excused within it. The worst case, ``n * u``, would excuse a
 kernel that drops one term of a sum of 4096. Only sums count: an elementwise
@@ -33,17 +34,33 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .numbers import SUMMATION_LAMBDA
+from .numbers import ONE_WAY_SPREAD, SUMMATION_LAMBDA
 
 _UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
 
 
-def summation_bound(magnitudes, terms: int, dtype) -> np.ndarray:
-    """``SUMMATION_LAMBDA * sqrt(terms) * u`` of ``dtype``'s accumulator times ``magnitudes`` (the
-    sum of the terms' absolute values per element, float64), capped at the magnitudes themselves."""
+def summation_bound(magnitudes, terms: int, dtype, value=None, squares=None, mean: bool = False) -> np.ndarray:
+    """What a sum of ``terms`` terms per element may be off by in ``dtype``'s accumulator:
+    ``SUMMATION_LAMBDA * sqrt(n) * u * M`` (capped at ``M``), ``M`` (``magnitudes``) the sum of the
+    terms' absolute values per element, float64; the roundings' signs are random. Where the terms
+    are nearly equal (their coefficient of variation under ``ONE_WAY_SPREAD * n * u``, read from
+    ``value``, the sum, and ``squares``, the sum of the terms' squares; ``mean``: both divided by
+    n) a plain loop rounds its growing partial sums the same way each time, and up to
+    ``u * n/2 * |sum|`` is allowed there too (a mean of 65536 values in [0.999, 1]: 12 times past
+    the first part alone)."""
     u = _UNIT_ROUNDOFF["float64" if str(dtype) == "float64" else "float32"]
-    share = min(SUMMATION_LAMBDA * math.sqrt(max(int(terms), 1)) * u, 1.0)
-    return share * np.abs(np.asarray(magnitudes, dtype=np.float64))
+    n = max(int(terms), 1)
+    magnitudes = np.abs(np.asarray(magnitudes, dtype=np.float64))
+    bound = min(SUMMATION_LAMBDA * math.sqrt(n) * u, 1.0) * magnitudes
+    if value is None or squares is None:
+        return bound
+    value, squares = np.abs(np.asarray(value, dtype=np.float64)), np.asarray(squares, dtype=np.float64)
+    if value.shape != bound.shape or squares.shape != bound.shape:
+        return bound
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        spread = np.sqrt(np.maximum((squares if mean else n * squares) / value ** 2 - 1.0, 0.0))
+    one_way = np.isfinite(spread) & (spread < ONE_WAY_SPREAD * n * u)
+    return bound + np.where(one_way, u * n / 2.0 * value, 0.0)
 
 
 def rounded(value: np.ndarray, bound: np.ndarray, rng) -> np.ndarray:
@@ -120,16 +137,21 @@ def relax_terms(op: str, values: Sequence, result) -> Optional[int]:
     return None
 
 
-def magnitudes_of(values: Sequence) -> list:
-    """Each float array of ``values`` as its absolute value in float64 (anything else as it is): a sum's
-    operator on these gives the sum of its terms' magnitudes, per element."""
+def magnitudes_of(values: Sequence, power: int = 1) -> list:
+    """Each float array of ``values`` as its absolute value to ``power``, in float64 (anything else as it
+    is): a sum's operator on these gives the sum of its terms' magnitudes (``power`` 1) or squares (2)."""
     def magnitude(value):
         if isinstance(value, (list, tuple)):
             return type(value)(magnitude(v) for v in value)
         if isinstance(value, np.ndarray) and (value.dtype.kind == "f" or value.dtype.name == "bfloat16"):
-            return np.abs(value.astype(np.float64))
+            return np.abs(value.astype(np.float64)) ** power
         return value
     return [magnitude(v) for v in values]
 
 
-__all__ = ["aten_terms", "magnitudes_of", "onnx_terms", "relax_terms", "rounded", "summation_bound"]
+def is_mean(op: str) -> bool:
+    """Whether a sum's operator (in any of the three vocabularies) divides by its terms' count."""
+    return op in ("aten.mean.dim", "aten.mean.default", "ReduceMean", "relax.mean")
+
+
+__all__ = ["aten_terms", "is_mean", "magnitudes_of", "onnx_terms", "relax_terms", "rounded", "summation_bound"]

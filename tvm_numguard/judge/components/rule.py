@@ -20,7 +20,7 @@ import numpy as np
 from ...base.tolerance import Tolerance
 from ..framework.runtimes import moved
 from ..elements import CONDITIONING_RUNS, conditioning_scale, judge_elements, conditioning_bound
-from ..summation import magnitudes_of, relax_terms, summation_bound
+from ..summation import is_mean, magnitudes_of, relax_terms, summation_bound
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,12 +92,15 @@ def honest_bound(meaning, values: Sequence, truth: np.ndarray, dtype: str) -> Op
     terms = relax_terms(meaning.op, values, truth)
     if terms is None:
         return bound
-    magnitudes = meaning.evaluate(magnitudes_of(list(values)))
-    magnitudes = np.asarray(magnitudes[0] if isinstance(magnitudes, tuple) else magnitudes, dtype=np.float64)
+    magnitudes, squares = (_first_of(meaning.evaluate(magnitudes_of(list(values), power))) for power in (1, 2))
     if magnitudes.shape != np.shape(truth):
         return bound
-    summed = summation_bound(magnitudes, terms, dtype)
+    summed = summation_bound(magnitudes, terms, dtype, truth, squares, is_mean(meaning.op))
     return summed if bound is None else np.fmax(bound, summed)
+
+
+def _first_of(value) -> np.ndarray:
+    return np.asarray(value[0] if isinstance(value, tuple) else value, dtype=np.float64)
 
 
 def _moved(value, rng, scale: float):

@@ -21,7 +21,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..summation import aten_terms, rounded, summation_bound
+from ..summation import aten_terms, is_mean, rounded, summation_bound
 
 
 def _floating(torch, dtype) -> bool:
@@ -93,18 +93,22 @@ def float64_interpreter(module, move=None, rng=None):
 
 def sum_bound(torch, node, args, kwargs, result) -> Optional[np.ndarray]:
     """The summation bound of ``node`` (an ATen call, ``args`` its arguments) where it sums, else None:
-    the call on its arguments' magnitudes in float64, times gamma of its terms."""
+    the call on its arguments' magnitudes and on their squares, in float64 (``summation_bound``)."""
     target = str(node.target)
     terms = aten_terms(target, args, result)
     if terms is None:
         return None
-    magnitude = lambda v: v.to(torch.float64).abs() if isinstance(v, torch.Tensor) and v.is_floating_point() else v  # noqa: E731
-    with torch.no_grad():
-        magnitudes = node.target(*torch.fx.node.map_aggregate(args, magnitude),
-                                 **torch.fx.node.map_aggregate(kwargs, magnitude))
+
+    def on(power: int):
+        def to(v):
+            return v.to(torch.float64).abs() ** power if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+        with torch.no_grad():
+            out = node.target(*torch.fx.node.map_aggregate(args, to), **torch.fx.node.map_aggregate(kwargs, to))
+        return out.detach().cpu().numpy()
+
     value = node.meta.get("val")
     dtype = str(value.dtype).replace("torch.", "") if isinstance(value, torch.Tensor) else "float32"
-    return summation_bound(magnitudes.detach().cpu().numpy(), terms, dtype)
+    return summation_bound(on(1), terms, dtype, result.detach().cpu().numpy(), on(2), is_mean(target))
 
 
 def _narrow_sum(torch, node) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from ...base.errors import first_line
-from ..summation import magnitudes_of, onnx_terms, rounded, summation_bound
+from ..summation import is_mean, magnitudes_of, onnx_terms, rounded, summation_bound
 
 FLOAT, DOUBLE = 1, 11  # onnx.TensorProto.FLOAT, DOUBLE
 NARROW = (1, 10, 16)  # FLOAT, FLOAT16, BFLOAT16: the float types made float64
@@ -155,9 +155,10 @@ class NodeByNode:
         if terms is None or dtype in ("float16", "bfloat16"):  # a narrow value moves by its own roundings
             return results
         magnitudes = self._node(index, node, magnitudes_of(list(args)))
-        if not magnitudes or np.shape(magnitudes[0]) != np.shape(results[0]):
+        squares = self._node(index, node, magnitudes_of(list(args), 2))
+        if not magnitudes or not squares or np.shape(magnitudes[0]) != np.shape(results[0]):
             return results
-        bound = summation_bound(magnitudes[0], terms, dtype)
+        bound = summation_bound(magnitudes[0], terms, dtype, results[0], squares[0], is_mean(node.op_type))
         return [rounded(np.asarray(results[0], np.float64), bound, rng)] + list(results[1:])
 
     def _node(self, index: int, node, args: Sequence) -> Optional[list]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..summation import magnitudes_of, onnx_terms, summation_bound
+from ..summation import is_mean, magnitudes_of, onnx_terms, summation_bound
 from .runtimes import Framework, FrameworkError, InputsRefused, first_line, is_narrow_float, moved, note_list
 
 if TYPE_CHECKING:  # imported where used
@@ -156,11 +156,14 @@ class OnnxRuntime(Framework):
         node = self._node_of(key)
         values = [widen(v) for v in self._node_values(node, args, inputs)]
         at = list(node.output).index(key)
-        terms = onnx_terms(node, values, run_alone(self._model, node, values)[at])
+        value = run_alone(self._model, node, values)[at]
+        terms = onnx_terms(node, values, value)
         if terms is None:
             return None
         magnitudes = run_alone(self._model, node, magnitudes_of(values))[at]
-        return summation_bound(magnitudes, terms, self._value_dtypes().get(key, "float32"))
+        squares = run_alone(self._model, node, magnitudes_of(values, 2))[at]
+        return summation_bound(magnitudes, terms, self._value_dtypes().get(key, "float32"), value, squares,
+                               is_mean(node.op_type))
 
     def _value_dtypes(self) -> dict:
         """{node output: the numpy name of its declared float type}."""
