@@ -169,9 +169,9 @@ class OnnxRuntime(Framework):
         """{node output: the numpy name of its declared float type}."""
         from onnx.helper import tensor_dtype_to_np_dtype
 
-        if self._dtypes is None:
-            self._dtypes = {name: np.dtype(tensor_dtype_to_np_dtype(elem)).name
-                            for name, elem in self._value_types().items() if elem in _FLOAT_TYPES and elem != 16}
+        if self._dtypes is None:  # numpy has no bfloat16 of its own: ONNX's BFLOAT16 (16) is named here
+            self._dtypes = {name: "bfloat16" if elem == 16 else np.dtype(tensor_dtype_to_np_dtype(elem)).name
+                            for name, elem in self._value_types().items() if elem in _FLOAT_TYPES}
         return self._dtypes
 
     def _integer_inputs(self, inputs) -> bool:
