@@ -24,6 +24,16 @@ DEMO = os.path.join(ROOT, "examples", "mlp", "mlp.onnx")
 PIPELINE = "ToMixedPrecision,zero"  # zero's FoldConstant builds constant subgraphs inside itself
 
 
+@pytest.fixture(autouse=True)
+def _sigint_delivered():
+    """Each test here sends SIGINT to its own process. A process started with SIGINT ignored (under
+    nohup, or as a background job of a shell without job control) keeps it ignored in numguard, as it
+    should; here Python's own handler is put back for the test's length, as a terminal would have it."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 @tvm.instrument.pass_instrument
 class _InsideFoldConstant:
     """Calls ``act()`` in the first TIR pass that runs inside FoldConstant."""

@@ -95,3 +95,54 @@ def test_a_plain_loops_one_way_roundings_over_near_equal_terms_are_allowed():
     cancelling = (wide * rng.choice([-1.0, 1.0], wide.shape)).sum(axis=1)
     random_signs = summation_bound(exact, n, "float32")
     assert np.array_equal(summation_bound(exact, n, "float32", cancelling, squares), random_signs)
+
+
+def test_a_full_reduction_and_an_integer_sum_in_the_moved_truth():
+    """A sum to a scalar (x.sum()) moves like any other (a 0-d value stays an array); an integer sum is exact
+    and never moves: an all-ones mask summed over 8192 positions is 8192 in every run."""
+    import torch
+
+    from tvm_numguard.judge.framework.fx_truth import float64_interpreter
+
+    class Sums(torch.nn.Module):
+        def forward(self, x, mask):
+            return x.sum(), mask.sum(dim=1)
+
+    program = torch.export.export(Sums(), (torch.rand(64, 8192), torch.ones(2, 8192, dtype=torch.int64)))
+    x, mask = torch.rand(64, 8192, dtype=torch.float64), torch.ones(2, 8192, dtype=torch.int64)
+    total, count = float64_interpreter(program.module(), rng=np.random.default_rng(0)).run(x, mask)
+    assert total.dim() == 0 and total.dtype == torch.float64
+    assert 0 < abs(float(total) - float(x.sum())) <= 2 * np.sqrt(x.numel()) * 2.0 ** -24 * float(x.sum())
+    assert count.dtype == torch.int64 and count.tolist() == [8192, 8192]
+
+
+def test_an_onnx_integer_sum_stays_exact_and_a_sum_of_unknown_float_is_not_moved():
+    from tvm_numguard.judge.framework.onnx_truth import NodeByNode
+
+    nodes = [helper.make_node("ReduceSum", ["mask", "axes"], ["n"], keepdims=0),
+             helper.make_node("Sub", ["n", "one"], ["out"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("mask", TensorProto.INT64, [2, 64])],
+                              [helper.make_tensor_value_info("out", TensorProto.INT64, [2])],
+                              [numpy_helper.from_array(np.array([1], np.int64), "axes"),
+                               numpy_helper.from_array(np.array(1, np.int64), "one")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rng = np.random.default_rng(0)
+    out, = NodeByNode(model).outputs({"mask": np.ones((2, 64), np.int64)}, sums=(rng, {"n": "float32"}))
+    assert out.tolist() == [63, 63]
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                              [numpy_helper.from_array(np.array([1], np.int64), "axes")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.random.default_rng(1).uniform(0, 1, (2, 64))
+    unknown, = NodeByNode(model).outputs({"x": x}, sums=(rng, {}))
+    known, = NodeByNode(model).outputs({"x": x}, sums=(rng, {"y": "float32"}))
+    exact = x.sum(axis=1)
+    assert np.allclose(unknown, exact, rtol=1e-13, atol=0) and not np.allclose(known, exact, rtol=1e-13, atol=0)
+
+
+def test_a_grouped_transposed_convolution_reads_its_own_groups_channels():
+    depthwise = [np.zeros((1, 8, 5, 5)), np.zeros((8, 1, 3, 3)), None, [1, 1], [0, 0], [1, 1], True, [0, 0], 8]
+    assert aten_terms("aten.convolution.default", depthwise, None) == 9
+    plain = [np.zeros((1, 8, 5, 5)), np.zeros((8, 4, 3, 3)), None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1]
+    assert aten_terms("aten.convolution.default", plain, None) == 72

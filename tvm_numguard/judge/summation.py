@@ -60,12 +60,14 @@ def summation_bound(magnitudes, terms: int, dtype, value=None, squares=None, mea
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         spread = np.sqrt(np.maximum((squares if mean else n * squares) / value ** 2 - 1.0, 0.0))
     one_way = np.isfinite(spread) & (spread < ONE_WAY_SPREAD * n * u)
-    return bound + np.where(one_way, u * n / 2.0 * value, 0.0)
+    return bound + np.where(one_way, min(u * n / 2.0, 1.0) * value, 0.0)
 
 
 def rounded(value: np.ndarray, bound: np.ndarray, rng) -> np.ndarray:
-    """``value`` (float64) moved by a random share of ``bound`` per element, either way."""
-    return value + np.asarray(bound, dtype=np.float64) * rng.uniform(-1.0, 1.0, size=np.shape(value))
+    """``value`` (float64) moved by a random share of ``bound`` per element, either way (an array, 0-d
+    included)."""
+    return np.asarray(value + np.asarray(bound, dtype=np.float64) * rng.uniform(-1.0, 1.0, size=np.shape(value)),
+                      dtype=np.float64)
 
 
 def _size(value) -> int:
@@ -98,7 +100,10 @@ def aten_terms(target: str, args: Sequence, result) -> Optional[int]:
         shape = np.shape(weight)
         if len(shape) < 2:
             return None
-        per_output = _size(weight) // max(shape[1] if transposed else shape[0], 1)
+        # a transposed weight is [C_in, C_out/groups, k...]: each output reads C_in/groups channels
+        groups = int(args[8]) if transposed and len(args) > 8 else 1
+        per_output = ((shape[0] // max(groups, 1)) * int(np.prod(shape[2:])) if transposed
+                      else _size(weight) // max(shape[0], 1))
         return per_output + int(len(args) > 2 and args[2] is not None)
     if target in _ATEN_REDUCES:
         return _per_output(args[0], result)
@@ -107,6 +112,7 @@ def aten_terms(target: str, args: Sequence, result) -> Optional[int]:
 
 # -- ONNX ---------------------------------------------------------------------------------------------
 _ONNX_REDUCES = {"ReduceSum", "ReduceMean"}
+SUMMING_ONNX_OPS = frozenset({"MatMul", "Gemm", "Conv"} | _ONNX_REDUCES)
 
 
 def onnx_terms(node, args: Sequence, result) -> Optional[int]:
@@ -154,4 +160,5 @@ def is_mean(op: str) -> bool:
     return op in ("aten.mean.dim", "aten.mean.default", "ReduceMean", "relax.mean")
 
 
-__all__ = ["aten_terms", "is_mean", "magnitudes_of", "onnx_terms", "relax_terms", "rounded", "summation_bound"]
+__all__ = ["SUMMING_ONNX_OPS", "aten_terms", "is_mean", "magnitudes_of", "onnx_terms", "relax_terms", "rounded",
+           "summation_bound"]

@@ -69,7 +69,7 @@ def float64_interpreter(module, move=None, rng=None):
                 args, kwargs = self.fetch_args_kwargs_from_env(node)
                 bound = sum_bound(torch, node, args, kwargs, result)
                 if bound is not None:
-                    result = result + torch.from_numpy(rounded(np.zeros(bound.shape), bound, rng)).to(result.dtype)
+                    result = result + torch.as_tensor(rounded(np.zeros(bound.shape), bound, rng)).to(result.dtype)
             return result
 
         def _computed(self, node):
@@ -95,19 +95,24 @@ def sum_bound(torch, node, args, kwargs, result) -> Optional[np.ndarray]:
     """The summation bound of ``node`` (an ATen call, ``args`` its arguments) where it sums, else None:
     the call on its arguments' magnitudes and on their squares, in float64 (``summation_bound``)."""
     target = str(node.target)
+    declared = node.meta.get("val")
+    # a float sum the program declares: an integer one is exact, and one of no known float is not excused
+    if not (isinstance(declared, torch.Tensor) and declared.is_floating_point() and result.is_floating_point()):
+        return None
     terms = aten_terms(target, args, result)
     if terms is None:
         return None
 
     def on(power: int):
         def to(v):
+            if isinstance(v, float):  # alpha, beta: a negative one would cancel the magnitudes
+                return abs(v) ** power
             return v.to(torch.float64).abs() ** power if isinstance(v, torch.Tensor) and v.is_floating_point() else v
         with torch.no_grad():
             out = node.target(*torch.fx.node.map_aggregate(args, to), **torch.fx.node.map_aggregate(kwargs, to))
         return out.detach().cpu().numpy()
 
-    value = node.meta.get("val")
-    dtype = str(value.dtype).replace("torch.", "") if isinstance(value, torch.Tensor) else "float32"
+    dtype = str(declared.dtype).replace("torch.", "")
     return summation_bound(on(1), terms, dtype, result.detach().cpu().numpy(), on(2), is_mean(target))
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..summation import is_mean, magnitudes_of, onnx_terms, summation_bound
+from ..summation import SUMMING_ONNX_OPS, is_mean, magnitudes_of, onnx_terms, summation_bound
 from .runtimes import Framework, FrameworkError, InputsRefused, first_line, is_narrow_float, moved, note_list
 
 if TYPE_CHECKING:  # imported where used
@@ -154,6 +154,9 @@ class OnnxRuntime(Framework):
         from .onnx_truth import run_alone, widen
 
         node = self._node_of(key)
+        dtype = self._value_dtypes().get(key)
+        if dtype not in ("float32", "float64") or node.op_type not in SUMMING_ONNX_OPS:
+            return None  # no float sum, or one of no known float: nothing excused
         values = [widen(v) for v in self._node_values(node, args, inputs)]
         at = list(node.output).index(key)
         value = run_alone(self._model, node, values)[at]
@@ -162,8 +165,7 @@ class OnnxRuntime(Framework):
             return None
         magnitudes = run_alone(self._model, node, magnitudes_of(values))[at]
         squares = run_alone(self._model, node, magnitudes_of(values, 2))[at]
-        return summation_bound(magnitudes, terms, self._value_dtypes().get(key, "float32"), value, squares,
-                               is_mean(node.op_type))
+        return summation_bound(magnitudes, terms, dtype, value, squares, is_mean(node.op_type))
 
     def _value_dtypes(self) -> dict:
         """{node output: the numpy name of its declared float type}."""
