@@ -146,3 +146,22 @@ def test_a_grouped_transposed_convolution_reads_its_own_groups_channels():
     assert aten_terms("aten.convolution.default", depthwise, None) == 9
     plain = [np.zeros((1, 8, 5, 5)), np.zeros((8, 4, 3, 3)), None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1]
     assert aten_terms("aten.convolution.default", plain, None) == 72
+
+
+@pytest.mark.parametrize("make, key", [(_onnx_model, "y"), (_torch_model, "mm")], ids=["onnx", "pt2"])
+def test_a_node_judged_alone_is_allowed_its_sums_bound(tmp_path, make, key):
+    """What the local node judge adds to a matmul's conditioning: the bound of its 3072 terms on the node's own
+    arguments (from its float64 value, as the judge already has it); an elementwise node has none."""
+    from tvm_numguard.judge.framework import open_framework
+
+    framework = open_framework(make(tmp_path), ["x"])
+    x = np.random.default_rng(0).uniform(0, 1, (16, N)).astype(np.float32)
+    # the input, and the weight as the node reads it ([N, 96]: the torch program's mm reads its transpose)
+    first, second = framework.node_arguments(key)
+    args = {first: x, second: _halves_weight()}
+    value = framework.run_node(key, args, {"x": x}, double=True)
+    bound = framework.node_summation_bound(key, args, {"x": x}, value)
+    magnitudes = np.abs(x.astype(np.float64)) @ np.abs(_halves_weight().astype(np.float64))
+    assert bound.shape == value.shape == (16, 96)
+    assert np.allclose(bound, summation_bound(magnitudes, N, "float32", value, (x.astype(np.float64) ** 2)
+                                              @ (_halves_weight().astype(np.float64) ** 2)))

@@ -84,6 +84,7 @@ _ATEN_PRODUCTS = {"aten.mm.default": 0, "aten.bmm.default": 0, "aten.matmul.defa
 _ATEN_CONVOLUTIONS = {"aten.convolution.default", "aten.conv1d.default", "aten.conv2d.default",
                       "aten.conv3d.default"}
 _ATEN_REDUCES = {"aten.sum.dim_IntList", "aten.sum.default", "aten.mean.dim", "aten.mean.default"}
+SUMMING_ATEN_OPS = frozenset(_ATEN_PRODUCTS.keys() | _ATEN_CONVOLUTIONS | _ATEN_REDUCES)
 
 
 def aten_terms(target: str, args: Sequence, result) -> Optional[int]:
@@ -160,5 +161,5 @@ def is_mean(op: str) -> bool:
     return op in ("aten.mean.dim", "aten.mean.default", "ReduceMean", "relax.mean")
 
 
-__all__ = ["SUMMING_ONNX_OPS", "aten_terms", "is_mean", "magnitudes_of", "onnx_terms", "relax_terms", "rounded",
-           "summation_bound"]
+__all__ = ["SUMMING_ATEN_OPS", "SUMMING_ONNX_OPS", "aten_terms", "is_mean", "magnitudes_of", "onnx_terms",
+           "relax_terms", "rounded", "summation_bound"]

@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..summation import SUMMING_ATEN_OPS
 from .runtimes import Framework, FrameworkError, first_line, is_narrow_float, moved, note_list
 
 
@@ -160,16 +161,16 @@ class TorchEager(Framework):
         first = result[0] if isinstance(result, (tuple, list)) else result
         return first.detach().cpu().numpy()
 
-    def node_summation_bound(self, key, args, inputs):
+    def node_summation_bound(self, key, args, inputs, value):
         import torch
 
         from .fx_truth import sum_bound
 
         node = self._node(key)
+        if str(node.target) not in SUMMING_ATEN_OPS:
+            return None
         call_args, call_kwargs = self._call_arguments(node, args, inputs, double=True)
-        with torch.no_grad():
-            result = node.target(*call_args, **call_kwargs)
-        return sum_bound(torch, node, call_args, call_kwargs, result) if isinstance(result, torch.Tensor) else None
+        return sum_bound(torch, node, call_args, call_kwargs, torch.as_tensor(np.asarray(value, np.float64)))
 
     def _call_arguments(self, node, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
                         double: bool) -> tuple:

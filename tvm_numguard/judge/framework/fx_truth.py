@@ -21,7 +21,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..summation import aten_terms, is_mean, rounded, summation_bound
+from ..summation import SUMMING_ATEN_OPS, aten_terms, is_mean, rounded, summation_bound
 
 
 def _floating(torch, dtype) -> bool:
@@ -64,12 +64,13 @@ def float64_interpreter(module, move=None, rng=None):
             result = self._computed(node)
             if move is not None and node.op == "call_function" and declared_narrow(node):
                 result = move(result)
-            if (rng is not None and node.op == "call_function" and isinstance(result, torch.Tensor)
-                    and not _narrow_sum(torch, node)):
+            # a float32/float64 sum moves within its summation bound; a narrow one moved by its own roundings above
+            if (rng is not None and node.op == "call_function" and str(node.target) in SUMMING_ATEN_OPS
+                    and isinstance(result, torch.Tensor) and not declared_narrow(node)):
                 args, kwargs = self.fetch_args_kwargs_from_env(node)
                 bound = sum_bound(torch, node, args, kwargs, result)
                 if bound is not None:
-                    result = result + torch.as_tensor(rounded(np.zeros(bound.shape), bound, rng)).to(result.dtype)
+                    result = torch.as_tensor(rounded(result.detach().cpu().numpy(), bound, rng)).to(result.dtype)
             return result
 
         def _computed(self, node):
@@ -114,13 +115,6 @@ def sum_bound(torch, node, args, kwargs, result) -> Optional[np.ndarray]:
 
     dtype = str(declared.dtype).replace("torch.", "")
     return summation_bound(on(1), terms, dtype, result.detach().cpu().numpy(), on(2), is_mean(target))
-
-
-def _narrow_sum(torch, node) -> bool:
-    """A sum the program declares in float16 or bfloat16: in the moved truth its value moves by
-    its own float's roundings already, far beyond float32's summation bound."""
-    value = node.meta.get("val")
-    return isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16)
 
 
 def grafted_interpreter(module, grafts: Mapping[str, np.ndarray], recorded: Optional[dict] = None):

@@ -102,11 +102,11 @@ class Framework:
         truth on those values."""
         raise NotImplementedError
 
-    def node_summation_bound(self, key: str, args: Mapping[str, np.ndarray],
-                             inputs: Mapping[str, np.ndarray]) -> Optional[np.ndarray]:
+    def node_summation_bound(self, key: str, args: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+                             value: np.ndarray) -> Optional[np.ndarray]:
         """Where the node computing ``key`` sums (a matmul, a convolution, a reduce): how far an
         honest implementation of it may be off on ``args`` (``judge/summation.py``), per element;
-        None where it does not sum."""
+        ``value``: the node's float64 value there (``run_node(double=True)``'s); None where it does not sum."""
         return None
 
     def float_history(self, inputs: Mapping[str, np.ndarray]) -> tuple:

@@ -84,7 +84,7 @@ def at_fault_alone(located: Located, key: str, mine: np.ndarray, theirs: np.ndar
         truth = np.asarray(run(key, mine_args, located.witness, double=True), np.float64)
         their_truth = np.asarray(run(key, theirs_args, located.witness, double=True), np.float64)
         bound = _conditioning_bound(located, key, mine_args, truth)
-        summed = located.framework.node_summation_bound(key, mine_args, located.witness)
+        summed = located.framework.node_summation_bound(key, mine_args, located.witness, truth)
     except Exception:  # the framework's node on other inputs: any failure proves nothing against TVM
         return False
     if truth.shape != mine.shape or their_truth.shape != theirs.shape:
