@@ -180,6 +180,33 @@ def _matmul_meaning():
     return OpMeaning("relax.matmul", MEANINGS["relax.matmul"], None)
 
 
+def test_a_transposed_convolution_kernel_that_drops_one_of_2048_channels_is_at_fault():
+    """An upsampling's kernel that skips its last input channel (0.01 to 0.04 of every element) is at fault at
+    every element though its 8192 terms each are allowed their sum's bound (4e-4 here); PyTorch's own float32
+    kernel, summing in its own order, is not."""
+    import torch
+    import torch.nn.functional as F
+    from types import SimpleNamespace
+
+    from tvm_numguard.judge.components.meaning import MEANINGS, OpMeaning
+    from tvm_numguard.judge.components.rule import fault_of, honest_bound
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (1, 2048, 4, 4)).astype(np.float32)
+    w = (rng.uniform(-1, 1, (2048, 4, 4, 4)) * 0.02).astype(np.float32)
+    x[:, -1], w[-1] = 0.5, 0.02
+    attrs = SimpleNamespace(strides=[2, 2], padding=[1, 1, 1, 1], output_padding=[0, 0], dilation=[1, 1], groups=1,
+                            data_layout="NCHW", kernel_layout="IOHW")
+    meaning = OpMeaning("relax.nn.conv2d_transpose", MEANINGS["relax.nn.conv2d_transpose"], attrs)
+
+    def up(a, b):
+        return F.conv_transpose2d(torch.from_numpy(a), torch.from_numpy(b), stride=2, padding=1).numpy()
+    truth, honest, dropped = up(x.astype(np.float64), w.astype(np.float64)), up(x, w), up(x[:, :-1], w[:-1])
+    bound = honest_bound(meaning, [x.astype(np.float64), w.astype(np.float64)], truth, "float32")
+    assert fault_of(honest, dropped, truth, Tolerance(), bound).elements == dropped.size
+    assert fault_of(honest, honest, truth, Tolerance(), bound).elements == 0
+
+
 def test_a_matmul_kernel_that_drops_one_term_of_4096_is_at_fault():
     """An off-by-one in a reduction's loop (the last of 4096 terms dropped, 0.02 of a sum near 1000) is at
     fault at every element: the summation bound allows 2 * sqrt(n) * u of the terms' magnitudes (0.008 here);

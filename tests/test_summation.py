@@ -3,6 +3,8 @@ fault of TVM's where the framework's blocked kernel is closer by luck; a sum tha
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -146,6 +148,82 @@ def test_a_grouped_transposed_convolution_reads_its_own_groups_channels():
     assert aten_terms("aten.convolution.default", depthwise, None) == 9
     plain = [np.zeros((1, 8, 5, 5)), np.zeros((8, 4, 3, 3)), None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1]
     assert aten_terms("aten.convolution.default", plain, None) == 72
+
+
+def test_a_transposed_convolution_sums_the_taps_that_land_on_an_element():
+    """A stride-2 upsampling with a 4x4 kernel puts 2x2 of its taps on each output element (TOPI's kernel adds
+    the other 12 as exact zeros); a dilation sharing no factor with the stride lands them all in turn."""
+    x, w = np.zeros((1, 1024, 8, 8)), np.zeros((1024, 64, 4, 4))
+    aten = [x, w, None, [2, 2], [1, 1], [1, 1], True, [0, 0], 1]
+    assert aten_terms("aten.convolution.default", aten, None) == 1024 * 4
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1], group=2)
+    assert onnx_terms(node, [x, w, np.zeros(128)], None) == 512 * 4 + 1  # the bias is one more term
+    attrs = SimpleNamespace(strides=[3], dilation=[2], groups=1, kernel_layout="IOW")
+    assert relax_terms("relax.nn.conv1d_transpose", [np.zeros((1, 16, 9)), np.zeros((16, 8, 6))], None, attrs) == 32
+    dilated = SimpleNamespace(strides=[2], dilation=[3], groups=1, kernel_layout="IOW")
+    assert relax_terms("relax.nn.conv1d_transpose", [np.zeros((1, 16, 9)), np.zeros((16, 8, 6))], None, dilated) == 48
+    other = SimpleNamespace(strides=[2], dilation=[1], groups=1, kernel_layout="OIW")  # a layout not told
+    assert relax_terms("relax.nn.conv1d_transpose", [np.zeros((1, 16, 9)), np.zeros((16, 8, 6))], None, other) is None
+
+
+def _upsampling_weight(channels: int) -> np.ndarray:
+    """[channels, 4, 4, 4] ConvTranspose weights, positive for the first half of the input channels and
+    negative for the second: a plain loop over the channels rounds large partial sums that cancel."""
+    rng = np.random.default_rng(0)
+    half = (channels // 2, 4, 4, 4)
+    return (np.concatenate([np.abs(rng.normal(size=half)), -np.abs(rng.normal(size=half))]) * 0.02).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", ["onnx", "pt2"])
+def test_a_plain_loop_over_a_wide_transposed_convolution_is_no_import_fault(tmp_path, kind):
+    """A decoder's upsampling from 2048 channels sums 8192 terms per element. Without counting transposed
+    convolutions as sums this was LEGALIZATION of relax.nn.conv2d_transpose (TOPI's stock kernel, honest) in
+    both frontends: ONNX's moved truth did not move ConvTranspose, and no kernel was allowed its sum's bound."""
+    import torch
+
+    up = torch.nn.ConvTranspose2d(2048, 4, 4, stride=2, padding=1, bias=False)
+    with torch.no_grad():
+        up.weight.copy_(torch.from_numpy(_upsampling_weight(2048)))
+    x, path = torch.rand(1, 2048, 4, 4), str(tmp_path / f"up.{kind}")
+    if kind == "onnx":
+        torch.onnx.export(up.eval(), (x,), path, input_names=["x"], opset_version=17, dynamo=False)
+    else:
+        torch.export.save(torch.export.export(up.eval(), (x,)), path)
+    report = ng.bisect(path, ng.CompileConfig(pipeline="zero"), ng.Options(low=0.0, high=1.0, budget="20", seed=0),
+                       workers=Workers(jobs=0))
+    imports = report.imports
+    assert imports.verdict in ("agrees", "benign") and not report.violation, imports.reason
+    assert imports.placement is None or not imports.placement.at_fault, imports.placement
+
+
+_TRANSPOSED = [((1, 8, 5, 5), (8, 3, 3, 3), dict(strides=[2, 2], pads=[1, 1, 1, 1])),
+               ((2, 8, 5, 6), (8, 2, 3, 2), dict(strides=[2, 3], pads=[1, 0, 0, 1], group=2, output_padding=[1, 1])),
+               ((1, 4, 7), (4, 3, 4), dict(strides=[3], dilations=[2], pads=[2, 1])),
+               ((1, 6, 3, 3, 3), (6, 2, 2, 2, 2), dict(strides=[2, 1, 2], group=3)),
+               ((1, 4, 5, 5), (4, 4, 3, 3), dict(dilations=[2, 2], pads=[0, 1, 2, 0]))]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, attrs", _TRANSPOSED)
+def test_the_truths_conv_transpose_is_the_operators_definition(x_shape, w_shape, attrs):
+    """numpy's ConvTranspose in the ONNX truth (onnx.reference's is slow, and fails on groups) against
+    PyTorch's, its pads cropped from the full output and its output_padding zeros added at the end."""
+    import torch
+    import torch.nn.functional as F
+
+    from tvm_numguard.judge.framework.onnx_truth import conv_transpose
+
+    axes, groups = len(x_shape) - 2, attrs.get("group", 1)
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[1] * groups)
+    got = conv_transpose(helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs), [x, w, b])
+    fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[axes - 1]
+    full = fn(torch.from_numpy(x), torch.from_numpy(w), None, stride=attrs.get("strides", 1),
+              dilation=attrs.get("dilations", 1), groups=groups).numpy()
+    full = np.pad(full, [(0, 0), (0, 0)] + [(0, e) for e in attrs.get("output_padding", [0] * axes)])
+    pads = attrs.get("pads", [0] * 2 * axes)
+    want = full[(slice(None), slice(None), *(slice(pads[i], full.shape[2 + i] - pads[axes + i]) for i in range(axes)))]
+    want = want + b.reshape(1, -1, *[1] * axes)
+    assert got.shape == want.shape and np.allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("make, key", [(_onnx_model, "y"), (_torch_model, "mm")], ids=["onnx", "pt2"])

@@ -30,7 +30,7 @@ moves by its own float's roundings there already, far beyond it.
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -78,6 +78,29 @@ def _per_output(reduced, result) -> Optional[int]:
     return max(_size(reduced) // max(_size(result), 1), 1) if _size(reduced) else None
 
 
+def transposed_terms(weight_shape: Sequence[int], groups: int, strides, dilations) -> int:
+    """Terms per output element of a transposed convolution whose weight is ``[C_in, C_out/groups,
+    k...]``: C_in/groups channels, each over the taps that land on the element. A kernel that
+    dilates its input by the strides (TOPI's ``conv2d_transpose_nchw``) adds zeros between them,
+    exactly; along an axis of ``k`` taps, stride ``s`` and dilation ``d``, at most ``ceil(k / (s /
+    gcd(s, d)))`` taps land on one element."""
+    spatial = [int(k) for k in weight_shape[2:]]
+    strides, dilations = _per_axis(strides, len(spatial)), _per_axis(dilations, len(spatial))
+    taps = 1
+    for k, s, d in zip(spatial, strides, dilations):
+        period = max(s, 1) // math.gcd(max(s, 1), max(d, 1))
+        taps *= -(-k // period)
+    return (int(weight_shape[0]) // max(int(groups), 1)) * taps
+
+
+def _per_axis(value, axes: int) -> list:
+    """A convolution's per-axis attribute (one number for all, or one per axis; None or empty: 1)."""
+    values = [int(v) for v in np.ravel(value)] if value is not None else []
+    if not values:
+        return [1] * axes
+    return values * axes if len(values) == 1 else values[:axes] + [1] * (axes - len(values))
+
+
 # -- ATen (a torch program, decomposed) -------------------------------------------------------------
 _ATEN_PRODUCTS = {"aten.mm.default": 0, "aten.bmm.default": 0, "aten.matmul.default": 0,
                   "aten.addmm.default": 1, "aten.baddbmm.default": 1, "aten.linear.default": 0}
@@ -101,10 +124,12 @@ def aten_terms(target: str, args: Sequence, result) -> Optional[int]:
         shape = np.shape(weight)
         if len(shape) < 2:
             return None
-        # a transposed weight is [C_in, C_out/groups, k...]: each output reads C_in/groups channels
-        groups = int(args[8]) if transposed and len(args) > 8 else 1
-        per_output = ((shape[0] // max(groups, 1)) * int(np.prod(shape[2:])) if transposed
-                      else _size(weight) // max(shape[0], 1))
+        if transposed:  # stride, padding, dilation, transposed, output_padding, groups follow the bias
+            groups = int(args[8]) if len(args) > 8 else 1
+            per_output = transposed_terms(shape, groups, args[3] if len(args) > 3 else 1,
+                                          args[5] if len(args) > 5 else 1)
+        else:
+            per_output = _size(weight) // max(shape[0], 1)
         return per_output + int(len(args) > 2 and args[2] is not None)
     if target in _ATEN_REDUCES:
         return _per_output(args[0], result)
@@ -113,7 +138,7 @@ def aten_terms(target: str, args: Sequence, result) -> Optional[int]:
 
 # -- ONNX ---------------------------------------------------------------------------------------------
 _ONNX_REDUCES = {"ReduceSum", "ReduceMean"}
-SUMMING_ONNX_OPS = frozenset({"MatMul", "Gemm", "Conv"} | _ONNX_REDUCES)
+SUMMING_ONNX_OPS = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose"} | _ONNX_REDUCES)
 
 
 def onnx_terms(node, args: Sequence, result) -> Optional[int]:
@@ -125,20 +150,33 @@ def onnx_terms(node, args: Sequence, result) -> Optional[int]:
         return int(reduced) + int(op_type == "Gemm" and len(args) > 2 and args[2] is not None)
     if op_type == "Conv" and len(args) >= 2 and np.ndim(args[1]) >= 2:
         return _size(args[1]) // max(np.shape(args[1])[0], 1) + int(len(args) > 2 and args[2] is not None)
+    if op_type == "ConvTranspose" and len(args) >= 2 and np.ndim(args[1]) >= 2:
+        from onnx.helper import get_attribute_value
+
+        attrs: dict[str, Any] = {a.name: get_attribute_value(a) for a in node.attribute}
+        return (transposed_terms(np.shape(args[1]), int(attrs.get("group") or 1), attrs.get("strides"),
+                                 attrs.get("dilations")) + int(len(args) > 2 and args[2] is not None))
     if op_type in _ONNX_REDUCES:
         return _per_output(args[0], result)
     return None
 
 
 # -- Relax ----------------------------------------------------------------------------------------------
-def relax_terms(op: str, values: Sequence, result) -> Optional[int]:
-    """Terms per element of the Relax operator ``op`` on ``values``."""
+def relax_terms(op: str, values: Sequence, result, attrs=None) -> Optional[int]:
+    """Terms per element of the Relax operator ``op`` on ``values`` (``attrs``: the call's
+    attributes as Python values, ``components.meaning.Attrs``; a transposed convolution needs them)."""
     if op == "relax.matmul" and len(values) >= 2 and np.ndim(values[0]) >= 1:
         return int(np.shape(values[0])[-1])
     if op in ("relax.nn.conv1d", "relax.nn.conv2d", "relax.nn.conv3d") and len(values) >= 2:
         shape = np.shape(values[1])
         # the kernel's layout starts with its output channels (OIW, OIHW, OIDHW: TVM's defaults)
         return _size(values[1]) // max(shape[0], 1) if len(shape) >= 2 else None
+    if op in ("relax.nn.conv1d_transpose", "relax.nn.conv2d_transpose") and len(values) >= 2 and attrs is not None:
+        shape = np.shape(values[1])
+        # the kernel's layout starts with its input channels (IOW, IOHW: TVM's defaults); another is not told
+        if len(shape) < 2 or not str(attrs.kernel_layout or "IO").startswith("IO"):
+            return None
+        return transposed_terms(shape, int(attrs.groups or 1), attrs.strides, attrs.dilation)
     if op in ("relax.sum", "relax.mean"):
         return _per_output(values[0], result)
     return None
@@ -162,4 +200,4 @@ def is_mean(op: str) -> bool:
 
 
 __all__ = ["SUMMING_ATEN_OPS", "SUMMING_ONNX_OPS", "aten_terms", "is_mean", "magnitudes_of", "onnx_terms",
-           "relax_terms", "rounded", "summation_bound"]
+           "relax_terms", "rounded", "summation_bound", "transposed_terms"]

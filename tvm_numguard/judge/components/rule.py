@@ -21,6 +21,7 @@ from ...base.tolerance import Tolerance
 from ..framework.runtimes import moved
 from ..elements import CONDITIONING_RUNS, conditioning_scale, judge_elements, conditioning_bound
 from ..summation import is_mean, magnitudes_of, relax_terms, summation_bound
+from .meaning import Attrs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +90,7 @@ def honest_bound(meaning, values: Sequence, truth: np.ndarray, dtype: str) -> Op
     if meaning.exact:
         return None
     bound = _conditioning_bound_over(lambda v: meaning.evaluate(v), values, truth, dtype)
-    terms = relax_terms(meaning.op, values, truth)
+    terms = relax_terms(meaning.op, values, truth, Attrs(meaning.attrs))
     if terms is None:
         return bound
     magnitudes, squares = (_first_of(meaning.evaluate(magnitudes_of(list(values), power))) for power in (1, 2))
