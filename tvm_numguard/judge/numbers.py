@@ -41,6 +41,10 @@ SUMMATION_LAMBDA = 2.0
 # (summation.py): every sum past the first part that 32 rows of n = 16384..262144 values in [lo, 1] gave had a spread
 # of at most 1.95 n*u
 ONE_WAY_SPREAD = 4.0
+# a reduction over inputs is also allowed PLAIN_LOOP_MARGIN times the error of a plain float32 loop in index order on
+# its own terms (summation.py: plain_loop_error): the loop a kernel runs rounds terms the float64 ones do not; a stock
+# layer_norm over 4096 inputs at 0 and 1 was 1.02 times past that loop's measured error alone
+PLAIN_LOOP_MARGIN = 2.0
 
 # -- components/: which part of TVM is at fault ----------------------------------------------------------
 # differing nodes placed before the rest is left unplaced (each costs a few small kernel builds)
@@ -108,6 +112,10 @@ NUMBERS = (
                 "terms whose coefficient of variation is under this many n * u are added one way by a plain loop's "
                 "roundings, and allowed u * n/2 of their sum: every sum past the random-sign part had at most 1.95",
                 "tests/test_summation.py::test_a_plain_loops_one_way_roundings_over_near_equal_terms_are_allowed"),
+    JudgeNumber("PLAIN_LOOP_MARGIN", PLAIN_LOOP_MARGIN,
+                "a reduction over inputs is allowed this many times a plain float32 loop's error on its own terms: "
+                "a stock layer_norm over 4096 inputs at 0 and 1 was 1.02 times past the loop's error alone",
+                "tests/test_summation.py::test_a_normalizations_plain_loop_over_two_valued_inputs_is_no_fault"),
     JudgeNumber("PLACED_NODES", PLACED_NODES,
                 "differing nodes placed in a component before the rest is left unplaced (each costs a few small "
                 "kernel builds)",
@@ -156,4 +164,5 @@ def markdown_table() -> str:
 
 __all__ = ["CONDITIONING_ROUNDINGS", "CONDITIONING_RUNS", "FRESH_INPUTS", "JudgeNumber", "K", "LOCAL_NODES",
            "MAX_FLIPS", "MAX_ROUNDS", "MOVED_BY", "MOVED_ROUNDS", "NUMBERS", "OWN_SCALE_ULPS", "PLACED_NODES",
-           "CONDITIONING_SIGMAS", "ONE_WAY_SPREAD", "SUMMATION_LAMBDA", "UNPROVEN_JUMP_SCORE", "markdown_table"]
+           "CONDITIONING_SIGMAS", "ONE_WAY_SPREAD", "PLAIN_LOOP_MARGIN", "SUMMATION_LAMBDA", "UNPROVEN_JUMP_SCORE",
+           "markdown_table"]

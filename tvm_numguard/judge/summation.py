@@ -34,7 +34,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .numbers import ONE_WAY_SPREAD, SUMMATION_LAMBDA
+from .numbers import ONE_WAY_SPREAD, PLAIN_LOOP_MARGIN, SUMMATION_LAMBDA
 
 _UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
 
@@ -182,6 +182,106 @@ def relax_terms(op: str, values: Sequence, result, attrs=None) -> Optional[int]:
     return None
 
 
+def normalization_bound(x: np.ndarray, axes: tuple, epsilon: float, dtype, rms: bool = False) -> np.ndarray:
+    """What an honest normalization of ``x`` (float64) over ``axes`` may be off by per element, before its
+    scale, from its two sums in ``dtype``'s accumulator: the mean's (``summation_bound`` of ``sum(x)``, over
+    n) moves ``x - mean`` and the variance's (of ``sum((x - mean)^2)``, over n) moves the divisor
+    ``s = sqrt(var + epsilon)``: ``d_mean / s + |x - mean| * d_var / (2 s^3)``. ``rms``: no mean, the divisor
+    from ``sum(x^2)``. A two-pass kernel such as TVM's ``layer_norm`` (a plain loop for each sum) is within
+    it; the one-pass ``E[x^2] - E[x]^2`` is not where the mean is large (its cancellation is no rounding of a
+    sum)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    with np.errstate(all="ignore"):
+        mean_error: np.ndarray = np.zeros([1 if a in axes else d for a, d in enumerate(x.shape)])
+        deviation = x
+        if not rms:
+            total = np.sum(x, axis=axes, keepdims=True)
+            mean_error = np.fmax(summation_bound(np.sum(np.abs(x), axis=axes, keepdims=True), n, dtype, total,
+                                                 np.sum(x * x, axis=axes, keepdims=True)),
+                                 plain_loop_error(x, axes, total, dtype)) / n
+            deviation = x - total / n
+        squares = np.sum(deviation * deviation, axis=axes, keepdims=True)
+        var_error = np.fmax(summation_bound(squares, n, dtype, squares,
+                                            np.sum(deviation ** 4, axis=axes, keepdims=True)),
+                            plain_loop_error(deviation * deviation, axes, squares, dtype)) / n
+        spread = np.sqrt(squares / n + epsilon)
+        return mean_error / spread + np.abs(deviation) * var_error / (2.0 * spread ** 3)
+
+
+def plain_loop_error(terms: np.ndarray, axes: tuple, exact: np.ndarray, dtype) -> np.ndarray:
+    """PLAIN_LOOP_MARGIN times how far a plain loop in ``dtype``'s accumulator, adding ``terms`` over
+    ``axes`` one after the other in index order (TVM's stock reduction kernels on llvm), is from ``exact``
+    (their float64 sum, kept dims): one honest order's error, measured. Terms of few distinct values
+    (inputs at a range's ends, 0 and 1) round the same way as the partial sums grow, which the
+    random-sign part does not bound: a stock ``layer_norm`` over 4096 such values was 1.4 times past
+    it. Zero for a float64 accumulator."""
+    if str(dtype) == "float64":
+        return np.zeros(np.shape(exact))
+    moved = np.moveaxis(np.asarray(terms), axes, tuple(range(-len(axes), 0)))
+    flat = moved.reshape(moved.shape[:moved.ndim - len(axes)] + (-1,)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        loop = np.cumsum(flat, axis=-1, dtype=np.float32)[..., -1].astype(np.float64)
+    return PLAIN_LOOP_MARGIN * np.abs(loop.reshape(np.shape(exact)) - exact)
+
+
+def relax_reduction_bound(op: str, values: Sequence, attrs, dtype) -> Optional[np.ndarray]:
+    """What the Relax reduction ``op`` over its first argument may be off by beyond ``relax_terms``'
+    summation bound (``attrs``: its attributes as Python values): a sum's or mean's plain loop error
+    (``plain_loop_error``); a variance's second sum (its summation bound and plain loop error, over n); a
+    normalization's ``normalization_bound`` times its scale's magnitude. None for any other operator."""
+    if attrs is None or not values or not isinstance(values[0], np.ndarray) or values[0].dtype.kind != "f":
+        return None
+    x = np.asarray(values[0], dtype=np.float64)
+    if op in ("relax.sum", "relax.mean"):
+        axes = _axes_of(attrs.axis, x.ndim)
+        total = np.sum(x, axis=axes, keepdims=True)
+        bound = plain_loop_error(x, axes, total, dtype) / (_per_output(x, total) if op == "relax.mean" else 1)
+        return bound if attrs.keepdims else np.squeeze(bound, axis=axes)
+    if op == "relax.variance":
+        axes = _axes_of(attrs.axis, x.ndim)
+        n = int(np.prod([x.shape[a] for a in axes]))
+        with np.errstate(all="ignore"):
+            deviation = x - np.mean(x, axis=axes, keepdims=True)
+            squares = np.sum(deviation * deviation, axis=axes, keepdims=True)
+            fourth = np.sum(deviation ** 4, axis=axes, keepdims=True)
+            bound = np.fmax(summation_bound(squares, n, dtype, squares, fourth),
+                            plain_loop_error(deviation * deviation, axes, squares, dtype)) / n
+            return bound if attrs.keepdims else np.squeeze(bound, axis=axes)
+    if op in ("relax.nn.layer_norm", "relax.nn.rms_norm"):
+        axes = _axes_of(attrs.axes, x.ndim)
+        bound = normalization_bound(x, axes, float(attrs.epsilon), dtype, rms=op == "relax.nn.rms_norm")
+        scale = np.abs(np.asarray(values[1], np.float64)) if len(values) > 1 and attrs.scale is not False else None
+        if scale is not None and np.ndim(scale) == len(axes):
+            shape = [1] * x.ndim
+            for axis, size in zip(axes, np.shape(scale)):
+                shape[axis] = size
+            bound = bound * scale.reshape(shape)
+        return bound
+    if op in ("relax.nn.group_norm", "relax.nn.instance_norm"):
+        channel = int(attrs.channel_axis) % x.ndim
+        if op == "relax.nn.group_norm":
+            if channel != 1:
+                return None
+            grouped = x.reshape((x.shape[0], int(attrs.num_groups), -1))
+            bound = normalization_bound(grouped, (2,), float(attrs.epsilon), dtype).reshape(x.shape)
+        else:
+            bound = normalization_bound(x, _axes_of(attrs.axes, x.ndim), float(attrs.epsilon), dtype)
+        if attrs.scale and len(values) > 1:
+            shape = [1] * x.ndim
+            shape[channel] = x.shape[channel]
+            bound = bound * np.abs(np.asarray(values[1], np.float64)).reshape(shape)
+        return bound
+    return None
+
+
+def _axes_of(axis, ndim: int) -> tuple:
+    """A Relax reduction's axes (None: every axis; one or several, negative ones counted from the end)."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(int(a) % ndim for a in ([axis] if isinstance(axis, int) else axis))
+
+
 def magnitudes_of(values: Sequence, power: int = 1) -> list:
     """Each float array of ``values`` as its absolute value to ``power``, in float64 (anything else as it
     is): a sum's operator on these gives the sum of its terms' magnitudes (``power`` 1) or squares (2)."""
@@ -199,5 +299,6 @@ def is_mean(op: str) -> bool:
     return op in ("aten.mean.dim", "aten.mean.default", "ReduceMean", "relax.mean")
 
 
-__all__ = ["SUMMING_ATEN_OPS", "SUMMING_ONNX_OPS", "aten_terms", "is_mean", "magnitudes_of", "onnx_terms",
-           "relax_terms", "rounded", "summation_bound", "transposed_terms"]
+__all__ = ["SUMMING_ATEN_OPS", "SUMMING_ONNX_OPS", "aten_terms", "is_mean", "magnitudes_of", "normalization_bound",
+           "onnx_terms", "plain_loop_error", "relax_reduction_bound", "relax_terms", "rounded", "summation_bound",
+           "transposed_terms"]

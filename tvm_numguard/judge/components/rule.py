@@ -20,7 +20,7 @@ import numpy as np
 from ...base.tolerance import Tolerance
 from ..framework.runtimes import moved
 from ..elements import CONDITIONING_RUNS, conditioning_scale, judge_elements, conditioning_bound
-from ..summation import is_mean, magnitudes_of, relax_terms, summation_bound
+from ..summation import is_mean, magnitudes_of, relax_reduction_bound, relax_terms, summation_bound
 from .meaning import Attrs
 
 
@@ -90,14 +90,15 @@ def honest_bound(meaning, values: Sequence, truth: np.ndarray, dtype: str) -> Op
     if meaning.exact:
         return None
     bound = _conditioning_bound_over(lambda v: meaning.evaluate(v), values, truth, dtype)
-    terms = relax_terms(meaning.op, values, truth, Attrs(meaning.attrs))
-    if terms is None:
-        return bound
-    magnitudes, squares = (_first_of(meaning.evaluate(magnitudes_of(list(values), power))) for power in (1, 2))
-    if magnitudes.shape != np.shape(truth):
-        return bound
-    summed = summation_bound(magnitudes, terms, dtype, truth, squares, is_mean(meaning.op))
-    return summed if bound is None else np.fmax(bound, summed)
+    attrs = Attrs(meaning.attrs)
+    parts = [bound, relax_reduction_bound(meaning.op, values, attrs, dtype)]  # a reduction's plain loop, a norm's sums
+    terms = relax_terms(meaning.op, values, truth, attrs)
+    if terms is not None:
+        magnitudes, squares = (_first_of(meaning.evaluate(magnitudes_of(list(values), power))) for power in (1, 2))
+        if magnitudes.shape == np.shape(truth):
+            parts.append(summation_bound(magnitudes, terms, dtype, truth, squares, is_mean(meaning.op)))
+    held = [np.asarray(p, dtype=np.float64) for p in parts if p is not None and np.shape(p) == np.shape(truth)]
+    return np.fmax.reduce(held) if held else None
 
 
 def _first_of(value) -> np.ndarray:
