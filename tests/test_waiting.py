@@ -61,3 +61,16 @@ def test_a_heartbeat_past_the_time_limit_goes_through_and_the_next_step_meets_th
         deadline("the next step")
     with pytest.raises(TimeLimitReached, match="a run did not finish \\(stopped in its worker\\)"):
         deadline.stopped("a run")
+
+def test_an_evaluation_is_expected_to_take_as_long_as_the_longest_recent_one():
+    """The search's heartbeat estimated an evaluation by the optimized build's VM call alone: '~0 s was
+    expected' while each input took 1 to 2 s (the reference's run, the framework's, and its float64 truth where
+    they differ, on a 1024-channel upsampling). An evaluation now expects the longest of the last few."""
+    from tvm_numguard.engine.engine import RECENT_EVALUATIONS, evaluation_wait
+
+    what, estimate = evaluation_wait(1, [])
+    assert estimate is None and "VM" in what
+    what, estimate = evaluation_wait(5, [0.2, 1.9, 1.1])
+    assert estimate == 1.9 and what == "input 5: both builds' runs and the framework's"
+    assert evaluation_wait(5, [0.2], framework=False)[0] == "input 5: both builds' runs"
+    assert RECENT_EVALUATIONS >= 3
