@@ -305,3 +305,74 @@ def test_a_normalization_is_allowed_its_sums_rounding_not_a_cancelling_formula(l
     bound = honest_bound(meaning, [x.astype(np.float64), gamma, beta], truth, "float32")
     fault = fault_of(honest, _layer_norm32(x, one_pass), truth, Tolerance(), bound)
     assert (fault.elements > 0) == at_fault, fault
+
+
+def test_a_variance_kernels_two_pass_loop_with_its_own_float32_mean_is_no_fault():
+    """TVM's relax.variance is a plain loop over (x - mean)^2 with the mean its float32 loop gave. Over 131072
+    inputs of 24 distinct values (powers of two, as a search's inputs at its range's ends are) the same loop with
+    the float64 mean's deviations rounds otherwise: TVM was 5 times past twice that loop's error, LEGALIZATION of a
+    stock kernel (a red-team trial's GroupNorm(32, 256) at 128x128 in ONNX). The loop is now emulated as TVM runs
+    it (summation.plain_two_pass_error)."""
+    import tvm
+    from tvm import relax
+    from tvm.script import ir as I, relax as R
+
+    from tvm_numguard.base.tolerance import Tolerance
+    from tvm_numguard.judge.components.meaning import MEANINGS, OpMeaning
+    from tvm_numguard.judge.components.rule import fault_of, honest_bound
+
+    @I.ir_module
+    class Variance:
+        @R.function
+        def main(x: R.Tensor((4, 131072), dtype="float32")) -> R.Tensor((4, 1), dtype="float32"):
+            with R.dataflow():
+                gv: R.Tensor((4, 1), dtype="float32") = R.variance(x, axis=[1], keepdims=True)
+                R.output(gv)
+            return gv
+
+    x = (2.0 ** -np.random.default_rng(3).integers(0, 24, (4, 131072))).astype(np.float32)
+    mine = relax.VirtualMachine(tvm.compile(Variance, "llvm"), tvm.cpu())["main"](tvm.runtime.tensor(x)).numpy()
+    meaning = OpMeaning("relax.variance", MEANINGS["relax.variance"], SimpleNamespace(axis=[1], keepdims=True))
+    truth, honest = meaning.evaluate([x.astype(np.float64)]), meaning.evaluate([x])
+    bound = honest_bound(meaning, [x.astype(np.float64)], truth, "float32")
+    assert np.abs(mine - truth).max() > 1e-6 * np.abs(truth).max()  # a plain loop's error, far from the truth's
+    assert fault_of(honest, mine, truth, Tolerance(), bound).elements == 0
+
+
+def test_a_layer_norm_kernel_with_another_epsilon_is_at_fault_over_offset_inputs():
+    """A layer_norm kernel whose epsilon is 1e-3 for the model's 1e-5, over 65536 inputs in [20, 21] (a red-team
+    trial's). The mean's sum was allowed its one-way part, u * n/2 of the sum: near-equal terms, and divided by
+    the deviation it was 0.14 per element, 350 times what a two-pass kernel is off by, and excused this. A
+    normalization's sums get a plain loop's measured error instead; the honest kernel stays within."""
+    from tvm_numguard.base.tolerance import Tolerance
+    from tvm_numguard.judge.components.rule import fault_of, honest_bound
+
+    x = np.random.default_rng(0).uniform(20, 21, (4, 65536)).astype(np.float32)
+    gamma, beta = np.ones(65536), np.zeros(65536)
+    meaning = _layer_norm_meaning()
+    truth = meaning.evaluate([x.astype(np.float64), gamma, beta])
+    honest = meaning.evaluate([x, gamma.astype(np.float32), beta.astype(np.float32)])
+    bound = honest_bound(meaning, [x.astype(np.float64), gamma, beta], truth, "float32")
+    mean = np.cumsum(x, axis=-1, dtype=np.float32)[:, -1:] / np.float32(65536)
+    var = np.cumsum((x - mean) ** 2, axis=-1, dtype=np.float32)[:, -1:] / np.float32(65536)
+    wrong_epsilon = (x - mean) / np.sqrt(var + np.float32(1e-3))
+    assert fault_of(honest, wrong_epsilon, truth, Tolerance(), bound).elements > 0
+    assert fault_of(honest, _layer_norm32(x), truth, Tolerance(), bound).elements == 0
+
+
+def test_a_mean_kernel_that_drops_its_last_128_of_65536_terms_is_at_fault():
+    """Over 65536 inputs in [20, 21] the one-way part of the mean's bound (u * n/2 of the mean: 0.04) excused a
+    kernel 0.2% off (a red-team trial's). A Relax reduction over its inputs is held to a plain loop's measured
+    error and the random-sign part; TVM's own plain loop stays within."""
+    from tvm_numguard.base.tolerance import Tolerance
+    from tvm_numguard.judge.components.meaning import MEANINGS, OpMeaning
+    from tvm_numguard.judge.components.rule import fault_of, honest_bound
+
+    x = np.random.default_rng(0).uniform(20, 21, (4, 65536)).astype(np.float32)
+    meaning = OpMeaning("relax.mean", MEANINGS["relax.mean"], SimpleNamespace(axis=[1], keepdims=False))
+    truth, honest = meaning.evaluate([x.astype(np.float64)]), meaning.evaluate([x])
+    bound = honest_bound(meaning, [x.astype(np.float64)], truth, "float32")
+    plain = np.cumsum(x, axis=1, dtype=np.float32)[:, -1] / np.float32(65536)
+    dropped = np.cumsum(x[:, :-128], axis=1, dtype=np.float32)[:, -1] / np.float32(65536)
+    assert fault_of(honest, dropped, truth, Tolerance(), bound).elements == 4
+    assert fault_of(honest, plain, truth, Tolerance(), bound).elements == 0
