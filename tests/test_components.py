@@ -453,3 +453,24 @@ def test_stock_tvms_plain_loop_over_a_long_dot_product_is_no_legalization_fault(
     conditioning = _conditioning_bound_over(meaning.evaluate, widened([a, b]), truth, "float32")
     assert fault_of(a @ b, mine, truth, Tolerance(), conditioning).found  # the false alarm it was
     assert not fault_of(a @ b, mine, truth, Tolerance(), honest_bound(meaning, widened([a, b]), truth, "float32")).found
+
+
+def test_a_reductions_script_is_not_cut_to_one_element_of_its_input():
+    """A legalization script cuts an elementwise call's large arguments to the element at fault. A variance
+    keeping its dims has an output of the same rank as its input, and was cut too: the script a red-team trial
+    ran computed the variance of one input (0) beside the 0.0399 the operator means over 131072. Now only an
+    argument of the output's own shape is cut; a reduction's large script is not written."""
+    from tvm import relax
+
+    from tvm_numguard.judge.components.scripts import legalization_script
+
+    builder = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType([1, 2, 5000], "float32"))
+    with builder.function("main", [x]):
+        builder.emit(relax.op.variance(x, axis=[2], keepdims=True))
+        builder.emit_func_output(builder.emit(relax.op.exp(x)))
+    variance, exp = (b.value for b in builder.get()["main"].body.blocks[0].bindings)
+    big = np.random.default_rng(0).uniform(0, 1, (1, 2, 5000)).astype("float32")
+    assert legalization_script(variance, [big], "llvm", {"index": (0, 1, 0), "truth": 0.08}, "variance") is None
+    script = legalization_script(exp, [big], "llvm", {"index": (0, 1, 7), "truth": 1.0}, "exp")
+    assert script is not None and f"np.array([[[{float(big[0, 1, 7])!r}]]]" in script
