@@ -261,7 +261,7 @@ def test_a_normalizations_plain_loop_over_two_valued_inputs_is_no_fault(tmp_path
     """TVM 0.27's layer_norm is two-pass, a plain loop for each sum. The search's inputs at the range's ends
     (0 and 1) make every partial sum round the same way: TVM was off by 1.8e-5 on 1.14, 1.4 times the
     random-sign bound of both sums, and LEGALIZATION of relax.nn.layer_norm in both frontends. The plain
-    loop's own error on the terms (PLAIN_LOOP_MARGIN) now counts; at a margin of 1 it is still at fault."""
+    loop's own error on the terms (PLAIN_LOOP_MARGIN) now counts; at a margin of 0.5 it is at fault again."""
     report = ng.bisect(_layer_norm_model(tmp_path, kind), ng.CompileConfig(pipeline="zero"),
                        ng.Options(low=0.0, high=1.0, budget="10", seed=0), workers=Workers(jobs=0))
     imports = report.imports

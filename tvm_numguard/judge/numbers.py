@@ -42,8 +42,9 @@ SUMMATION_LAMBDA = 2.0
 # of at most 1.95 n*u
 ONE_WAY_SPREAD = 4.0
 # a reduction over inputs is also allowed PLAIN_LOOP_MARGIN times the error of a plain float32 loop in index order on
-# its own terms (summation.py: plain_loop_error, plain_two_pass_error): a stock layer_norm over 4096 inputs at 0 and 1
-# was 1.02 times past the loop's error with the float64 mean's deviations; emulated as TVM runs it, the loop is exact
+# its own terms (summation.py: plain_loop_error, plain_two_pass_error): emulated as TVM runs them, TVM's stock kernels
+# equal that loop bit for bit, so a margin under 1 blames them; 2 leaves room for an honest kernel of another order
+# (the float64 mean's deviations made one 1.41 times the loop's error); 1000 excuses a mean dropping 128 of 65536 terms
 PLAIN_LOOP_MARGIN = 2.0
 
 # -- components/: which part of TVM is at fault ----------------------------------------------------------
@@ -114,7 +115,7 @@ NUMBERS = (
                 "tests/test_summation.py::test_a_plain_loops_one_way_roundings_over_near_equal_terms_are_allowed"),
     JudgeNumber("PLAIN_LOOP_MARGIN", PLAIN_LOOP_MARGIN,
                 "a reduction over inputs is allowed this many times a plain float32 loop's error on its own terms: "
-                "a stock layer_norm over 4096 inputs at 0 and 1 was 1.02 times past the loop's error alone",
+                "TVM's stock kernels equal that loop, so under 1 blames them; 2 leaves room for another order",
                 "tests/test_summation.py::test_a_normalizations_plain_loop_over_two_valued_inputs_is_no_fault"),
     JudgeNumber("PLACED_NODES", PLACED_NODES,
                 "differing nodes placed in a component before the rest is left unplaced (each costs a few small "
